@@ -1,0 +1,29 @@
+"""Errors raised on bad input: each names the file, line or parameter at fault."""
+
+from __future__ import annotations
+
+import os
+
+
+class MotionFileError(ValueError):
+    """A motion file (BVH, ASF, AMC, trace, cache) that cannot be read as it is."""
+
+    def __init__(self, path, message: str, line: int | None = None):
+        self.path = os.fspath(path) if path is not None else "<memory>"
+        self.line = line
+        self.reason = message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class SkeletonMismatchError(ValueError):
+    """A clip whose skeleton differs from the database's; names the first joint that differs."""
+
+    def __init__(self, clip_name: str, joint: str, detail: str):
+        self.clip_name = clip_name
+        self.joint = joint
+        super().__init__(f"clip {clip_name!r} is on another skeleton: joint {joint!r} {detail}")
+
+
+class Cancelled(RuntimeError):
+    """Raised inside a long job when its ``should_stop()`` callback answers True."""

@@ -1,0 +1,207 @@
+"""Vectorised unit-quaternion maths on arrays shaped [..., 4] in (w, x, y, z) order.
+
+Every function broadcasts over leading axes, so a whole clip ([F, J, 4]) is one call.
+Conventions match Blender's: a quaternion rotates column vectors, ``qmul(a, b)`` applies
+``b`` first, and an Euler order "ZYX" means the matrix Rz @ Ry @ Rx (BVH channel order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_AXIS = {"X": 0, "Y": 1, "Z": 2}
+
+
+def identity(shape=()) -> np.ndarray:
+    q = np.zeros(tuple(shape) + (4,))
+    q[..., 0] = 1.0
+    return q
+
+
+def normalize(q: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    return q / np.where(n > 0, n, 1.0)
+
+
+def conj(q: np.ndarray) -> np.ndarray:
+    return q * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product a * b (apply b, then a)."""
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack(
+        (
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ),
+        axis=-1,
+    )
+
+
+def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vectors v [..., 3] by unit quaternions q [..., 4]."""
+    w = q[..., :1]
+    u = q[..., 1:]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def from_axis_angle(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    axis = np.asarray(axis, dtype=float)
+    angle = np.asarray(angle, dtype=float)
+    half = 0.5 * angle[..., None]
+    n = np.linalg.norm(axis, axis=-1, keepdims=True)
+    axis = axis / np.where(n > 0, n, 1.0)
+    return np.concatenate((np.cos(half), np.sin(half) * axis), axis=-1)
+
+
+def about_axis(axis: int, angle: np.ndarray) -> np.ndarray:
+    """Rotation by ``angle`` radians about coordinate axis 0, 1 or 2."""
+    angle = np.asarray(angle, dtype=float)
+    q = np.zeros(angle.shape + (4,))
+    q[..., 0] = np.cos(0.5 * angle)
+    q[..., 1 + axis] = np.sin(0.5 * angle)
+    return q
+
+
+def from_euler(angles: np.ndarray, order: str) -> np.ndarray:
+    """Quaternion of R_order[0](a0) @ R_order[1](a1) @ ... ; angles [..., len(order)] radians.
+
+    ``order`` lists axes as letters ("ZYX", "XZY", "ZX", ...), the BVH channel order.
+    """
+    angles = np.asarray(angles, dtype=float)
+    q = identity(angles.shape[:-1])
+    for i, letter in enumerate(order):
+        q = mul(q, about_axis(_AXIS[letter], angles[..., i]))
+    return q
+
+
+def to_matrix(q: np.ndarray) -> np.ndarray:
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    return np.stack(
+        (
+            np.stack((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)), -1),
+            np.stack((2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)), -1),
+            np.stack((2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)), -1),
+        ),
+        axis=-2,
+    )
+
+
+def from_matrix(m: np.ndarray) -> np.ndarray:
+    """Quaternion of rotation matrices [..., 3, 3] (Shepperd's method, w >= 0)."""
+    m = np.asarray(m, dtype=float)
+    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
+    trace = m00 + m11 + m22
+    cand = np.stack(
+        (
+            np.stack((1 + trace, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]), -1),
+            np.stack((m[..., 2, 1] - m[..., 1, 2], 1 + m00 - m11 - m22, m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]), -1),
+            np.stack((m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0], 1 - m00 + m11 - m22, m[..., 1, 2] + m[..., 2, 1]), -1),
+            np.stack((m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0], m[..., 1, 2] + m[..., 2, 1], 1 - m00 - m11 + m22), -1),
+        ),
+        axis=-2,
+    )
+    pick = np.argmax(np.stack((trace, m00, m11, m22), -1), axis=-1)
+    q = np.take_along_axis(cand, pick[..., None, None], axis=-2)[..., 0, :]
+    q = normalize(q)
+    return q * np.where(q[..., :1] < 0, -1.0, 1.0)
+
+
+def to_euler(q: np.ndarray, order: str) -> np.ndarray:
+    """Angles [..., 3] (radians, in ``order``) with from_euler(angles, order) == q.
+
+    The middle angle lies in [-pi/2, pi/2]; at gimbal lock the last angle is set to 0.
+    """
+    i, j, k = (_AXIS[c] for c in order)
+    if len({i, j, k}) != 3:
+        raise ValueError(f"Euler order {order!r} must name three different axes")
+    s = 1.0 if (i, j, k) in ((0, 1, 2), (1, 2, 0), (2, 0, 1)) else -1.0
+    m = to_matrix(normalize(q))
+    sb = np.clip(s * m[..., i, k], -1.0, 1.0)
+    b = np.arcsin(sb)
+    a = np.arctan2(-s * m[..., j, k], m[..., k, k])
+    c = np.arctan2(-s * m[..., i, j], m[..., i, i])
+    lock = np.abs(sb) > 1.0 - 1e-12
+    if np.any(lock):
+        # R_i(a) R_j(+-90) R_k(0): the remaining freedom is one angle about i.
+        a_lock = np.arctan2(s * m[..., k, j], m[..., j, j])
+        a = np.where(lock, a_lock, a)
+        c = np.where(lock, 0.0, c)
+    return np.stack((a, b, c), axis=-1)
+
+
+def make_continuous(q: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Flip signs along ``axis`` so consecutive quaternions lie in the same hemisphere."""
+    q = np.moveaxis(np.asarray(q, dtype=float), axis, 0)
+    if q.shape[0] < 2:
+        return np.moveaxis(q.copy(), 0, axis)
+    dots = np.sum(q[1:] * q[:-1], axis=-1)
+    flips = np.concatenate((np.ones((1,) + dots.shape[1:]), np.where(dots < 0, -1.0, 1.0)), axis=0)
+    sign = np.cumprod(flips, axis=0)
+    return np.moveaxis(q * sign[..., None], 0, axis)
+
+
+def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Spherical interpolation from a to b; t broadcasts against a[..., 0]."""
+    t = np.asarray(t, dtype=float)[..., None]
+    dot = np.sum(a * b, axis=-1, keepdims=True)
+    b = np.where(dot < 0, -b, b)
+    dot = np.abs(dot)
+    theta = np.arccos(np.clip(dot, -1.0, 1.0))
+    sin_theta = np.sin(theta)
+    small = sin_theta < 1e-6
+    safe = np.where(small, 1.0, sin_theta)
+    wa = np.where(small, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
+    wb = np.where(small, t, np.sin(t * theta) / safe)
+    return normalize(wa * a + wb * b)
+
+
+def log(q: np.ndarray) -> np.ndarray:
+    """Rotation vectors [..., 3] (axis * angle, angle in [0, pi]) of unit quaternions."""
+    q = q * np.where(q[..., :1] < 0, -1.0, 1.0)
+    v = q[..., 1:]
+    s = np.linalg.norm(v, axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(s, q[..., :1])
+    scale = np.where(s > 1e-12, angle / np.where(s > 1e-12, s, 1.0), 2.0)
+    return v * scale
+
+
+def exp(r: np.ndarray) -> np.ndarray:
+    """Unit quaternions from rotation vectors [..., 3]."""
+    angle = np.linalg.norm(r, axis=-1, keepdims=True)
+    half = 0.5 * angle
+    scale = np.where(angle > 1e-12, np.sin(half) / np.where(angle > 1e-12, angle, 1.0), 0.5)
+    return np.concatenate((np.cos(half), r * scale), axis=-1)
+
+
+def angle(q: np.ndarray) -> np.ndarray:
+    """Rotation angle in [0, pi] of unit quaternions."""
+    return 2.0 * np.arccos(np.clip(np.abs(q[..., 0]), 0.0, 1.0))
+
+
+def between(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Shortest-arc rotation taking direction u to direction v ([..., 3] each)."""
+    u = u / np.maximum(np.linalg.norm(u, axis=-1, keepdims=True), 1e-12)
+    v = v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-12)
+    d = np.sum(u * v, axis=-1, keepdims=True)
+    c = np.cross(u, v)
+    q = np.concatenate((1.0 + d, c), axis=-1)
+    # Opposite directions: any axis perpendicular to u.
+    opposite = d[..., 0] < -1.0 + 1e-9
+    if np.any(opposite):
+        helper = np.where(np.abs(u[..., :1]) < 0.9, np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
+        perp = np.cross(u, helper)
+        perp /= np.linalg.norm(perp, axis=-1, keepdims=True)
+        q = np.where(opposite[..., None], np.concatenate((np.zeros_like(d), perp), axis=-1), q)
+    return normalize(q)
+
+
+def yaw_about_z(q: np.ndarray, forward: np.ndarray) -> np.ndarray:
+    """Heading angle (radians, about +Z from +Y, positive = turn left) of ``forward`` rotated by q."""
+    f = rotate(q, np.broadcast_to(forward, q.shape[:-1] + (3,)))
+    return np.arctan2(-f[..., 0], f[..., 1])
