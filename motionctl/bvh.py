@@ -1,0 +1,440 @@
+"""BVH reader and writer.
+
+The reader accepts any channel layout (3, 6 or any other count on any joint, rotations in any
+order), End Sites, tabs, CRLF and exponent notation.  It converts the file's Y-up frame to
+motionctl's Z-up metres exactly as Blender's BVH importer does with its default axes, and
+guesses the unit scale from the skeleton height unless one is given.  The MOTION block is parsed
+in bulk (one split and one conversion for the whole block; per-line value counts are found with
+array operations), so reading is tens of MB/s.  Any malformed file raises ``MotionFileError``
+naming the file and line, and no partial clip is ever returned.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+
+import numpy as np
+
+from . import quat
+from .errors import MotionFileError
+from .motion import Clip, apply_tags
+from .skeleton import POS_CHANNELS, Q_Y_UP_TO_Z_UP, ROT_CHANNELS, Y_UP_TO_Z_UP, Skeleton, axis_conversion
+
+KNOWN_CHANNELS = {c.lower(): c for c in POS_CHANNELS + ROT_CHANNELS}
+
+# Metres per unit of common capture units; the one giving a human-sized skeleton wins.
+UNIT_CANDIDATES = {
+    "m": 1.0,
+    "dm": 0.1,
+    "cm": 0.01,
+    "mm": 0.001,
+    "inch": 0.0254,
+    "cmu": 0.0254 / 0.45,  # CMU's (1/0.45) inch units
+    "foot": 0.3048,
+}
+HUMAN_HEIGHT = 1.7  # metres; a rest pose with arms down or out is 1.5-1.9 m tall
+
+
+def guess_unit_scale(height_in_file_units: float) -> float:
+    """Metres per file unit that makes the skeleton closest to a human height (log scale)."""
+    if not height_in_file_units > 0:
+        return 1.0
+    scales = np.array(list(UNIT_CANDIDATES.values()))
+    err = np.abs(np.log(height_in_file_units * scales / HUMAN_HEIGHT))
+    return float(scales[np.argmin(err)])
+
+
+# --------------------------------------------------------------------------- reading
+
+class _Tokens:
+    """Header tokens with their 1-based line numbers."""
+
+    def __init__(self, lines, path, first_line=1):
+        self.items = [(tok, n) for n, line in enumerate(lines, first_line) for tok in line.split()]
+        self.i = 0
+        self.path = path
+        self.last_line = first_line + max(len(lines) - 1, 0)
+
+    def peek(self):
+        return self.items[self.i] if self.i < len(self.items) else (None, self.last_line)
+
+    def next(self, what):
+        if self.i >= len(self.items):
+            raise MotionFileError(self.path, f"file ends while expecting {what}", self.last_line)
+        item = self.items[self.i]
+        self.i += 1
+        return item
+
+    def expect(self, word):
+        tok, line = self.next(repr(word))
+        if tok.lower() != word.lower():
+            raise MotionFileError(self.path, f"expected {word!r}, found {tok!r}", line)
+        return line
+
+    def number(self, what):
+        tok, line = self.next(what)
+        try:
+            return float(tok), line
+        except ValueError:
+            raise MotionFileError(self.path, f"non-numeric value {tok!r} for {what}", line) from None
+
+
+def _parse_hierarchy(tokens: _Tokens):
+    names, parents, offsets, channels, end_parent, end_offsets = [], [], [], [], [], []
+    tokens.expect("HIERARCHY")
+    tok, line = tokens.next("ROOT")
+    if tok.upper() != "ROOT":
+        raise MotionFileError(tokens.path, f"expected 'ROOT', found {tok!r}", line)
+
+    def joint(parent, keyword_line):
+        # Name: every token on the keyword's line up to '{' (Blender joins spaces with '_').
+        parts = []
+        while True:
+            tok, line = tokens.peek()
+            if tok is None or line != keyword_line or tok == "{":
+                break
+            parts.append(tok)
+            tokens.i += 1
+        if not parts:
+            raise MotionFileError(tokens.path, "joint without a name", keyword_line)
+        name = "_".join(parts)
+        base, k = name, 1
+        while name in names:  # duplicate names get Blender's ".001" suffixes
+            name, k = f"{base}.{k:03d}", k + 1
+        open_line = tokens.expect("{")
+        idx = len(names)
+        names.append(name)
+        parents.append(parent)
+        tokens.expect("OFFSET")
+        offsets.append([tokens.number(f"OFFSET of {name}")[0] for _ in range(3)])
+        chans = []
+        if (tokens.peek()[0] or "").upper() == "CHANNELS":
+            tokens.i += 1
+            count, cline = tokens.number(f"CHANNELS count of {name}")
+            if count != int(count) or count < 0:
+                raise MotionFileError(tokens.path, f"bad channel count {count} for {name}", cline)
+            for _ in range(int(count)):
+                tok, line = tokens.next(f"a channel name of {name}")
+                if tok.lower() not in KNOWN_CHANNELS:
+                    raise MotionFileError(tokens.path, f"unknown channel {tok!r} on joint {name!r}", line)
+                chans.append(KNOWN_CHANNELS[tok.lower()])
+        channels.append(tuple(chans))
+        while True:
+            if tokens.peek()[0] is None:
+                raise MotionFileError(tokens.path, f"missing '}}' for joint {name!r} opened at line {open_line}",
+                                      tokens.last_line)
+            tok, line = tokens.next("'}'")
+            up = tok.upper()
+            if tok == "}":
+                return
+            if up == "JOINT":
+                joint(idx, line)
+            elif up == "END":
+                tokens.expect("Site")
+                # Some exporters name end sites; skip anything before '{'.
+                while tokens.peek()[0] not in ("{", None):
+                    tokens.i += 1
+                tokens.expect("{")
+                tokens.expect("OFFSET")
+                end_parent.append(idx)
+                end_offsets.append([tokens.number(f"End Site OFFSET of {name}")[0] for _ in range(3)])
+                tokens.expect("}")
+            elif up in ("MOTION", "ROOT"):
+                raise MotionFileError(tokens.path, f"missing '}}' for joint {name!r} opened at line {open_line}", line)
+            else:
+                raise MotionFileError(tokens.path, f"unexpected {tok!r} inside joint {name!r}", line)
+
+    joint(-1, line)
+    tok, line = tokens.peek()
+    if tok is not None:
+        if tok == "}":
+            raise MotionFileError(tokens.path, "unbalanced '}' after the hierarchy", line)
+        if tok.upper() == "ROOT":
+            raise MotionFileError(tokens.path, "files with several ROOT joints are not supported", line)
+        raise MotionFileError(tokens.path, f"unexpected {tok!r} after the hierarchy", line)
+    return names, parents, np.array(offsets, dtype=float).reshape(-1, 3), channels, end_parent, np.array(end_offsets, dtype=float).reshape(-1, 3)
+
+
+_WS = np.zeros(256, dtype=bool)
+_WS[[9, 10, 11, 12, 13, 32]] = True
+_NUMERIC = _WS.copy()
+_NUMERIC[[ord(c) for c in "0123456789.+-eE"]] = True
+
+
+def _parse_motion(data: bytes, n_channels: int, n_frames: int, path: str, first_line: int) -> np.ndarray:
+    """Frame values [F, C] from the bytes after 'Frame Time:', with per-line checks."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    is_ws = _WS[buf]
+    starts = np.flatnonzero(~is_ws & np.concatenate(([True], is_ws[:-1])))
+    newlines = np.flatnonzero(buf == 10)
+    n_lines = len(newlines) + 1
+    token_line = np.searchsorted(newlines, starts)
+    counts = np.bincount(token_line, minlength=n_lines)
+    bad_char = np.flatnonzero(~_NUMERIC[buf])
+    if len(bad_char):
+        at = int(bad_char[0])
+        ln = int(np.searchsorted(newlines, at))
+        tok_i = int(np.searchsorted(starts, at, side="right") - 1)
+        tok = data[starts[tok_i]:].split(None, 1)[0].decode("latin-1") if tok_i >= 0 else chr(buf[at])
+        raise MotionFileError(path, f"non-numeric value {tok!r} in frame data", first_line + ln)
+    nonblank = np.flatnonzero(counts)
+    wrong = nonblank[counts[nonblank] != n_channels]
+    if len(wrong) and np.searchsorted(nonblank, wrong[0]) < n_frames:
+        ln = int(wrong[0])
+        frame = int(np.searchsorted(nonblank, ln))
+        got = int(counts[ln])
+        if ln == nonblank[-1] and len(nonblank) <= n_frames and got < n_channels:
+            raise MotionFileError(
+                path,
+                f"truncated MOTION block: file ends in frame {frame} of {n_frames} ({got} of {n_channels} values)",
+                first_line + ln,
+            )
+        raise MotionFileError(
+            path, f"frame {frame} has {got} values, expected {n_channels} (one per channel)", first_line + ln
+        )
+    if len(nonblank) < n_frames:
+        raise MotionFileError(
+            path,
+            f"truncated MOTION block: 'Frames: {n_frames}' but the file ends after {len(nonblank)} frame lines",
+            first_line + (int(nonblank[-1]) if len(nonblank) else 0),
+        )
+    if len(nonblank) > n_frames:
+        raise MotionFileError(
+            path,
+            f"'Frames: {n_frames}' does not match the {len(nonblank)} frame lines that follow",
+            first_line + int(nonblank[n_frames]),
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # partial parses are caught below
+        values = np.fromstring(data, dtype=np.float64, sep=" ")
+    if len(values) != n_frames * n_channels:
+        # A token made only of numeric characters but not a number ("1.2.3", "--5").
+        for k, tok in enumerate(data.split()):
+            try:
+                float(tok)
+            except ValueError:
+                ln = int(token_line[k])
+                raise MotionFileError(path, f"non-numeric value {tok.decode()!r} in frame data", first_line + ln) from None
+        raise MotionFileError(path, "frame data could not be read as numbers", first_line)
+    return values.reshape(n_frames, n_channels)
+
+
+_FRAMES = re.compile(rb"^[ \t]*Frames:[ \t]*(\S+)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+_FRAME_TIME = re.compile(rb"^[ \t]*Frame[ \t]+Time:[ \t]*(\S+)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+_MOTION = re.compile(rb"^[ \t]*MOTION[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+
+
+def parse_bvh(data: bytes, path: str = "<memory>", unit_scale: float | None = None, name: str | None = None,
+              axis_forward: str = "-Z", axis_up: str = "Y") -> Clip:
+    """A Clip from the bytes of a BVH file.
+
+    unit_scale   metres per file unit (None: guess from the skeleton height)
+    axis_forward, axis_up   the file's axes, as in Blender's importer (defaults: -Z, Y); the
+                 writer always writes the default axes
+    """
+    if b"\n" not in data and b"\r" in data:
+        data = data.replace(b"\r", b"\n")  # classic Mac line endings
+    m = _MOTION.search(data)
+    header_end = m.start() if m else len(data)
+    header_lines = data[:header_end].decode("latin-1").replace("\r", " ").split("\n")
+    tokens = _Tokens(header_lines, path)
+    if not tokens.items:
+        raise MotionFileError(path, "empty file", 1)
+    names, parents, offsets, channels, end_parent, end_offsets = _parse_hierarchy(tokens)
+    if m is None:
+        raise MotionFileError(path, "no MOTION section (file truncated?)", tokens.last_line)
+    line_of = lambda pos: data.count(b"\n", 0, pos) + 1  # noqa: E731  (header only: cheap)
+    fm = _FRAMES.search(data, m.end())
+    if fm is None or data[m.end():fm.start()].strip():
+        raise MotionFileError(path, "expected 'Frames: N' after MOTION", line_of(m.end()) + 1)
+    try:
+        n_frames = int(fm.group(1))
+    except ValueError:
+        raise MotionFileError(path, f"non-numeric frame count {fm.group(1).decode()!r}", line_of(fm.start())) from None
+    tm = _FRAME_TIME.search(data, fm.end())
+    if tm is None or data[fm.end():tm.start()].strip():
+        raise MotionFileError(path, "expected 'Frame Time: seconds' after 'Frames:'", line_of(fm.end()) + 1)
+    try:
+        frame_time = float(tm.group(1))
+    except ValueError:
+        raise MotionFileError(path, f"non-numeric frame time {tm.group(1).decode()!r}", line_of(tm.start())) from None
+    if n_frames < 1:
+        raise MotionFileError(path, f"'Frames: {n_frames}': the file holds no motion", line_of(fm.start()))
+    if not frame_time > 0:
+        raise MotionFileError(path, f"'Frame Time: {frame_time}' must be positive", line_of(tm.start()))
+    body_start = tm.end() + 1 if data[tm.end():tm.end() + 1] == b"\n" else tm.end()
+    n_channels = sum(len(c) for c in channels)
+    values = _parse_motion(data[body_start:], n_channels, n_frames, path, line_of(body_start))
+
+    conv = axis_conversion(axis_forward, axis_up)
+    skeleton, root_pos, local_rot, local_pos = _to_motion(names, parents, offsets, channels, end_parent, end_offsets,
+                                                          values, unit_scale, conv)
+    fps = 1.0 / frame_time
+    if abs(fps - round(fps)) < 1e-3 * fps:
+        fps = float(round(fps))  # "Frame Time: .0083333" means 120 fps
+    clip_name = name or os.path.splitext(os.path.basename(path))[0]
+    return Clip(clip_name, skeleton, fps, root_pos, local_rot, local_pos, source=path)
+
+
+def _to_motion(names, parents, offsets_file, channels, end_parent, end_offsets_file, values, unit_scale,
+               conv=Y_UP_TO_Z_UP):
+    """Channel values [F, C] -> Z-up skeleton, root positions and local rotations."""
+    q_conv = quat.from_matrix(conv)
+    skel_file = Skeleton(names, parents, offsets_file @ conv.T, channels, end_parent, end_offsets_file @ conv.T)
+    scale = guess_unit_scale(skel_file.height()) if unit_scale is None else float(unit_scale)
+    n_frames, n_joints = len(values), len(names)
+    skeleton = Skeleton(names, parents, skel_file.offsets * scale, channels, end_parent, skel_file.end_offsets * scale, scale)
+    local_rot = quat.identity((n_frames, n_joints))
+    trans_file = np.broadcast_to(offsets_file, (n_frames, n_joints, 3)).copy()
+    has_pos = np.zeros(n_joints, dtype=bool)
+    col = 0
+    by_order: dict[str, tuple[list, list]] = {}  # Euler order -> (joints, their value columns)
+    for j, chans in enumerate(channels):
+        rot_axes = "".join(c[0] for c in chans if c in ROT_CHANNELS)
+        for k, c in enumerate(chans):
+            if c in POS_CHANNELS:
+                trans_file[:, j, "XYZ".index(c[0])] = values[:, col + k]
+                has_pos[j] = True
+        if rot_axes:
+            joints, cols = by_order.setdefault(rot_axes, ([], []))
+            joints.append(j)
+            cols.append([col + k for k, c in enumerate(chans) if c in ROT_CHANNELS])
+        col += len(chans)
+    for order, (joints, cols) in by_order.items():  # one call per Euler order, all joints at once
+        local_rot[:, joints] = quat.from_euler(np.radians(values[:, np.array(cols)]), order)
+    # Change of basis C: rotations become C R C^T, vectors C v.
+    local_rot = quat.mul(quat.mul(q_conv, local_rot), quat.conj(q_conv))
+    trans = trans_file @ conv.T * scale
+    root_pos = trans[:, 0].copy()
+    local_pos = trans if has_pos[1:].any() else None
+    return skeleton, root_pos, local_rot, local_pos
+
+
+def read_bvh(path, unit_scale: float | None = None, tags: bool = True, axis_forward: str = "-Z",
+             axis_up: str = "Y") -> Clip:
+    """Read a BVH file into a Clip (Z up, metres); tags from a sidecar JSON or the file name."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise MotionFileError(path, f"cannot read: {exc.strerror}") from None
+    clip = parse_bvh(data, path, unit_scale, axis_forward=axis_forward, axis_up=axis_up)
+    return apply_tags(clip, path) if tags else clip
+
+
+def read_bvh_skeleton(path, unit_scale: float | None = None) -> Skeleton:
+    """Only the hierarchy of a BVH file (fast: the MOTION block is not parsed)."""
+    path = os.fspath(path)
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 20)
+    m = _MOTION.search(head)
+    lines = head[: m.start() if m else len(head)].decode("latin-1").replace("\r", " ").split("\n")
+    names, parents, offsets, channels, end_parent, end_offsets = _parse_hierarchy(_Tokens(lines, path))
+    sk, _, _, _ = _to_motion(names, parents, offsets, channels, end_parent, end_offsets, np.zeros((0, sum(map(len, channels)))), unit_scale)
+    return sk
+
+
+# --------------------------------------------------------------------------- writing
+
+def clip_channels(clip: Clip, unit_scale: float | None = None) -> np.ndarray:
+    """[F, C] BVH channel values of a clip in the skeleton's channel layout (file units, degrees).
+
+    Euler angles are made continuous over time (each frame picks the equivalent triple nearest
+    the previous one), so written curves have no 360-degree jumps.
+    """
+    sk = clip.skeleton
+    scale = sk.unit_scale if unit_scale is None else unit_scale
+    back = Y_UP_TO_Z_UP.T  # Z-up -> file Y-up
+    rot_file = quat.mul(quat.mul(quat.conj(Q_Y_UP_TO_Z_UP), clip.local_rot), Q_Y_UP_TO_Z_UP)
+    if clip.local_pos is not None:
+        trans = clip.local_pos.copy()
+    else:
+        trans = np.broadcast_to(sk.offsets, (clip.n_frames, sk.n_joints, 3)).copy()
+    trans[:, 0] = clip.root_pos
+    trans_file = trans @ back.T / scale
+    cols = []
+    for j, chans in enumerate(sk.channels):
+        rot_axes = "".join(c[0] for c in chans if c in ROT_CHANNELS)
+        eul = None
+        if rot_axes:
+            full = rot_axes + "".join(a for a in "XYZ" if a not in rot_axes)
+            eul = _continuous_euler(quat.to_euler(rot_file[:, j], full))
+        for c in chans:
+            if c in POS_CHANNELS:
+                cols.append(trans_file[:, j, "XYZ".index(c[0])])
+            else:
+                cols.append(np.degrees(eul[:, rot_axes.index(c[0])]))
+    return np.stack(cols, axis=1) if cols else np.zeros((clip.n_frames, 0))
+
+
+def _continuous_euler(eul: np.ndarray) -> np.ndarray:
+    """Choose, per frame, between the two equivalent Tait-Bryan triples and 2*pi shifts so the
+    angles move as little as possible from frame to frame."""
+    if len(eul) < 2:
+        return eul
+    alt = np.stack((eul[:, 0] + np.pi, np.pi - eul[:, 1], eul[:, 2] + np.pi), axis=1)
+    alt = (alt + np.pi) % (2 * np.pi) - np.pi
+    # Switching branch relative to the previous frame is symmetric in the two branches, so each
+    # frame's decision is independent and a running parity gives the continuous choice.
+    wrapped = lambda d: np.abs((d + np.pi) % (2 * np.pi) - np.pi)  # noqa: E731
+    d_same = wrapped(np.diff(eul, axis=0)).sum(axis=1)
+    d_swap = wrapped(alt[1:] - eul[:-1]).sum(axis=1)
+    flip = np.concatenate(([False], d_swap + 1e-9 < d_same))
+    parity = np.cumsum(flip) % 2 == 1
+    chosen = np.where(parity[:, None], alt, eul)
+    return np.unwrap(chosen, axis=0)
+
+
+def format_bvh(clip: Clip, unit_scale: float | None = None, precision: int = 6) -> str:
+    sk = clip.skeleton
+    scale = sk.unit_scale if unit_scale is None else unit_scale
+    back = Y_UP_TO_Z_UP.T
+    offs = sk.offsets @ back.T / scale
+    ends = sk.end_offsets @ back.T / scale
+    fmt = f"%.{precision}f"
+    out = ["HIERARCHY"]
+
+    def vec(v):
+        return " ".join(fmt % x for x in v)
+
+    def write(j, depth):
+        pad = "\t" * depth
+        out.append(f"{pad}{'ROOT' if j == 0 else 'JOINT'} {sk.names[j]}")
+        out.append(pad + "{")
+        out.append(f"{pad}\tOFFSET {vec(offs[j])}")
+        out.append(f"{pad}\tCHANNELS {len(sk.channels[j])}" + "".join(" " + c for c in sk.channels[j]))
+        for k in sk.children(j):
+            write(int(k), depth + 1)
+        for e in np.flatnonzero(sk.end_parent == j):
+            out.append(f"{pad}\tEnd Site")
+            out.append(pad + "\t{")
+            out.append(f"{pad}\t\tOFFSET {vec(ends[e])}")
+            out.append(pad + "\t}")
+        out.append(pad + "}")
+
+    write(0, 0)
+    values = clip_channels(clip, scale)
+    out.append("MOTION")
+    out.append(f"Frames: {clip.n_frames}")
+    out.append(f"Frame Time: {1.0 / clip.fps:.8f}")
+    body = "\n".join(out) + "\n"
+    # One C-level formatting call for the whole block (no per-frame Python loop).
+    row = " ".join([fmt] * values.shape[1]) + "\n"
+    return body + (row * clip.n_frames) % tuple(values.ravel().tolist())
+
+
+def write_bvh(clip: Clip, path, unit_scale: float | None = None, precision: int = 6) -> None:
+    """Write a clip as BVH (Y up, the skeleton's file units and channel layout); atomic."""
+    path = os.fspath(path)
+    text = format_bvh(clip, unit_scale, precision)
+    tmp = path + ".partial"
+    try:
+        with open(tmp, "w", encoding="ascii", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
