@@ -1,0 +1,336 @@
+"""Acclaim ASF/AMC reader: the CMU database's own format, read into the same Skeleton/Clip.
+
+Each ASF bone becomes one joint placed at the bone's start (its parent's end), which gives the
+31-joint topology of the CMU BVH conversions.  A bone's rotation honours its ``axis`` (the local
+frame C, angles applied in the listed order) and its ``dof`` order: L = C · R_dof · C⁻¹, with the
+first listed degree of freedom applied first.  Lengths are converted with the ASF's
+``:units length`` (CMU: 1 unit = 1/0.45 inch), Y up becomes Z up as for BVH.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import quat
+from .errors import MotionFileError
+from .motion import Clip, apply_tags
+from .skeleton import Q_Y_UP_TO_Z_UP, Y_UP_TO_Z_UP, Skeleton
+
+CMU_FPS = 120.0
+INCH = 0.0254
+
+
+@dataclass
+class AsfBone:
+    name: str
+    direction: np.ndarray
+    length: float
+    axis: np.ndarray  # degrees or radians as in the file
+    axis_order: str
+    dof: tuple = ()
+    line: int = 0
+
+
+@dataclass
+class AsfSkeleton:
+    """A parsed ASF file: its bones, hierarchy and the Skeleton built from them."""
+
+    path: str
+    bones: dict
+    children: dict
+    root_order: tuple
+    root_axis_order: str
+    root_position: np.ndarray
+    root_orientation: np.ndarray
+    length_unit: float  # metres per file length unit
+    degrees: bool
+    skeleton: Skeleton = field(init=False)
+    dof: dict = field(init=False)  # joint name -> dof tuple as listed in the AMC
+
+    def __post_init__(self):
+        self.skeleton = self._build()
+        self.dof = {"root": tuple(o.lower() for o in self.root_order)}
+        self.dof.update({b.name: b.dof for b in self.bones.values()})
+
+    def _build(self) -> Skeleton:
+        names, parents, offsets, channels, end_parent, end_offsets = ["root"], [-1], [self.root_position], [], [], []
+        channels.append(("Xposition", "Yposition", "Zposition", "Zrotation", "Yrotation", "Xrotation"))
+        stack = [(c, 0) for c in reversed(self.children.get("root", []))]
+        while stack:
+            name, parent = stack.pop()
+            idx = len(names)
+            names.append(name)
+            parents.append(parent)
+            pname = names[parent]
+            offsets.append(np.zeros(3) if pname == "root" else self.bones[pname].direction * self.bones[pname].length)
+            bone = self.bones[name]
+            channels.append(("Zrotation", "Yrotation", "Xrotation") if bone.dof else ())
+            kids = self.children.get(name, [])
+            if not kids:
+                end_parent.append(idx)
+                end_offsets.append(bone.direction * bone.length)
+            stack.extend((c, idx) for c in reversed(kids))
+        conv = Y_UP_TO_Z_UP.T * self.length_unit
+        return Skeleton(names, parents, np.array(offsets) @ conv, channels, end_parent,
+                        np.array(end_offsets).reshape(-1, 3) @ conv, self.length_unit)
+
+    def axis_quat(self, name: str) -> np.ndarray:
+        """C of a bone (or the root's orientation) in the file's Y-up frame."""
+        if name == "root":
+            angles, order = self.root_orientation, self.root_axis_order
+        else:
+            angles, order = self.bones[name].axis, self.bones[name].axis_order
+        rad = np.radians(angles) if self.degrees else np.asarray(angles, dtype=float)
+        # First listed axis applied first: C = R_last ... R_first.
+        return quat.from_euler(rad[::-1], order[::-1])
+
+
+def _asf_error(path, line, msg):
+    return MotionFileError(path, msg, line)
+
+
+def read_asf(path, unit_scale: float | None = None) -> AsfSkeleton:
+    """Parse an ASF skeleton file.  ``unit_scale`` overrides metres per length unit."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="latin-1") as fh:
+            lines = fh.read().replace("\r", "").split("\n")
+    except OSError as exc:
+        raise MotionFileError(path, f"cannot read: {exc.strerror}") from None
+    section = None
+    bones: dict[str, AsfBone] = {}
+    children: dict[str, list] = {}
+    length = 1.0
+    degrees = True
+    root_order, root_axis, root_pos, root_ori = ("TX", "TY", "TZ", "RX", "RY", "RZ"), "XYZ", np.zeros(3), np.zeros(3)
+    cur = None
+    hierarchy_lines = []
+    for n, raw in enumerate(lines, 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith(":"):
+            key, *rest = line.split()
+            section = key[1:].lower()
+            continue
+        words = line.split()
+        key = words[0].lower()
+        if section == "units":
+            if key == "length":
+                length = float(words[1])
+            elif key == "angle":
+                degrees = words[1].lower().startswith("deg")
+        elif section == "root":
+            if key == "order":
+                root_order = tuple(w.upper() for w in words[1:])
+            elif key == "axis":
+                root_axis = words[1].upper()
+            elif key == "position":
+                root_pos = _floats(path, n, words[1:4], 3, "root position")
+            elif key == "orientation":
+                root_ori = _floats(path, n, words[1:4], 3, "root orientation")
+        elif section == "bonedata":
+            if key == "begin":
+                cur = {"line": n, "dof": ()}
+            elif key == "end":
+                if cur is None or "name" not in cur:
+                    raise _asf_error(path, n, "bone block without a name")
+                for need in ("direction", "length", "axis"):
+                    if need not in cur:
+                        raise _asf_error(path, cur["line"], f"bone {cur['name']!r} has no {need}")
+                bones[cur["name"]] = AsfBone(cur["name"], cur["direction"], cur["length"], cur["axis"],
+                                             cur["axis_order"], cur["dof"], cur["line"])
+                cur = None
+            elif cur is not None:
+                if key == "name":
+                    cur["name"] = words[1]
+                elif key == "direction":
+                    cur["direction"] = _floats(path, n, words[1:4], 3, "direction")
+                elif key == "length":
+                    cur["length"] = float(_floats(path, n, words[1:2], 1, "length")[0])
+                elif key == "axis":
+                    cur["axis"] = _floats(path, n, words[1:4], 3, "axis")
+                    cur["axis_order"] = words[4].upper() if len(words) > 4 else "XYZ"
+                elif key == "dof":
+                    cur["dof"] = tuple(w.lower() for w in words[1:])
+        elif section == "hierarchy":
+            if key in ("begin", "end"):
+                continue
+            hierarchy_lines.append((n, words))
+    if cur is not None:
+        raise _asf_error(path, cur["line"], "bone block is not closed with 'end'")
+    for n, words in hierarchy_lines:
+        parent = words[0]
+        if parent != "root" and parent not in bones:
+            raise _asf_error(path, n, f"hierarchy names unknown bone {parent!r}")
+        for c in words[1:]:
+            if c not in bones:
+                raise _asf_error(path, n, f"hierarchy names unknown bone {c!r}")
+        children.setdefault(parent, []).extend(words[1:])
+    if not children.get("root"):
+        raise _asf_error(path, None, "no :hierarchy below 'root'")
+    reached = set()
+    stack = ["root"]
+    while stack:
+        b = stack.pop()
+        reached.add(b)
+        stack.extend(children.get(b, []))
+    missing = [b for b in bones if b not in reached]
+    if missing:
+        raise _asf_error(path, bones[missing[0]].line, f"bone {missing[0]!r} is not in the hierarchy")
+    metres = INCH / length if unit_scale is None else float(unit_scale)
+    return AsfSkeleton(path, bones, children, root_order, root_axis, root_pos, root_ori, metres, degrees)
+
+
+def _floats(path, line, words, count, what):
+    if len(words) < count:
+        raise _asf_error(path, line, f"{what} needs {count} numbers")
+    try:
+        return np.array([float(w) for w in words[:count]])
+    except ValueError:
+        raise _asf_error(path, line, f"non-numeric {what}: {' '.join(words[:count])!r}") from None
+
+
+_INT = re.compile(rb"^\s*(\d+)\s*$")
+
+
+def read_amc(path, asf: AsfSkeleton, fps: float = CMU_FPS, tags: bool = True) -> Clip:
+    """Read an AMC motion on its subject's ASF skeleton (frames numbered from 1)."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise MotionFileError(path, f"cannot read: {exc.strerror}") from None
+    values, order = _parse_amc(data, path, asf)
+    clip = _amc_clip(values, order, asf, fps, path)
+    return apply_tags(clip, path) if tags else clip
+
+
+def _parse_amc(data: bytes, path: str, asf: AsfSkeleton):
+    """Frame values [F, V] and the bone layout [(name, n_values)] shared by every frame."""
+    data = data.replace(b"\r", b"")
+    lines = data.split(b"\n")
+    # Header: comments and ':' keywords before the first frame number.
+    first = next((i for i, ln in enumerate(lines) if _INT.match(ln)), None)
+    if first is None:
+        raise MotionFileError(path, "no frames (expected a frame number line)", len(lines))
+    degrees = not any(ln.strip().upper() == b":RADIANS" for ln in lines[:first])
+    layout = []
+    i = first + 1
+    while i < len(lines) and lines[i].strip() and not _INT.match(lines[i]):
+        words = lines[i].split()
+        layout.append((words[0].decode("latin-1"), len(words) - 1, i + 1))
+        i += 1
+    for name, count, line in layout:
+        if name not in asf.dof:
+            raise MotionFileError(path, f"unknown bone {name!r} (not in {os.path.basename(asf.path)})", line)
+        if count != len(asf.dof[name]):
+            raise MotionFileError(path, f"bone {name!r} has {count} values, its dof lists {len(asf.dof[name])}", line)
+    listed = {n for n, _, _ in layout}
+    missing = [b for b, d in asf.dof.items() if d and b not in listed]
+    if missing:
+        raise MotionFileError(path, f"frame 1 is missing bone {missing[0]!r}", first + 1)
+    per_frame = 1 + sum(1 + c for _, c, _ in layout)
+    tokens = np.array(b"\n".join(lines[first:]).split())
+    n_frames = len(tokens) // per_frame
+    ok = n_frames > 0 and len(tokens) == n_frames * per_frame
+    if ok:
+        grid = tokens.reshape(n_frames, per_frame)
+        name_cols = np.cumsum([1] + [1 + c for _, c, _ in layout])[:-1]
+        expected = np.array([n.encode("latin-1") for n, _, _ in layout])
+        ok = bool(np.all(grid[:, name_cols] == expected))
+        if ok:
+            try:
+                numbers = grid[:, 0].astype(np.int64)
+                ok = bool(np.all(numbers == np.arange(numbers[0], numbers[0] + n_frames)))
+                value_cols = np.setdiff1d(np.arange(1, per_frame), name_cols)
+                values = grid[:, value_cols].astype(np.float64)
+            except ValueError:
+                ok = False
+    if not ok:
+        _locate_amc_error(lines, first, layout, path)
+        raise MotionFileError(path, "frames do not all list the same bones", first + 1)
+    if not degrees:
+        values = np.degrees(values)
+    return values, [(n, c) for n, c, _ in layout]
+
+
+def _locate_amc_error(lines, first, layout, path):
+    """Walk the lines (error path only) and raise at the first one that breaks the layout."""
+    expect_frame = None
+    k = len(layout)
+    for i in range(first, len(lines)):
+        words = lines[i].split()
+        if not words:
+            continue
+        if _INT.match(lines[i]):
+            num = int(words[0])
+            if k != len(layout):
+                raise MotionFileError(path, f"frame {expect_frame - 1} is missing bone {layout[k][0]!r}", i + 1)
+            if expect_frame is not None and num != expect_frame:
+                raise MotionFileError(path, f"missing frame: expected frame {expect_frame}, found {num}", i + 1)
+            expect_frame, k = num + 1, 0
+            continue
+        name = words[0].decode("latin-1")
+        if k >= len(layout):
+            raise MotionFileError(path, f"unexpected line {name!r} after all bones of frame {expect_frame - 1}", i + 1)
+        if name != layout[k][0]:
+            known = {n for n, _, _ in layout}
+            if name not in known:
+                raise MotionFileError(path, f"unknown bone {name!r}", i + 1)
+            raise MotionFileError(path, f"frame {expect_frame - 1} is missing bone {layout[k][0]!r}", i + 1)
+        if len(words) - 1 != layout[k][1]:
+            raise MotionFileError(path, f"bone {name!r} has {len(words) - 1} values, expected {layout[k][1]}", i + 1)
+        for w in words[1:]:
+            try:
+                float(w)
+            except ValueError:
+                raise MotionFileError(path, f"non-numeric value {w.decode('latin-1')!r}", i + 1) from None
+        k += 1
+    if k != len(layout):
+        raise MotionFileError(path, f"truncated: last frame is missing bone {layout[k][0]!r}", len(lines))
+
+
+def _amc_clip(values: np.ndarray, order, asf: AsfSkeleton, fps: float, path: str) -> Clip:
+    sk = asf.skeleton
+    n_frames = len(values)
+    local_rot = quat.identity((n_frames, sk.n_joints))
+    root_pos = np.broadcast_to(asf.root_position, (n_frames, 3)).copy()
+    col = 0
+    for name, count in order:
+        vals = values[:, col:col + count]
+        col += count
+        j = sk.index(name)
+        dof = asf.dof[name]
+        rot_idx = [k for k, d in enumerate(dof) if d.startswith("r")]
+        for k, d in enumerate(dof):
+            if d.startswith("t"):
+                root_pos[:, "xyz".index(d[1])] = vals[:, k]
+        if not rot_idx:
+            continue
+        axes = "".join(dof[k][1].upper() for k in rot_idx)
+        rad = np.radians(vals[:, rot_idx])
+        m = quat.from_euler(rad[:, ::-1], axes[::-1])  # first listed dof applied first
+        c = asf.axis_quat(name)
+        local_rot[:, j] = quat.mul(quat.mul(c, m), quat.conj(c))
+    local_rot = quat.mul(quat.mul(Q_Y_UP_TO_Z_UP, local_rot), quat.conj(Q_Y_UP_TO_Z_UP))
+    root_pos = root_pos @ Y_UP_TO_Z_UP.T * asf.length_unit
+    name = os.path.splitext(os.path.basename(path))[0]
+    return Clip(name, sk, fps, root_pos, local_rot, None, source=path)
+
+
+def find_asf_for(amc_path: str) -> str | None:
+    """The subject's ASF for ``SS_TT.amc``: ``SS.asf`` beside it, else the only ASF there."""
+    folder = os.path.dirname(os.path.abspath(amc_path))
+    stem = os.path.splitext(os.path.basename(amc_path))[0]
+    subject = stem.split("_")[0]
+    cand = os.path.join(folder, subject + ".asf")
+    if os.path.exists(cand):
+        return cand
+    asfs = [f for f in os.listdir(folder) if f.lower().endswith(".asf")]
+    return os.path.join(folder, asfs[0]) if len(asfs) == 1 else None
