@@ -1,0 +1,202 @@
+"""Armatures from motionctl skeletons, and clips baked into actions with bulk ``foreach_set``.
+
+Shared by every engine: importing a library, baking a driven run, baking a controller's output.
+Bones follow the Skeleton: one bone per joint, head at the joint's rest position, tail towards
+its children (or end site).  A joint's local rotation L (rest-aligned axes) becomes the pose
+bone's basis ``r⁻¹ L r`` with r the bone's rest rotation, so world joint positions are the core's.
+"""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from ..motionctl import quat
+from ..motionctl.motion import Clip, resample
+from ..motionctl.skeleton import Skeleton
+
+SLOT_NAME = "motionctl"
+LINEAR = 1  # keyframe interpolation enum value
+
+
+def slotted_actions() -> bool:
+    """Blender 4.4+ stores channels in slots/layers/strips; 4.2 and 4.3 in Action.fcurves."""
+    return bpy.app.version >= (4, 4, 0)
+
+
+def build_armature(context, skeleton: Skeleton, name: str):
+    """A new armature object in the active collection whose bones follow ``skeleton``."""
+    arm = bpy.data.armatures.new(name)
+    ob = bpy.data.objects.new(name, arm)
+    context.collection.objects.link(ob)
+    ob["motionctl_joints"] = list(skeleton.names)
+    rest = skeleton.rest_positions()
+    tip_joint, tip_off = skeleton.bone_tips()
+    mean_len = np.mean(np.linalg.norm(tip_off, axis=1)[np.linalg.norm(tip_off, axis=1) > 1e-6]) if len(tip_off) else 0.1
+    prev_active = context.view_layer.objects.active
+    prev_mode = prev_active.mode if prev_active is not None else "OBJECT"
+    if prev_active is not None and prev_mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    context.view_layer.objects.active = ob
+    bpy.ops.object.mode_set(mode="EDIT")
+    try:
+        bones = []
+        for j, jname in enumerate(skeleton.names):
+            b = arm.edit_bones.new(jname)
+            sel = tip_joint == j
+            offs = tip_off[sel][np.linalg.norm(tip_off[sel], axis=1) > 1e-6]
+            head = rest[j]
+            if len(offs):
+                tail = head + offs.mean(axis=0)
+                if np.linalg.norm(tail - head) < 1e-4:
+                    tail = head + offs[0]
+            else:
+                # Zero-length joint: continue the parent's direction (or point up).
+                p = skeleton.parents[j]
+                d = rest[j] - rest[p] if p >= 0 else np.zeros(3)
+                d = d / np.linalg.norm(d) if np.linalg.norm(d) > 1e-6 else np.array([0.0, 0.0, 1.0])
+                tail = head + d * 0.5 * mean_len
+            b.head = head.tolist()
+            b.tail = tail.tolist()
+            if j > 0:
+                b.parent = bones[skeleton.parents[j]]
+            bones.append(b)
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+    return ob
+
+
+def rest_rotations(ob) -> np.ndarray:
+    """[J, 4] armature-space rest rotations of the bones, in joint order."""
+    arm = ob.data
+    names = list(ob.get("motionctl_joints", [b.name for b in arm.bones]))
+    buf = np.zeros(len(arm.bones) * 16, dtype=np.float32)
+    arm.bones.foreach_get("matrix_local", buf)
+    mats = buf.reshape(-1, 4, 4).transpose(0, 2, 1)  # foreach_get is column-major
+    order = [arm.bones.find(n) for n in names]
+    return quat.from_matrix(mats[order, :3, :3].astype(float))
+
+
+def rest_heads(ob) -> np.ndarray:
+    arm = ob.data
+    names = list(ob.get("motionctl_joints", [b.name for b in arm.bones]))
+    return np.array([arm.bones[n].head_local for n in names], dtype=float)
+
+
+def pose_channels(ob, clip: Clip, root_motion: str = "BONE"):
+    """Pose-bone values for every frame: basis quaternions [F, J, 4] (sign-continuous) and the
+    locations [F, J, 3] of joints that move (the root, and joints with position channels).
+
+    ``root_motion``: "BONE" keeps the root translation on the root bone; "OBJECT" returns it
+    separately (world positions [F, 3]) for the armature object and leaves the bone in place.
+    """
+    r = rest_rotations(ob)
+    r_inv = quat.conj(r)
+    basis = quat.make_continuous(quat.mul(quat.mul(r_inv, clip.local_rot), r), axis=0)
+    heads = rest_heads(ob)
+    sk = clip.skeleton
+    loc = np.zeros(clip.local_rot.shape[:2] + (3,))
+    if clip.local_pos is not None:
+        loc[:, 1:] = quat.rotate(r_inv[1:], clip.local_pos[:, 1:] - sk.offsets[1:])
+    moving = sk.has_position_channels().copy()
+    moving[0] = True
+    object_loc = None
+    if root_motion == "OBJECT":
+        object_loc = clip.root_pos - heads[0]
+    else:
+        loc[:, 0] = quat.rotate(r_inv[0], clip.root_pos - heads[0])
+    return basis, loc, moving, object_loc
+
+
+def _new_fcurve(channels, path: str, index: int, group: str):
+    try:
+        return channels.fcurves.new(path, index=index, group_name=group)  # 5.0+
+    except TypeError:
+        try:
+            return channels.fcurves.new(path, index=index, action_group=group)  # legacy actions
+        except TypeError:
+            return channels.fcurves.new(path, index=index)  # 4.4 channelbags
+
+
+def _set_keys(fc, times: np.ndarray, values: np.ndarray) -> None:
+    kp = fc.keyframe_points
+    kp.add(len(times))
+    co = np.empty(2 * len(times), dtype=np.float32)
+    co[0::2] = times
+    co[1::2] = values
+    kp.foreach_set("co", co)
+    kp.foreach_set("interpolation", np.full(len(times), LINEAR, dtype=np.int32))
+    fc.update()
+
+
+def new_action(name: str, id_root: str = "OBJECT"):
+    """An empty action and the channel container to fill (channelbag of a slot on 4.4+)."""
+    act = bpy.data.actions.new(name)
+    act.use_fake_user = True  # kept in the .blend even when not assigned
+    if slotted_actions():
+        from bpy_extras import anim_utils
+
+        slot = act.slots.new(id_type=id_root, name=SLOT_NAME)
+        return act, slot, anim_utils.action_ensure_channelbag_for_slot(act, slot)
+    act.id_root = id_root
+    return act, None, act
+
+
+def assign_action(ob, act, slot=None) -> None:
+    ad = ob.animation_data or ob.animation_data_create()
+    ad.action = act
+    if slotted_actions():
+        ad.action_slot = slot if slot is not None else (act.slots[0] if len(act.slots) else None)
+
+
+def bake_clip(ob, clip: Clip, action_name: str, frame_start: int = 1, scene_fps: float | None = None,
+              root_motion: str = "BONE", assign: bool = True):
+    """Bake ``clip`` onto armature ``ob`` as a new action.
+
+    scene_fps  when given, the clip is first resampled to it (slerp) and keyed on every frame;
+               None keys one frame per captured frame (Blender's BVH importer does the same).
+    """
+    if scene_fps is not None and abs(scene_fps - clip.fps) > 1e-6:
+        clip = resample(clip, scene_fps)
+    names = list(ob.get("motionctl_joints", []))
+    if names != list(clip.skeleton.names):
+        raise ValueError(f"armature {ob.name!r} does not have the joints of clip {clip.name!r}")
+    basis, loc, moving, object_loc = pose_channels(ob, clip, root_motion)
+    times = frame_start + np.arange(clip.n_frames, dtype=np.float64)
+    act, slot, channels = new_action(action_name)
+    for j, jname in enumerate(names):
+        esc = bpy.utils.escape_identifier(jname)
+        for i in range(4):
+            _set_keys(_new_fcurve(channels, f'pose.bones["{esc}"].rotation_quaternion', i, jname), times, basis[:, j, i])
+        if moving[j]:  # with root motion on the object the root bone is keyed at rest (zeros)
+            for i in range(3):
+                _set_keys(_new_fcurve(channels, f'pose.bones["{esc}"].location', i, jname), times, loc[:, j, i])
+    if object_loc is not None:
+        for i in range(3):
+            _set_keys(_new_fcurve(channels, "location", i, "Object Transforms"), times, object_loc[:, i])
+    act["motionctl_fps"] = float(clip.fps)
+    act["motionctl_clip"] = clip.name
+    if assign:
+        assign_action(ob, act, slot)
+    return act
+
+
+def set_pose(ob, basis: np.ndarray, root_loc: np.ndarray | None = None) -> None:
+    """Pose the armature directly (live preview): basis quaternions [J, 4] in joint order."""
+    pb = ob.pose.bones
+    names = list(ob.get("motionctl_joints", []))
+    order = np.array([pb.find(n) for n in names])
+    flat = np.empty((len(pb), 4), dtype=np.float32)
+    flat[order] = basis
+    pb.foreach_set("rotation_quaternion", flat.ravel())
+    if root_loc is not None:
+        pb[names[0]].location = tuple(float(x) for x in root_loc)
+    ob.update_tag(refresh={"DATA"})
+
+
+def bone_world_heads(ob, depsgraph=None) -> np.ndarray:
+    """[J, 3] world positions of the pose bones' heads (evaluated), in joint order."""
+    names = list(ob.get("motionctl_joints", [b.name for b in ob.pose.bones]))
+    mw = np.array(ob.matrix_world)
+    heads = np.array([ob.pose.bones[n].head for n in names], dtype=float)
+    return heads @ mw[:3, :3].T + mw[:3, 3]

@@ -1,0 +1,74 @@
+"""Shared fixtures: real capture, generated demo clips, and the extension loaded into bpy."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+
+def _mocap_dir():
+    env = os.environ.get("MOTIONCTL_MOCAP_DIR")
+    if env:
+        return env if os.path.isdir(env) else None
+    default = os.path.normpath(os.path.join(ROOT, "..", "shared", "mocap"))
+    return default if os.path.isdir(default) else None
+
+
+MOCAP = _mocap_dir()
+
+
+@pytest.fixture(scope="session")
+def mocap():
+    """Folder of real capture ($MOTIONCTL_MOCAP_DIR, default ../shared/mocap)."""
+    if MOCAP is None:
+        pytest.skip("real mocap not found: set MOTIONCTL_MOCAP_DIR or provide ../shared/mocap")
+    return MOCAP
+
+
+def mocap_files(pattern_ext: str, sub: str = ""):
+    """Real files for parametrisation (empty when the capture is absent)."""
+    if MOCAP is None:
+        return []
+    out = []
+    for dirpath, _, files in os.walk(os.path.join(MOCAP, sub)):
+        out += [os.path.join(dirpath, f) for f in files if f.lower().endswith(pattern_ext)]
+    return sorted(out)
+
+
+@pytest.fixture(scope="session")
+def demo_library(tmp_path_factory):
+    """The generated demo clips written as BVH (with sidecar JSON), once per session."""
+    from motionctl import demo_data
+
+    folder = tmp_path_factory.mktemp("demo_bvh")
+    demo_data.write_demo_library(str(folder), seed=0)
+    return str(folder)
+
+
+@pytest.fixture(scope="session")
+def ext():
+    """The extension package imported into Blender-as-a-module and registered."""
+    try:
+        importlib.import_module("bpy")
+    except ImportError:
+        pytest.skip("bpy (Blender as a Python module) is not installed")
+    from motionctl.cli import load_extension
+
+    return load_extension()
+
+
+@pytest.fixture
+def bpy_clean(ext):
+    """An empty factory scene with the extension registered."""
+    import bpy
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    return bpy
