@@ -1,0 +1,118 @@
+"""Pictures for the README, drawn from the engine's own arrays (no renderer needed):
+a strip of poses of a clip seen from the side and its root trajectory seen from above.
+
+    .venv/bin/python bench/readme_figures.py [--clip BVH] [--out docs/library_strip.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import struct
+import sys
+import zlib
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from motionctl import demo_data  # noqa: E402
+from motionctl.library import ImportSettings, read_clip  # noqa: E402
+from motionctl.motion import foot_contacts, foot_joints, root_frame, world_with_ends  # noqa: E402
+
+
+def write_png(path: str, rgb: np.ndarray) -> None:
+    h, w, _ = rgb.shape
+    raw = b"".join(b"\x00" + rgb[y].astype(np.uint8).tobytes() for y in range(h))
+
+    def chunk(tag, data):
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+    png += chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")
+    with open(path, "wb") as fh:
+        fh.write(png)
+
+
+class Canvas:
+    def __init__(self, w, h, ss=3):
+        self.ss = ss
+        self.img = np.ones((h * ss, w * ss, 3))
+
+    def lines(self, a, b, color, width=2.0):
+        """Segments a[K, 2] -> b[K, 2] in pixel units (y down)."""
+        a, b = np.asarray(a, float) * self.ss, np.asarray(b, float) * self.ss
+        n = int(np.ceil(np.max(np.linalg.norm(b - a, axis=1), initial=1))) + 1
+        t = np.linspace(0, 1, n)[None, :, None]
+        pts = (a[:, None] + (b - a)[:, None] * t).reshape(-1, 2)
+        r = width * self.ss / 2
+        off = np.stack(np.meshgrid(np.arange(-int(r), int(r) + 1), np.arange(-int(r), int(r) + 1)), -1).reshape(-1, 2)
+        off = off[np.linalg.norm(off, axis=1) <= r]
+        p = (np.rint(pts)[:, None] + off[None]).reshape(-1, 2).astype(int)
+        h, w = self.img.shape[:2]
+        ok = (p[:, 0] >= 0) & (p[:, 0] < w) & (p[:, 1] >= 0) & (p[:, 1] < h)
+        self.img[p[ok, 1], p[ok, 0]] = color
+
+    def result(self):
+        h, w = self.img.shape[0] // self.ss, self.img.shape[1] // self.ss
+        small = self.img.reshape(h, self.ss, w, self.ss, 3).mean(axis=(1, 3))
+        return (small * 255).clip(0, 255)
+
+
+def draw_strip(clip, path, n_poses=9):
+    pts = world_with_ends(clip)
+    sk = clip.skeleton
+    par = np.concatenate((sk.parents, sk.end_parent))
+    contacts = foot_contacts(clip)
+    frames = np.linspace(0, clip.n_frames - 1, n_poses).astype(int)
+    # Side view of the path unrolled: distance travelled plus each joint's offset along the
+    # character's heading (horizontal axis), height (vertical axis).
+    _, yaw = root_frame(clip)
+    fwd = np.stack((-np.sin(yaw), np.cos(yaw)), axis=1)
+    arc = np.concatenate(([0.0], np.cumsum(np.linalg.norm(np.diff(pts[:, 0, :2], axis=0), axis=1))))
+    xs = arc[:, None] + np.einsum("fkd,fd->fk", pts[..., :2] - pts[:, :1, :2], fwd)
+    zs = pts[..., 2]
+    W, H, top_h = 1200, 330, 260
+    scale = min((W - 80) / (xs.max() - xs.min() + 0.6), (H - 40) / (zs.max() + 0.2))
+    c = Canvas(W, H + top_h)
+    ground = H - 20
+    c.lines([[20, ground]], [[W - 20, ground]], (0.6, 0.6, 0.6), 2)
+    for k, f in enumerate(frames):
+        shade = 0.25 + 0.5 * (1 - k / max(n_poses - 1, 1))
+        col = (shade * 0.3, shade * 0.5, 0.85)
+        x = 40 + (xs[f] - xs.min() + 0.3) * scale
+        y = ground - zs[f] * scale
+        kids = np.flatnonzero(par >= 0)
+        c.lines(np.column_stack((x[par[kids]], y[par[kids]])), np.column_stack((x[kids], y[kids])), col, 3)
+    # Top view: root trajectory, feet planted in orange.
+    g = pts[:, 0, :2]
+    span = np.ptp(g, axis=0).max() + 0.5
+    s2 = (top_h - 30) / span
+    base = np.array([W / 2, H + top_h / 2]) - (g.min(0) + np.ptp(g, 0) / 2) * s2 * np.array([1, -1])
+    p2 = base + g * s2 * np.array([1, -1])
+    c.lines(p2[:-1], p2[1:], (0.2, 0.2, 0.2), 2)
+    feet = foot_joints(sk)
+    for side, key in enumerate("LR"):
+        planted = pts[contacts[:, side], feet[key][1], :2]
+        q = base + planted * s2 * np.array([1, -1])
+        c.lines(q, q + 0.01, (0.95, 0.55, 0.1), 3)
+    write_png(path, c.result())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--clip", help="BVH or AMC file (default: the generated walk turning left)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "library_strip.png"))
+    args = ap.parse_args()
+    if args.clip:
+        clip = read_clip(args.clip, ImportSettings())
+    else:
+        clip = next(c for c, _, _ in demo_data.demo_clips(0) if c.name == "demo_walk_turn_left")
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    draw_strip(clip, args.out)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
