@@ -144,3 +144,15 @@ def test_real_amc_written_as_bvh_matches_blenders_importer_within_1mm(bpy_clean,
         bpy.context.scene.frame_set(int(f) + 1)
         worst = max(worst, np.abs(heads(theirs, clip.skeleton.names) - pos[f]).max())
     assert worst < 1e-3, worst
+
+
+def test_manifest_passes_blenders_extension_validator(ext):
+    import subprocess
+    import sys
+
+    import bpy
+
+    cli = os.path.join(os.path.dirname(bpy.__file__), "5.0", "scripts", "addons_core", "bl_pkg", "cli", "blender_ext.py")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, cli, "validate", root], capture_output=True, text=True)
+    assert out.returncode == 0 and "Success" in out.stdout, out.stdout + out.stderr
