@@ -152,7 +152,7 @@ def test_manifest_passes_blenders_extension_validator(ext):
 
     import bpy
 
-    cli = os.path.join(os.path.dirname(bpy.__file__), "5.0", "scripts", "addons_core", "bl_pkg", "cli", "blender_ext.py")
+    cli = os.path.join(bpy.utils.system_resource("SCRIPTS"), "addons_core", "bl_pkg", "cli", "blender_ext.py")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run([sys.executable, cli, "validate", root], capture_output=True, text=True)
     assert out.returncode == 0 and "Success" in out.stdout, out.stdout + out.stderr
