@@ -162,7 +162,8 @@ def forward_kinematics(
     """World joint positions [F, J, 3] and rotations [F, J, 4] for every frame at once.
 
     ``local_pos`` [F, J, 3], when given, replaces the rest offsets of joints that carry
-    translation channels; ``offsets`` [J, 3] overrides the skeleton's (other bone lengths).
+    translation channels; ``offsets`` [J, 3] or per frame [F, J, 3] overrides the skeleton's
+    (other bone lengths, e.g. poses of several subjects evaluated together).
     """
     offs = skeleton.offsets if offsets is None else offsets
     n_frames, n_joints = local_rot.shape[:2]
@@ -172,7 +173,7 @@ def forward_kinematics(
     pos[:, 0] = root_pos
     for j in range(1, n_joints):
         p = skeleton.parents[j]
-        off = offs[j] if local_pos is None else local_pos[:, j]
+        off = (offs[j] if offs.ndim == 2 else offs[:, j]) if local_pos is None else local_pos[:, j]
         rot[:, j] = quat.mul(rot[:, p], local_rot[:, j])
         pos[:, j] = pos[:, p] + quat.rotate(rot[:, p], np.broadcast_to(off, (n_frames, 3)))
     return pos, rot

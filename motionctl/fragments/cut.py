@@ -1,0 +1,233 @@
+"""Mirroring, cutting clips into short fragments, and each fragment's evident control.
+
+Paper 000 (McCann & Pollard 2007): fragments 0.1 s long start every 0.05 s in every clip; each
+is annotated with the control it evidently performs, Ev(f) = (ground velocity of the centre of
+mass in the character's frame, turning rate, airborne flag).  Control vectors throughout are
+``[vx, vy, turn, airborne]``: m/s to the character's right, m/s forward, rad/s (+ = left), 0/1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .. import quat
+from ..jobs import check_stop
+from ..motion import Clip, ContactSettings, MotionDatabase, foot_contacts, mirror_joint_map, resample, root_frame
+from ..skeleton import Skeleton, forward_kinematics
+from ..synth import frame_table
+
+CONTROL_COLUMNS = ("vx", "vy", "turn", "airborne")
+
+# Reflection through the world plane x = 0: positions negate x; a rotation's axis is a
+# pseudovector, so quaternions (w, x, y, z) become (w, x, -y, -z).
+_MIRROR_POS = np.array([-1.0, 1.0, 1.0])
+_MIRROR_QUAT = np.array([1.0, 1.0, -1.0, -1.0])
+_SIDE_TAGS = {"left": "right", "right": "left"}
+
+
+def mirror_clip(clip: Clip) -> Clip:
+    """The left/right mirror image of a clip (the paper's suggested reflection).
+
+    Joints swap with their counterparts (LeftHip <-> RightHip), and the mirrored clip carries the
+    mirrored bone offsets, so its world joint positions are exactly the reflection of the
+    original's even on an asymmetric skeleton.  Tagged "mirrored"; "left"/"right" tags swap.
+    """
+    sk = clip.skeleton
+    m = mirror_joint_map(sk.names)
+    offsets = sk.offsets[m] * _MIRROR_POS
+    end_parent = m[sk.end_parent]
+    end_offsets = sk.end_offsets * _MIRROR_POS
+    order = np.argsort(end_parent, kind="stable")
+    msk = Skeleton(sk.names, sk.parents, offsets, sk.channels, end_parent[order], end_offsets[order], sk.unit_scale)
+    local_rot = clip.local_rot[:, m] * _MIRROR_QUAT
+    local_pos = None if clip.local_pos is None else clip.local_pos[:, m] * _MIRROR_POS
+    tags = {_SIDE_TAGS.get(t, t) for t in clip.tags} | {"mirrored"}
+    ann = dict(clip.annotations)
+    if "contacts" in ann:
+        ann["contacts"] = ann["contacts"][:, ::-1]
+    return replace(clip, name=clip.name + "_mirror", skeleton=msk, root_pos=clip.root_pos * _MIRROR_POS,
+                   local_rot=local_rot, local_pos=local_pos, tags=tags, annotations=ann)
+
+
+@dataclass
+class FragmentSettings:
+    """How clips are cut.  Lengths in seconds; ``fps`` is the working rate clips are resampled to."""
+
+    length: float = 0.1
+    stride: float = 0.05
+    fps: float = 60.0
+    mirror: bool = True
+    heading_smooth: float = 0.2
+    min_flight: float = 0.2  # s without a planted foot that counts as airborne (running strides: ~0.1)
+    contacts: ContactSettings = field(default_factory=ContactSettings)
+
+    def frames(self) -> tuple[int, int]:
+        n = int(round(self.length * self.fps))
+        s = int(round(self.stride * self.fps))
+        if n < 4:
+            raise ValueError(f"fragment length {self.length} s is {n} frames at {self.fps} fps; "
+                             "motion quality needs at least 4 poses per fragment")
+        if s < 1:
+            raise ValueError(f"fragment stride {self.stride} s is under one frame at {self.fps} fps")
+        return n, s
+
+
+@dataclass(eq=False)
+class FragmentSet:
+    """All fragments of a set of clips.
+
+    clips     working-rate clips (mirrored copies included), indexed by ``clip``
+    clip      int [F] source clip of each fragment; start int [F] its first frame
+    n_frames  poses per fragment; stride frames between fragment starts
+    control   [F, 4] evident control (vx, vy, turn, airborne)
+    """
+
+    settings: FragmentSettings
+    skeleton: Skeleton
+    clips: list
+    clip: np.ndarray
+    start: np.ndarray
+    n_frames: int
+    stride: int
+    control: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.clip)
+
+    @property
+    def fps(self) -> float:
+        return self.settings.fps
+
+    @property
+    def decision_rate(self) -> float:
+        """Decisions per second: a new fragment is chosen when the current one has played."""
+        return self.settings.fps / self.n_frames
+
+    def frame_table(self):
+        """Root-frame data of the working clips (built once), for quality and synthesis."""
+        if getattr(self, "_table", None) is None:
+            self._table = frame_table(self.clips, self.skeleton, self.settings.heading_smooth)
+        return self._table
+
+    def pieces(self, fragments) -> np.ndarray:
+        """[K, 3] (clip, start frame, frame count) of fragment ids, for ``motionctl.synth``."""
+        f = np.asarray(fragments, dtype=np.int64)
+        return np.column_stack((self.clip[f], self.start[f], np.full(len(f), self.n_frames)))
+
+    def continuation(self) -> np.ndarray:
+        """int [F]: the fragment that naturally follows each one in its clip (-1 at clip ends)."""
+        key = {(c, s): i for i, (c, s) in enumerate(zip(self.clip.tolist(), self.start.tolist()))}
+        return np.array([key.get((c, s + self.n_frames), -1) for c, s in zip(self.clip.tolist(), self.start.tolist())])
+
+
+def centre_of_mass(clip: Clip) -> np.ndarray:
+    """[F, 3] centre of mass estimate: bone midpoints weighted by bone length."""
+    pos, _ = clip.world()
+    sk = clip.skeleton
+    child = np.arange(1, sk.n_joints)
+    length = np.linalg.norm(sk.offsets[child], axis=1)
+    if length.sum() <= 0:
+        return pos[:, 0]
+    mid = 0.5 * (pos[:, child] + pos[:, sk.parents[child]])
+    return np.tensordot(mid, length / length.sum(), axes=([1], [0]))
+
+
+def evident_control(clip: Clip, starts: np.ndarray, n_frames: int, settings: FragmentSettings | None = None) -> np.ndarray:
+    """[K, 4] evident control of the fragments starting at ``starts`` (``n_frames`` poses each).
+
+    Velocity: centre-of-mass ground displacement from the first to one past the last pose,
+    in the root frame at the fragment's middle; turning rate from the smoothed heading;
+    airborne when no foot is planted for most of the fragment.
+    """
+    s = settings or FragmentSettings()
+    com = centre_of_mass(clip)
+    _, yaw = root_frame(clip, s.heading_smooth)
+    contacts = foot_contacts(clip, s.contacts)
+    last = clip.n_frames - 1
+    a = np.asarray(starts)
+    b = np.minimum(a + n_frames, last)
+    a = np.minimum(a, b - 1) if last > 0 else a
+    dt = np.maximum(b - a, 1) / clip.fps
+    d = com[b, :2] - com[a, :2]
+    mid_yaw = 0.5 * (yaw[a] + yaw[b])
+    c, sn = np.cos(mid_yaw), np.sin(mid_yaw)
+    vx = (c * d[:, 0] + sn * d[:, 1]) / dt
+    vy = (-sn * d[:, 0] + c * d[:, 1]) / dt
+    turn = (yaw[b] - yaw[a]) / dt
+    # Airborne: most of the fragment's poses are in a flight lasting longer than
+    # ``min_flight`` (a jump), not the brief flight phase of every running stride.
+    flying = flights(~contacts.any(axis=1), int(round(s.min_flight * clip.fps)))
+    planted = (~flying).astype(float)
+    csum = np.concatenate(([0.0], np.cumsum(planted)))
+    end = np.minimum(np.asarray(starts) + n_frames, clip.n_frames)
+    frac_planted = (csum[end] - csum[np.asarray(starts)]) / np.maximum(end - np.asarray(starts), 1)
+    airborne = (frac_planted < 0.5).astype(float)
+    return np.column_stack((vx, vy, turn, airborne))
+
+
+def flights(off_ground: np.ndarray, min_frames: int) -> np.ndarray:
+    """bool [F]: frames inside runs of ``off_ground`` at least ``min_frames`` long."""
+    x = np.concatenate(([False], off_ground, [False])).astype(np.int8)
+    edges = np.diff(x)
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    keep = (ends - starts) >= min_frames
+    mark = np.zeros(len(off_ground) + 1, dtype=np.int64)
+    np.add.at(mark, starts[keep], 1)
+    np.add.at(mark, ends[keep], -1)
+    return np.cumsum(mark)[:-1] > 0
+
+
+def cut_fragments(source, settings: FragmentSettings | None = None, progress=None, should_stop=None) -> FragmentSet:
+    """Cut every clip of ``source`` (a MotionDatabase or a list of clips on one skeleton) into
+    fragments, after resampling to the working rate and adding mirrored copies."""
+    s = settings or FragmentSettings()
+    n, stride = s.frames()
+    clips = list(source.clips if isinstance(source, MotionDatabase) else source)
+    if not clips:
+        raise ValueError("no clips to cut into fragments: select at least one clip")
+    skeleton = source.skeleton if isinstance(source, MotionDatabase) else clips[0].skeleton
+    work = []
+    for c in clips:
+        c = resample(c, s.fps)
+        work.append(c)
+        if s.mirror:
+            work.append(mirror_clip(c))
+    frag_clip, frag_start, controls = [], [], []
+    for i, c in enumerate(work):
+        check_stop(should_stop, "cutting fragments")
+        if c.n_frames < n:
+            continue
+        starts = np.arange(0, c.n_frames - n + 1, stride)
+        frag_clip.append(np.full(len(starts), i))
+        frag_start.append(starts)
+        controls.append(evident_control(c, starts, n, s))
+        if progress is not None:
+            progress((i + 1) / len(work), f"fragments of {c.name}")
+    if not frag_clip:
+        raise ValueError(f"every clip is shorter than one fragment ({s.length} s)")
+    return FragmentSet(s, skeleton, work, np.concatenate(frag_clip), np.concatenate(frag_start), n, stride,
+                       np.concatenate(controls))
+
+
+# ----------------------------------------------------------------------------- poses for quality
+
+def tip_joints(skeleton: Skeleton, min_length: float = 0.01) -> np.ndarray:
+    """Joints whose position is a bone tip worth comparing: the root and every joint more than
+    ``min_length`` metres from its parent (zero-length joints duplicate their parent)."""
+    keep = np.linalg.norm(skeleton.offsets, axis=1) > min_length
+    keep[0] = True
+    return np.flatnonzero(keep)
+
+
+def tips_of(skeleton: Skeleton, local_rot: np.ndarray, height: np.ndarray, offsets: np.ndarray,
+            end_offsets: np.ndarray, joints: np.ndarray) -> np.ndarray:
+    """[K, B, 3] bone-tip positions of root-frame poses (root above the origin)."""
+    root = np.zeros((len(height), 3))
+    root[:, 2] = height
+    pos, rot = forward_kinematics(skeleton, root, local_rot, offsets=offsets)
+    p = skeleton.end_parent
+    ends = pos[:, p] + quat.rotate(rot[:, p], end_offsets)
+    return np.concatenate((pos[:, joints], ends), axis=1)

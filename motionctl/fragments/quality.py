@@ -1,0 +1,192 @@
+"""Transition and control qualities of paper 000, vectorised over all fragment pairs.
+
+Quality(f -> f' | c) = MotionQuality(f -> f') · ControlQuality(f' | c)            (eq. 1)
+MotionQuality = (1 + Σ_i ω_i Dis(Refl(f_{m-δ_i}, f_m), f'_{δ_i}))⁻¹               (eq. 9)
+ControlQuality = (1 + ControlDis(Ev(f'), c))⁻¹                                     (eq. 10)
+ControlDis = w_v |P(v) - P(v')|² + w_t (t - t')² + w_a (a - a')²                   (eq. 11)
+P(v) = log(|v| + 1) v / |v|                                                        (eq. 12)
+
+Refl reflects the pose at frame m-δ over the pose at m in joint-angle space (each joint's
+rotation applied once more), Dis sums Euclidean distances between bone tips, both in the root
+frame; the root's ground displacement over the δ frames counts as one more tip, so a transition
+also has to continue the root's velocity.  The F x F distance matrices are built in row blocks
+(never F x F x bones) and kept per δ, so changing ω costs one weighted sum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial.distance import cdist
+
+from .. import quat
+from ..jobs import check_stop, parallel_map
+from .cut import FragmentSet, tip_joints, tips_of
+
+
+@dataclass
+class QualitySettings:
+    """Weights of paper 000 (its values are the defaults)."""
+
+    omegas: tuple = (0.8, 0.5, 0.3)
+    deltas: tuple = (1, 2, 3)
+    stutter_window: float = 0.25  # s: a jump back by less than this (plus the fragment) scores 0
+    w_v: float = 10.0
+    w_t: float = 6.0
+    w_a: float = 20.0
+
+    def validate(self, n_frames: int | None = None) -> None:
+        if len(self.omegas) != len(self.deltas):
+            raise ValueError(f"omegas {self.omegas} and deltas {self.deltas} must have the same length")
+        if any(d < 1 for d in self.deltas):
+            raise ValueError(f"deltas must be at least 1 frame, got {self.deltas}")
+        if n_frames is not None and max(self.deltas) >= n_frames:
+            raise ValueError(f"delta {max(self.deltas)} needs fragments of more than {max(self.deltas)} poses "
+                             f"(they have {n_frames})")
+        for name in ("w_v", "w_t", "w_a", "stutter_window"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")
+
+
+def pose_features(fs: FragmentSet, deltas) -> tuple[np.ndarray, np.ndarray]:
+    """(predicted, actual) bone tips [len(deltas), F, B + 1, 3] for every fragment.
+
+    predicted[i, f]: Refl(f_{m-δ}, f_m), the pose δ frames after f's last pose, extrapolated;
+    actual[i, f']: f'_δ, the pose δ frames into f'.  The last "tip" is the root's ground
+    displacement over δ frames (predicted from f's last δ frames, actual from f''s first).
+    """
+    pf = fs.frame_table()
+    joints = tip_joints(fs.skeleton)
+    g0 = pf.first[fs.clip] + fs.start  # first pose of each fragment
+    gm = g0 + fs.n_frames - 1  # last pose
+    preds, acts = [], []
+    for d in deltas:
+        lm, lb = pf.local_rot[gm], pf.local_rot[gm - d]
+        refl = quat.mul(lm, quat.mul(quat.conj(lb), lm))
+        h = 2 * pf.height[gm] - pf.height[gm - d]
+        pred = tips_of(fs.skeleton, refl, h, pf.offsets[gm], pf.end_offsets[gm], joints)
+        act = tips_of(fs.skeleton, pf.local_rot[g0 + d - 1], pf.height[g0 + d - 1], pf.offsets[g0 + d - 1],
+                      pf.end_offsets[g0 + d - 1], joints)
+        preds.append(np.concatenate((pred, _displacement(pf, gm - d, gm)[:, None]), axis=1))
+        acts.append(np.concatenate((act, _displacement(pf, g0, g0 + d)[:, None]), axis=1))
+    return np.stack(preds), np.stack(acts)
+
+
+def _displacement(pf, a, b) -> np.ndarray:
+    """Root ground displacement from frame a to b, in a's root frame, as [K, 3]."""
+    d = pf.ground[b] - pf.ground[a]
+    c, s = np.cos(pf.yaw[a]), np.sin(pf.yaw[a])
+    return np.column_stack((c * d[:, 0] + s * d[:, 1], -s * d[:, 0] + c * d[:, 1], np.zeros(len(a))))
+
+
+def motion_distances(fs: FragmentSet, settings: QualitySettings | None = None, block: int = 512,
+                     n_jobs: int | None = None, progress=None, should_stop=None) -> np.ndarray:
+    """D [len(deltas), F, F] float32: Dis(Refl(f_{m-δ}, f_m), f'_δ) for every pair, in row blocks."""
+    s = settings or QualitySettings()
+    s.validate(fs.n_frames)
+    pred, act = pose_features(fs, s.deltas)
+    n_d, n, n_tips = pred.shape[:3]
+    out = np.empty((n_d, n, n), dtype=np.float32)
+    blocks = [(k, r) for k in range(n_d) for r in range(0, n, block)]
+    done = [0]
+
+    def work(item):
+        k, r = item
+        check_stop(should_stop, "motion quality")
+        rows = slice(r, min(r + block, n))
+        acc = np.zeros((rows.stop - rows.start, n))
+        for b in range(n_tips):
+            acc += cdist(pred[k, rows, b], act[k, :, b])
+        out[k, rows] = acc
+        done[0] += 1
+        if progress is not None:
+            progress(done[0] / len(blocks), f"motion distances {done[0]}/{len(blocks)} blocks")
+
+    parallel_map(work, blocks, n_jobs)
+    return out
+
+
+def stutter_mask(fs: FragmentSet, window: float) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols) of pairs where f' starts in the same clip between ``window`` seconds before f
+    and f's last pose: playing f' would replay what was just shown (paper 000: "stuttering")."""
+    w = int(round(window * fs.fps))
+    order = np.lexsort((fs.start, fs.clip))
+    base = fs.clip.astype(np.int64) << 32
+    key = (base + fs.start)[order]
+    lo = np.searchsorted(key, base + fs.start - w, side="left")
+    hi = np.searchsorted(key, base + fs.start + fs.n_frames - 1, side="right")
+    counts = hi - lo
+    rows = np.repeat(np.arange(fs.n), counts)
+    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    cols = order[np.repeat(lo, counts) + within]
+    return rows, cols
+
+
+def motion_quality(distances: np.ndarray, fs: FragmentSet, settings: QualitySettings | None = None) -> np.ndarray:
+    """MotionQuality [F, F] float32 in [0, 1] (eq. 9), zero for stuttering back-jumps."""
+    s = settings or QualitySettings()
+    if len(s.omegas) != len(distances):
+        raise ValueError(f"{len(s.omegas)} omegas for {len(distances)} distance matrices (deltas {s.deltas})")
+    acc = np.zeros(distances.shape[1:], dtype=np.float32)
+    for w, d in zip(s.omegas, distances):
+        acc += np.float32(w) * d
+    acc += 1.0
+    mq = np.reciprocal(acc, out=acc)
+    rows, cols = stutter_mask(fs, s.stutter_window)
+    mq[rows, cols] = 0.0
+    return mq
+
+
+def project_velocity(v: np.ndarray) -> np.ndarray:
+    """P(v) = log(|v| + 1) v / |v| (eq. 12), 0 at v = 0; v [..., 2]."""
+    mag = np.linalg.norm(v, axis=-1, keepdims=True)
+    scale = np.where(mag > 1e-12, np.log1p(mag) / np.where(mag > 1e-12, mag, 1.0), 1.0)
+    return v * scale
+
+
+def control_features(controls: np.ndarray, settings: QualitySettings | None = None) -> np.ndarray:
+    """Controls [..., 4] mapped so ControlDis is a squared Euclidean distance: [..., 4]."""
+    s = settings or QualitySettings()
+    c = np.asarray(controls, dtype=float)
+    return np.concatenate((np.sqrt(s.w_v) * project_velocity(c[..., :2]), np.sqrt(s.w_t) * c[..., 2:3],
+                           np.sqrt(s.w_a) * c[..., 3:4]), axis=-1)
+
+
+def control_distance(a: np.ndarray, b: np.ndarray, settings: QualitySettings | None = None) -> np.ndarray:
+    """ControlDis (eq. 11) between control vectors a [..., 4] and b [..., 4] (broadcasting)."""
+    d = control_features(a, settings) - control_features(b, settings)
+    return np.sum(d * d, axis=-1)
+
+
+def control_quality(evident: np.ndarray, centres: np.ndarray, settings: QualitySettings | None = None) -> np.ndarray:
+    """ControlQuality [F, C] float32 (eq. 10) of every fragment for every control bin."""
+    fa = control_features(evident, settings)
+    fb = control_features(centres, settings)
+    d = cdist(fa, fb, "sqeuclidean")
+    return (1.0 / (1.0 + d)).astype(np.float32)
+
+
+def top_transitions(mq: np.ndarray, percent: float) -> np.ndarray:
+    """bool [F, F]: exactly the top ``percent`` % of transitions by MotionQuality (ties broken by
+    index).  Rows left with no transition keep their single best one, so no fragment is a dead end
+    (reported by ``dead_ends_repaired``)."""
+    if not 0 < percent <= 100:
+        raise ValueError(f"threshold percent must be in (0, 100], got {percent}")
+    n = mq.size
+    k = int(round(n * percent / 100.0))
+    flat = mq.ravel()
+    keep = np.zeros(n, dtype=bool)
+    if k > 0:
+        idx = np.argpartition(-flat, k - 1)[:k] if k < n else np.arange(n)
+        keep[idx] = True
+    keep = keep.reshape(mq.shape)
+    return keep
+
+
+def repair_dead_ends(allowed: np.ndarray, mq: np.ndarray) -> int:
+    """Give every row with no allowed transition its best one; returns how many rows needed it."""
+    empty = ~allowed.any(axis=1)
+    rows = np.flatnonzero(empty)
+    allowed[rows, np.argmax(mq[rows], axis=1)] = True
+    return len(rows)

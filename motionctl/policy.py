@@ -1,0 +1,424 @@
+"""Tabular control policies over motion fragments (paper 000), solved fast and in bounded memory.
+
+Value iteration (eq. 2)      R[f,c] = max_f' Q(f->f'|c) + λ Σ_c' T[c,c'] R[f',c']
+with Q(f->f'|c) = MQ[f,f'] · CQ[f',c].  Writing E = λ R Tᵀ (an F x C matrix, one matrix product),
+a backup is R[f,c] = max_f' MQ[f,f'] CQ[f',c] + E[f',c]: O(F² C) work that we do in row blocks
+sized to a memory budget, never as an F x F x C tensor.  Instead of plain value iteration we use
+modified policy iteration: one expensive improvement step (the backup with its argmax), then
+cheap O(F C²) evaluation sweeps of the fixed policy.  Evaluation uses relative values (the mean
+is subtracted each sweep): a constant offset never changes an argmax, and relative values
+converge at the chain's mixing rate instead of λ = 0.999's thousand-step horizon.
+
+The controllers differ only in what replaces T: model (the user model, eq. 2), steady (identity,
+eq. 5), spread (uniform, eq. 6), greedy (λ = 0, eq. 4).  Thresholded variants allow only the top
+k% of transitions by MotionQuality, stored sparse.  ``optimal_path`` is the off-line optimum for
+a known trace (eqs. 7-8).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import Cancelled, MotionFileError
+from .jobs import check_stop, n_workers, parallel_map
+from .motion import atomic_savez
+
+KINDS = ("model", "steady", "spread", "greedy")
+TIE = 1e-3  # quality units: improvements smaller than this do not change a decision
+
+
+@dataclass
+class PolicySettings:
+    """kind        model | steady | spread | greedy
+    discount       λ (paper: 0.999)
+    threshold      None, or the percentage of transitions kept (paper: 8) for the "-t" variants
+    tol            evaluation stops when relative values move less than this (quality units)
+    settle         converged once an improvement changes at most this fraction of the F x C
+                   decisions (0: only when none changes)
+    block_mb       memory for one block of backups"""
+
+    kind: str = "model"
+    discount: float = 0.999
+    threshold: float | None = None
+    tol: float = 1e-6
+    max_improvements: int = 100
+    settle: float = 1e-5  # converged when at most this fraction of decisions changed
+    max_sweeps: int = 500
+    block_mb: float = 32.0
+    n_jobs: int | None = None
+
+    def validate(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"controller kind must be one of {KINDS}, got {self.kind!r}")
+        if not 0.0 <= self.discount < 1.0:
+            raise ValueError(f"discount (lambda) must be in [0, 1), got {self.discount}")
+        if self.threshold is not None and not 0 < self.threshold <= 100:
+            raise ValueError(f"threshold must be a percentage in (0, 100], got {self.threshold}")
+
+
+@dataclass(eq=False)
+class Transitions:
+    """MotionQuality restricted to allowed transitions: dense [F, F], or CSR arrays when only
+    a thresholded subset is allowed."""
+
+    n: int
+    dense: np.ndarray | None = None
+    indptr: np.ndarray | None = None
+    indices: np.ndarray | None = None
+    data: np.ndarray | None = None
+
+    @classmethod
+    def from_dense(cls, mq: np.ndarray) -> "Transitions":
+        return cls(mq.shape[0], dense=np.ascontiguousarray(mq, dtype=np.float32))
+
+    @classmethod
+    def from_mask(cls, mq: np.ndarray, allowed: np.ndarray) -> "Transitions":
+        rows, cols = np.nonzero(allowed)
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=mq.shape[0])))).astype(np.int64)
+        return cls(mq.shape[0], indptr=indptr, indices=cols.astype(np.int32), data=mq[rows, cols].astype(np.float32))
+
+    @property
+    def sparse(self) -> bool:
+        return self.dense is None
+
+    def lookup(self, f: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """MQ[f, g] (0 where the transition is not allowed), any matching shapes."""
+        f, g = np.broadcast_arrays(np.asarray(f), np.asarray(g))
+        if not self.sparse:
+            return self.dense[f, g]
+        # CSR rows hold sorted columns, so row * n + column is a sorted key over all entries.
+        if getattr(self, "_keys", None) is None:
+            rows = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.indptr))
+            self._keys = rows * self.n + self.indices
+        q = f.astype(np.int64) * self.n + g
+        pos = np.minimum(np.searchsorted(self._keys, q), len(self._keys) - 1)
+        return np.where(self._keys[pos] == q, self.data[pos], 0.0).astype(np.float32)
+
+
+# ----------------------------------------------------------------------------- backups
+
+def _row_blocks(n: int, per_row_bytes: int, budget_mb: float) -> list:
+    rows = max(1, int(budget_mb * 2**20 // max(per_row_bytes, 1)))
+    return [(r, min(r + rows, n)) for r in range(0, n, rows)]
+
+
+def backup(trans: Transitions, a: np.ndarray, b: np.ndarray, budget_mb: float = 32.0, n_jobs=None,
+           should_stop=None) -> tuple[np.ndarray, np.ndarray]:
+    """For every f and column k: max_f' MQ[f,f'] a[k,f'] + b[k,f'] and its argmax f'.
+
+    a, b [K, F] (K = control bins, or 1 for the off-line optimum).  Returns (values [F, K] float32,
+    argmax [F, K] int32).  Work is split in row blocks of about ``budget_mb`` each.
+    """
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    b = np.ascontiguousarray(b, dtype=np.float32)
+    k, n = a.shape
+    values = np.empty((n, k), dtype=np.float32)
+    argmax = np.empty((n, k), dtype=np.int32)
+    workers = n_workers(n_jobs)
+    if not trans.sparse:
+        blocks = _row_blocks(n, 4 * k * n, budget_mb / workers)
+
+        def work(blk):
+            check_stop(should_stop, "policy backup")
+            r0, r1 = blk
+            t = trans.dense[r0:r1, None, :] * a[None]  # [b, K, F]
+            t += b[None]
+            arg = t.argmax(axis=2)
+            argmax[r0:r1] = arg
+            values[r0:r1] = np.take_along_axis(t, arg[:, :, None], axis=2)[:, :, 0]
+    else:
+        counts = np.diff(trans.indptr)
+        # Blocks of rows holding about budget_mb of [nnz, K] temporaries.
+        per = max(1, int(budget_mb / workers * 2**20 // (4 * k)))
+        bounds, r = [], 0
+        cum = trans.indptr
+        while r < n:
+            r1 = int(np.searchsorted(cum, cum[r] + per, side="right")) - 1
+            r1 = min(max(r1, r + 1), n)
+            bounds.append((r, r1))
+            r = r1
+        blocks = bounds
+
+        a_rows, b_rows = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)  # [F, K]: row gathers
+
+        def work(blk):
+            check_stop(should_stop, "policy backup")
+            r0, r1 = blk
+            s, e = trans.indptr[r0], trans.indptr[r1]
+            cols = trans.indices[s:e]
+            t = a_rows[cols]  # [nnz, K]
+            t *= trans.data[s:e, None]
+            t += b_rows[cols]
+            starts = (trans.indptr[r0:r1] - s).astype(np.int64)
+            best = np.maximum.reduceat(t, starts, axis=0)
+            hit = t == np.repeat(best, counts[r0:r1], axis=0)
+            pos = np.where(hit, np.arange(e - s)[:, None], np.iinfo(np.int64).max)
+            first = np.minimum.reduceat(pos, starts, axis=0)
+            values[r0:r1] = best
+            argmax[r0:r1] = cols[first]
+
+    parallel_map(work, blocks, n_jobs)
+    return values, argmax
+
+
+def expectation(values: np.ndarray, kind: str, user_model: np.ndarray | None, discount: float) -> np.ndarray:
+    """E [F, C] = λ Σ_c' T[c, c'] R[f, c'] with T per controller kind."""
+    if kind == "greedy" or discount == 0.0:
+        return np.zeros_like(values)
+    if kind == "steady":
+        return discount * values
+    if kind == "spread":
+        return np.broadcast_to(discount * values.mean(axis=1, keepdims=True), values.shape).copy()
+    if user_model is None:
+        raise ValueError("the model controller needs a user model T")
+    return discount * (values @ user_model.T.astype(values.dtype))
+
+
+@dataclass
+class SolveResult:
+    table: np.ndarray  # int32 [F, C]: next fragment
+    values: np.ndarray  # float32 [F, C]: relative expected discounted quality
+    improvements: int
+    sweeps: int
+    converged: bool
+    seconds: float
+    history: list = field(default_factory=list)  # (policy changes, value span) per improvement
+
+
+def solve(trans: Transitions, cq: np.ndarray, settings: PolicySettings, user_model: np.ndarray | None = None,
+          init: np.ndarray | None = None, progress=None, should_stop=None) -> SolveResult:
+    """Modified policy iteration for one controller; ``init`` (an earlier result's values) warm-starts."""
+    settings.validate()
+    t0 = time.perf_counter()
+    n, c = cq.shape
+    lam = 0.0 if settings.kind == "greedy" else settings.discount
+    cq_t = np.ascontiguousarray(cq.T, dtype=np.float32)
+    values = np.zeros((n, c), dtype=np.float32) if init is None else np.asarray(init, dtype=np.float32).copy()
+    if values.shape != (n, c):
+        raise ValueError(f"warm start values are {values.shape}, expected {(n, c)}: retrain from scratch")
+    cols = np.arange(c)[None, :]
+    table = None
+    history = []
+    sweeps_total = 0
+    converged = False
+    it = 0
+    for it in range(1, settings.max_improvements + 1):
+        check_stop(should_stop, "training")
+        e = expectation(values, settings.kind, user_model, lam)
+        new_values, new_table = backup(trans, cq_t, e.T, settings.block_mb, settings.n_jobs, should_stop)
+        if table is None:
+            changed = n * c
+        else:
+            # Keep the current choice unless another is better by more than the tie tolerance:
+            # near-ties would otherwise flip on float noise and never let the policy settle.
+            current = trans.lookup(np.arange(n)[:, None], table) * cq[table, cols] + e[table, cols]
+            keep = new_values <= current + TIE
+            new_table = np.where(keep, table, new_table)
+            new_values = np.where(keep, current, new_values)
+            changed = int(np.count_nonzero(new_table != table))
+        table = new_table
+        if lam == 0.0:
+            values = new_values
+            history.append((changed, 0.0))
+            converged = True
+            break
+        q_pol = trans.lookup(np.arange(n)[:, None], table) * cq[table, cols]
+        before = values - values.mean()
+        if settings.kind == "steady":
+            # The control never changes: each (f, c) follows a deterministic chain, evaluated
+            # exactly by pointer doubling (a few dozen gathers) instead of slow sweeps.
+            values = _evaluate_chain(q_pol, table, lam)
+            values -= values.mean()
+            sweeps = 0
+        else:
+            values, sweeps = _evaluate_krylov(q_pol, table, lambda r: expectation(r, settings.kind, user_model, lam),
+                                              new_values, settings, should_stop)
+            values -= values.mean()
+        sweeps_total += sweeps
+        span = float(np.ptp(values - before))
+        history.append((changed, span))
+        if progress is not None:
+            progress(min(0.99, it / max(settings.max_improvements, 1)),
+                     f"{settings.kind}: improvement {it}, {changed} decisions changed, {sweeps} sweeps")
+        if changed <= settings.settle * n * c:
+            converged = True
+            break
+    return SolveResult(table, values.astype(np.float32), it, sweeps_total, converged, time.perf_counter() - t0, history)
+
+
+def _evaluate_krylov(q_pol, table, expect, init, settings, should_stop):
+    """Relative values of a fixed stochastic policy by GMRES, warm-started.
+
+    Values are R = k·1 + h with h of mean zero; since T_P 1 = 1, h solves the projected system
+    P(I - λ T_P) h = P Q_P (P removes the mean), whose conditioning is set by how fast the chain
+    mixes rather than by 1 / (1 - λ) = 1000.  One product costs one evaluation sweep (O(F C²));
+    Krylov steps converge far faster than sweeps on slowly mixing (thresholded) chains.
+    Returns (h, products used)."""
+    from scipy.sparse.linalg import LinearOperator, gmres
+
+    n, c = q_pol.shape
+    cols = np.arange(c)[None, :]
+    calls = [0]
+
+    def matvec(x):
+        calls[0] += 1
+        if calls[0] % 25 == 0:
+            check_stop(should_stop, "training")
+        r = x.reshape(n, c)
+        out = (r - expect(r)[table, cols]).ravel()
+        return out - out.mean()
+
+    op = LinearOperator((n * c, n * c), matvec=matvec, dtype=np.float64)
+    b = q_pol.astype(np.float64).ravel()
+    b -= b.mean()
+    x0 = init.astype(np.float64).ravel()
+    x0 -= x0.mean()
+    x, _ = gmres(op, b, x0=x0, rtol=0.0, atol=settings.tol * np.sqrt(n * c), restart=30,
+                 maxiter=max(1, settings.max_sweeps // 30))
+    return x.reshape(n, c).astype(np.float32), calls[0]
+
+
+def _evaluate_chain(reward: np.ndarray, table: np.ndarray, lam: float, tol: float = 1e-9) -> np.ndarray:
+    """Exact discounted values of deterministic chains (f, c) -> (table[f, c], c):
+    V = Σ_k λ^k reward along the chain, by doubling: after j steps each state knows the sum of
+    its next 2^j rewards and where it lands, so 2^j steps cost j gathers."""
+    n, c = table.shape
+    nxt = (table.astype(np.int64) * c + np.arange(c)[None, :]).ravel()
+    total = reward.astype(np.float64).ravel().copy()
+    factor = lam
+    while factor > tol * (1.0 - lam):
+        total = total + factor * total[nxt]
+        nxt = nxt[nxt]
+        factor = factor * factor
+    return total.reshape(n, c).astype(np.float32)
+
+
+# ----------------------------------------------------------------------------- off-line optimum
+
+def optimal_path(trans: Transitions, cq: np.ndarray, trace_bins: np.ndarray, start: int | None = None,
+                 budget_mb: float = 64.0, n_jobs=None, should_stop=None) -> tuple[np.ndarray, float]:
+    """The best fragment sequence for a known trace (eqs. 7-8): dynamic programming backwards
+    over the trace.  Returns (path [n + 1], summed quality); ``start`` fixes f_0."""
+    steps = len(trace_bins)
+    n = trans.n
+    value = np.zeros(n, dtype=np.float32)
+    choice = np.empty((steps, n), dtype=np.int32)
+    cq_t = np.ascontiguousarray(cq.T, dtype=np.float32)
+    for i in range(steps - 1, -1, -1):
+        if i % 50 == 0:
+            check_stop(should_stop, "optimal path")
+        v, arg = backup(trans, cq_t[trace_bins[i]][None], value[None], budget_mb, n_jobs, should_stop)
+        value = v[:, 0]
+        choice[i] = arg[:, 0]
+    f = int(np.argmax(value)) if start is None else int(start)
+    path = np.empty(steps + 1, dtype=np.int64)
+    path[0] = f
+    for i in range(steps):
+        path[i + 1] = choice[i, path[i]]
+    return path, float(value[path[0]])
+
+
+def path_quality(mq: np.ndarray, cq: np.ndarray, path: np.ndarray, trace_bins: np.ndarray) -> np.ndarray:
+    """Per-step Quality(f_i -> f_{i+1} | c_i) of a path [n + 1] under trace bins [n], with the
+    full (unthresholded) MotionQuality [F, F], as the paper scores every controller."""
+    f, g = path[:-1], path[1:]
+    return mq[f, g] * cq[g, trace_bins]
+
+
+def run_table(table: np.ndarray, trace_bins: np.ndarray, start: int) -> np.ndarray:
+    """Fragments chosen by a policy table along a trace: one table lookup per decision."""
+    path = np.empty(len(trace_bins) + 1, dtype=np.int64)
+    path[0] = start
+    f = start
+    for i, c in enumerate(trace_bins.tolist()):
+        f = int(table[f, c])
+        path[i + 1] = f
+    return path
+
+
+# ----------------------------------------------------------------------------- runtime policy
+
+@dataclass(eq=False)
+class Policy:
+    """What a game needs at run time: next fragment = table[previous fragment, bin(control)].
+
+    Also carries the bins (to map a control signal to its bin), the fragments' source (clip
+    names, start frames) so a synthesiser can play them, and how it was trained.
+    """
+
+    table: np.ndarray
+    values: np.ndarray
+    centres: np.ndarray
+    control_weights: tuple
+    clip_names: list
+    clip: np.ndarray
+    start: np.ndarray
+    n_frames: int
+    fps: float
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        from .fragments.quality import QualitySettings  # the fragments package imports this module
+
+        w_v, w_t, w_a = self.control_weights
+        self._quality = QualitySettings(w_v=w_v, w_t=w_t, w_a=w_a)
+        self._centre_feats = self._features(self.centres)
+
+    def _features(self, c) -> np.ndarray:
+        from .fragments.quality import control_features
+
+        return control_features(np.asarray(c, dtype=float), self._quality)
+
+    def bin(self, control) -> int:
+        """Nearest control bin (under ControlDis) of one control vector [vx, vy, turn, airborne]."""
+        f = self._features(control)
+        return int(np.argmin(((self._centre_feats - f) ** 2).sum(axis=1)))
+
+    def bins(self, controls: np.ndarray) -> np.ndarray:
+        """int [N]: nearest bins of control vectors [N, 4] (vectorised ``bin``)."""
+        f = self._features(controls)
+        c = self._centre_feats
+        return np.argmin((f * f).sum(1)[:, None] - 2 * f @ c.T + (c * c).sum(1)[None], axis=1)
+
+    def next(self, previous: int, control) -> int:
+        """The fragment to play after ``previous`` given the player's current control."""
+        return int(self.table[previous, self.bin(control)])
+
+    def start_fragment(self, control) -> int:
+        """A good first fragment for a control: the best expected value in its bin."""
+        return int(np.argmax(self.values[:, self.bin(control)]))
+
+    def save(self, path) -> None:
+        meta = {"format": "motionctl.policy/1", "control_weights": list(self.control_weights),
+                "clip_names": list(self.clip_names), "n_frames": self.n_frames, "fps": self.fps, "info": self.info}
+        atomic_savez(path, {
+            "meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
+            "table": self.table.astype(np.int32), "values": self.values.astype(np.float32),
+            "centres": self.centres, "clip": self.clip.astype(np.int32), "start": self.start.astype(np.int32),
+        })
+
+    @classmethod
+    def load(cls, path) -> "Policy":
+        path = os.fspath(path)
+        if not os.path.exists(path):
+            raise MotionFileError(path, "policy file is missing")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(bytes(z["meta"]).decode("utf-8"))
+                if meta.get("format") != "motionctl.policy/1":
+                    raise MotionFileError(path, f"not a motionctl policy (format {meta.get('format')!r})")
+                return cls(z["table"], z["values"], z["centres"], tuple(meta["control_weights"]), meta["clip_names"],
+                           z["clip"], z["start"], int(meta["n_frames"]), float(meta["fps"]), meta.get("info", {}))
+        except (KeyError, ValueError, OSError) as exc:
+            if isinstance(exc, MotionFileError):
+                raise
+            raise MotionFileError(path, f"damaged policy file ({exc})") from None
+
+
+__all__ = ["Cancelled", "KINDS", "Policy", "PolicySettings", "SolveResult", "Transitions", "backup", "expectation",
+           "optimal_path", "path_quality", "run_table", "solve"]

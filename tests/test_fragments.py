@@ -1,0 +1,323 @@
+"""Motion fragments and tabular policies (paper 000)."""
+
+import itertools
+import json
+import os
+
+import numpy as np
+import pytest
+
+from motionctl import bvh, quat
+from motionctl.errors import Cancelled, MotionFileError
+from motionctl.fragments import (ControlBins, ControllerSettings, FragmentModel, FragmentSettings, PlayerSettings,
+                                 QualitySettings, Trace, control_distance, control_quality, cut_fragments,
+                                 evaluate_controllers, generate_trace, learn_user_model, mirror_clip, paper_bins,
+                                 project_velocity, read_trace, top_transitions, write_trace)
+from motionctl.fragments.controller import fragments_for_policy, run_policy, train_to_file
+from motionctl.policy import Policy, PolicySettings, Transitions, optimal_path, run_table, solve
+
+
+# ----------------------------------------------------------------------------- tiny MDPs
+
+def tiny_problem(n=5, c=3, seed=0):
+    rng = np.random.default_rng(seed)
+    mq = rng.uniform(0, 1, (n, n)).astype(np.float32)
+    cq = rng.uniform(0.05, 1, (n, c)).astype(np.float32)
+    t = rng.uniform(0, 1, (c, c))
+    t /= t.sum(1, keepdims=True)
+    return mq, cq, t
+
+
+def brute_force_values(mq, cq, t, lam, iters=4000):
+    """Plain value iteration with explicit loops (eq. 2), to convergence."""
+    n, c = cq.shape
+    r = np.zeros((n, c))
+    for _ in range(iters):
+        new = np.empty_like(r)
+        for f in range(n):
+            for k in range(c):
+                new[f, k] = max(mq[f, g] * cq[g, k] + lam * sum(t[k, kk] * r[g, kk] for kk in range(c)) for g in range(n))
+        r = new
+    table = np.empty((n, c), dtype=int)
+    for f in range(n):
+        for k in range(c):
+            table[f, k] = int(np.argmax([mq[f, g] * cq[g, k] + lam * (t[k] @ r[g]) for g in range(n)]))
+    return r, table
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_policy_iteration_matches_brute_force_value_iteration_on_tiny_mdp(seed):
+    mq, cq, t = tiny_problem(seed=seed)
+    lam = 0.9
+    r_ref, table_ref = brute_force_values(mq, cq, t, lam, iters=400)
+    res = solve(Transitions.from_dense(mq), cq, PolicySettings(kind="model", discount=lam, tol=1e-7), t)
+    assert res.converged
+    assert np.array_equal(res.table, table_ref)
+    # Relative values: equal to the true ones up to a constant.
+    assert np.allclose(res.values - res.values.mean(), r_ref - r_ref.mean(), atol=2e-4)
+
+
+def test_thresholded_sparse_solver_matches_dense_solver_on_the_same_transitions():
+    mq, cq, t = tiny_problem(n=12, c=4, seed=5)
+    allowed = top_transitions(mq, 40.0)
+    allowed[np.arange(12), np.argmax(mq, 1)] = True
+    masked = np.where(allowed, mq, -1e3).astype(np.float32)  # disallowed = hopeless in the dense solver
+    dense = solve(Transitions.from_dense(masked), cq, PolicySettings(discount=0.95, tol=1e-7), t)
+    sparse = solve(Transitions.from_mask(mq, allowed), cq, PolicySettings(discount=0.95, tol=1e-7), t)
+    assert np.array_equal(dense.table, sparse.table)
+    assert np.all(allowed[np.arange(12)[:, None], sparse.table])
+
+
+def test_model_equals_steady_with_identity_and_spread_with_uniform_user_model():
+    mq, cq, _ = tiny_problem(n=8, c=4, seed=3)
+    tr = Transitions.from_dense(mq)
+    s = dict(discount=0.95, tol=1e-7)
+    model_id = solve(tr, cq, PolicySettings(kind="model", **s), np.eye(4))
+    steady = solve(tr, cq, PolicySettings(kind="steady", **s))
+    assert np.array_equal(model_id.table, steady.table)
+    model_uni = solve(tr, cq, PolicySettings(kind="model", **s), np.full((4, 4), 0.25))
+    spread = solve(tr, cq, PolicySettings(kind="spread", **s))
+    assert np.array_equal(model_uni.table, spread.table)
+
+
+def test_greedy_is_the_model_controller_without_discount():
+    mq, cq, t = tiny_problem(n=9, c=4, seed=4)
+    tr = Transitions.from_dense(mq)
+    greedy = solve(tr, cq, PolicySettings(kind="greedy"))
+    model0 = solve(tr, cq, PolicySettings(kind="model", discount=0.0), t)
+    assert np.array_equal(greedy.table, model0.table)
+    assert np.array_equal(greedy.table, np.argmax(mq[:, :, None] * cq[None], axis=1))
+
+
+@pytest.mark.parametrize("start", [None, 2])
+def test_optimal_path_matches_exhaustive_enumeration(start):
+    mq, cq, _ = tiny_problem(n=4, c=3, seed=6)
+    trace = np.array([0, 2, 1, 1, 0])
+    best, best_path = -1.0, None
+    firsts = range(4) if start is None else [start]
+    for path in itertools.product(range(4), repeat=len(trace) + 1):
+        if path[0] not in firsts:
+            continue
+        q = sum(mq[path[i], path[i + 1]] * cq[path[i + 1], trace[i]] for i in range(len(trace)))
+        if q > best + 1e-9:
+            best, best_path = q, path
+    path, total = optimal_path(Transitions.from_dense(mq), cq, trace, start=start)
+    assert total == pytest.approx(best, abs=1e-5)
+    assert tuple(path) == best_path
+    # The same on sparse transitions allowing everything.
+    path_s, total_s = optimal_path(Transitions.from_mask(mq, np.ones((4, 4), bool)), cq, trace, start=start)
+    assert total_s == pytest.approx(best, abs=1e-5)
+
+
+def test_threshold_keeps_exactly_the_top_percent():
+    rng = np.random.default_rng(0)
+    mq = rng.uniform(0, 1, (40, 40)).astype(np.float32)
+    mq[3, :] = 0.5  # ties
+    keep = top_transitions(mq, 8.0)
+    assert keep.sum() == round(0.08 * 1600)
+    assert mq[keep].min() >= mq[~keep].max()
+
+
+def test_cancel_stops_the_solver_and_leaves_no_policy_file(tmp_path, demo_library):
+    clips = [bvh.read_bvh(os.path.join(demo_library, f)) for f in ("demo_walk.bvh", "demo_run.bvh")]
+    trace = generate_trace(PlayerSettings(), 30, 10, seed=0)
+    calls = [0]
+
+    def stop_later():
+        calls[0] += 1
+        return calls[0] > 12
+
+    out = tmp_path / "policy.npz"
+    with pytest.raises(Cancelled):
+        train_to_file(clips, [trace], str(out), should_stop=stop_later)
+    assert calls[0] > 12 and not out.exists() and not list(tmp_path.iterdir())
+
+
+# ----------------------------------------------------------------------------- fragments, qualities
+
+@pytest.fixture(scope="module")
+def demo_model(demo_library):
+    names = ["demo_walk", "demo_run", "demo_walk_turn_left", "demo_sidestep_right", "demo_jump"]
+    clips = [bvh.read_bvh(os.path.join(demo_library, n + ".bvh")) for n in names]
+    return FragmentModel.build(clips), clips
+
+
+def test_evident_control_recovers_generated_speed_and_turn_rate(demo_model, demo_library):
+    model, clips = demo_model
+    fs = model.fragments
+    for i, clip in enumerate(clips):
+        side = json.load(open(os.path.join(demo_library, clip.name + ".json")))["control"]
+        ev = fs.control[(fs.clip == 2 * i)]  # the original (mirrors are odd)
+        core = ev[len(ev) // 4: 3 * len(ev) // 4]
+        if clip.name == "demo_jump":
+            assert ev[:, 3].any() and not ev[:len(ev) // 4, 3].any()
+            continue
+        assert np.median(core[:, 1]) == pytest.approx(side["forward"], abs=0.12)
+        assert np.median(core[:, 0]) == pytest.approx(side["lateral"], abs=0.12)  # both: + = to the right
+        assert np.median(core[:, 2]) == pytest.approx(side["turn"], abs=0.1)
+        assert not core[:, 3].any()
+
+
+def test_mirrored_fragments_reflect_controls_and_keep_motion_distances(demo_model):
+    model, _ = demo_model
+    fs = model.fragments
+    orig = np.flatnonzero(fs.clip % 2 == 0)
+    mirr = np.flatnonzero(fs.clip % 2 == 1)
+    assert len(orig) == len(mirr)
+    assert np.allclose(fs.control[mirr], fs.control[orig] * [-1, 1, -1, 1], atol=1e-6)
+    assert "mirrored" in fs.clips[1].tags and "left" in fs.clips[4].tags and "right" in fs.clips[5].tags
+    d = model.distances
+    assert np.allclose(d[:, mirr[:, None], mirr[None]], d[:, orig[:, None], orig[None]], rtol=1e-4, atol=1e-5)
+
+
+def test_mirror_clip_reflects_world_positions_exactly(demo_library):
+    clip = bvh.read_bvh(os.path.join(demo_library, "demo_walk_turn_left.bvh"))
+    m = mirror_clip(clip)
+    p, _ = clip.world()
+    q, _ = m.world()
+    swap = [m.skeleton.names.index(n) for n in clip.skeleton.names]
+    from motionctl.motion import mirror_joint_map
+
+    swap = mirror_joint_map(clip.skeleton.names)
+    assert np.allclose(q[:, swap], p * [-1, 1, 1], atol=1e-9)
+
+
+def test_motion_quality_ranges_natural_continuations_and_stutter(demo_model):
+    model, _ = demo_model
+    fs = model.fragments
+    mq = model.motion_quality(QualitySettings())
+    assert mq.dtype == np.float32 and mq.min() >= 0 and mq.max() <= 1
+    nxt = fs.continuation()
+    has = nxt >= 0
+    natural = mq[np.flatnonzero(has), nxt[has]]
+    assert np.median(natural) > np.percentile(mq, 95)
+    assert np.all(np.diag(mq) == 0)  # replaying a fragment stutters
+    f = np.flatnonzero(has)[10]
+    assert mq[f, f + 1] == 0  # overlapping fragment of the same clip: a jump back
+    # Heavier omegas lower every quality.
+    heavy = model.motion_quality(QualitySettings(omegas=(1.6, 1.0, 0.6)))
+    assert np.all(heavy <= mq + 1e-7)
+
+
+def test_control_quality_and_distance_properties():
+    rng = np.random.default_rng(1)
+    a = np.column_stack((rng.normal(0, 2, (50, 3)), rng.integers(0, 2, 50)))
+    b = np.column_stack((rng.normal(0, 2, (50, 3)), rng.integers(0, 2, 50)))
+    assert np.allclose(control_distance(a, b), control_distance(b, a))
+    assert np.allclose(control_distance(a, a), 0)
+    cq = control_quality(a, a)
+    assert np.allclose(np.diag(cq), 1.0) and cq.min() > 0 and cq.max() <= 1
+    v = np.array([[3.0, 4.0]])
+    assert np.allclose(project_velocity(v), v / 5 * np.log(6))
+    assert np.allclose(project_velocity(np.zeros((1, 2))), 0)
+    # Airborne mismatch alone costs w_a = 20: quality 1/21.
+    assert control_quality(np.array([[0, 1.0, 0, 0]]), np.array([[0, 1.0, 0, 1]]))[0, 0] == pytest.approx(1 / 21)
+
+
+def test_paper_bins_and_user_model():
+    bins = paper_bins(np.array([0.5, 1.0, 2.0, 4.0] * 10))
+    assert bins.n == 150
+    speeds = np.unique(np.round(np.linalg.norm(bins.centres[:, :2], axis=1), 6))
+    assert len(speeds) == 4 and speeds[0] == 0 and speeds[-1] == pytest.approx(np.percentile([0.5, 1, 2, 4] * 10, 95))
+    assert set(np.unique(bins.centres[:, 2])) == {-1.0, 0.0, 1.0} and set(np.unique(bins.centres[:, 3])) == {0.0, 1.0}
+    assert bins.nearest(bins.centres[37]) == 37
+    trace = Trace(np.repeat(bins.centres[[0, 5, 0, 5, 0, 9]], 10, axis=0), 10.0)  # 0->5 twice, 0->9 once
+    t = learn_user_model([trace], bins, smoothing=1.0)
+    assert np.allclose(t.sum(1), 1) and t.min() > 0
+    assert t[0, 0] > 0.5 and t[0, 5] > t[0, 9] > t[0, 100]
+
+
+def test_generated_traces_are_seeded_and_realistic():
+    p = PlayerSettings(jump_rate=0.5)
+    a, b = generate_trace(p, 120, 10, seed=3), generate_trace(p, 120, 10, seed=3)
+    assert np.array_equal(a.samples, b.samples)
+    assert not np.array_equal(a.samples, generate_trace(p, 120, 10, seed=4).samples)
+    s = a.samples
+    assert s.shape == (1200, 4) and set(np.unique(s[:, 3])) == {0.0, 1.0}
+    steps = np.linalg.norm(np.diff(s[:, :2], axis=0), axis=1)
+    assert np.mean(steps < 1e-9) > 0.5  # holds
+    assert np.max(steps) > p.max_speed * 0.4  # sudden changes
+    assert np.abs(s[:, 2]).max() > 0.1 and np.mean(np.abs(np.diff(s[:, 2])) < 0.3) > 0.95  # gradual turns
+
+
+# ----------------------------------------------------------------------------- traces on disk
+
+@pytest.mark.parametrize("ext", ["csv", "json"])
+def test_trace_files_round_trip(tmp_path, ext):
+    t = generate_trace(PlayerSettings(), 5, 10, seed=1)
+    path = tmp_path / f"t.{ext}"
+    write_trace(t, path)
+    back = read_trace(path)
+    assert back.rate == 10 and np.allclose(back.samples, t.samples, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "text,line,message",
+    [
+        ("# rate: 10\nvx,vy,turn,airborne\n0,1,0,0\n0,nan,0,0\n", 4, "NaN"),
+        ("vx,vy,turn,airborne\n0,1,0,0\n0,1,0\n", 3, "3 values, expected 4"),
+        ("vx,vy,turn,airborne\n", 1, "empty trace"),
+        ("", 1, "empty trace"),
+        ("vx,vy,turn,airborne\n0,1,0,0.5\n", 2, "airborne must be 0 or 1"),
+        ("vx,vy,turn,airborne\n0,1,zero,0\n", 2, "non-numeric value 'zero'"),
+    ],
+)
+def test_bad_csv_traces_raise_errors_naming_file_and_line(tmp_path, text, line, message):
+    p = tmp_path / "bad.csv"
+    p.write_text(text)
+    with pytest.raises(MotionFileError) as err:
+        read_trace(p)
+    assert message in str(err.value) and str(p) in str(err.value) and err.value.line == line
+
+
+@pytest.mark.parametrize(
+    "data,message",
+    [({"samples": []}, "empty trace"), ({"samples": [[0, 1, 0]]}, "sample 0 has 3 values"),
+     ({"samples": [[0, 1, 0, 0], [0, float("nan"), 0, 0]]}, "sample 1: NaN"), ({"rate": 10}, "expected")],
+)
+def test_bad_json_traces_raise_errors_naming_file(tmp_path, data, message):
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(data))
+    with pytest.raises(MotionFileError, match="bad.json") as err:
+        read_trace(p)
+    assert message in str(err.value)
+
+
+def test_trace_in_memory_is_validated():
+    with pytest.raises(ValueError, match="NaN"):
+        Trace(np.array([[0, 1, np.nan, 0]]))
+    with pytest.raises(ValueError, match="4 values"):
+        Trace(np.zeros((3, 2)))
+
+
+# ----------------------------------------------------------------------------- end to end
+
+def test_trained_policy_saves_loads_runs_and_beats_greedy(tmp_path, demo_model):
+    model, clips = demo_model
+    train = [generate_trace(PlayerSettings(max_speed=3.0), 60, 10, seed=s) for s in (1, 2)]
+    settings = ControllerSettings()
+    out = tmp_path / "p.npz"
+    trained = train_to_file(clips, train, str(out), settings, model)
+    assert trained.result.converged
+    policy = Policy.load(out)
+    assert np.array_equal(policy.table, trained.policy.table) and policy.info["kind"] == "model"
+    ctrl = [0.0, 1.2, 0.0, 0.0]
+    f = policy.start_fragment(ctrl)
+    assert policy.next(f, ctrl) == trained.policy.table[f, trained.bins.nearest(np.array(ctrl))]
+    with pytest.raises(MotionFileError, match="missing"):
+        Policy.load(tmp_path / "none.npz")
+    # Evaluation against the optimum.
+    evals = [generate_trace(PlayerSettings(max_speed=3.0, hold_mean=0.8), 10, 10, seed=s) for s in (11, 12, 13)]
+    settings.policy = PolicySettings(kind="greedy")
+    greedy, _ = model.train(settings, trained.bins, None)
+    res = evaluate_controllers(model, {"model": policy.table, "greedy": greedy.table}, trained.bins, evals, settings.quality)
+    assert res["opt"]["mean"] == pytest.approx(100.0)
+    assert 0 < res["greedy"]["mean"] <= res["model"]["mean"] <= 100.0 + 1e-6
+    # Run on a trace: one fragment per decision, synthesized continuously.
+    fs = fragments_for_policy(policy, clips)
+    clip, path, samples = run_policy(policy, fs, evals[0], warp=1.0)
+    assert len(path) == len(samples) + 1 and clip.n_frames == len(samples) * fs.n_frames
+    # Warped root follows the control exactly: ground speed per frame is the control's.
+    speed = np.linalg.norm(np.diff(clip.root_pos[:, :2], axis=0), axis=1) * clip.fps
+    want = np.linalg.norm(np.repeat(samples, fs.n_frames, axis=0)[1:, :2], axis=1)
+    assert np.allclose(speed, want, atol=1e-6)
