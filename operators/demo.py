@@ -10,11 +10,15 @@ import os
 
 import bpy
 
+from ..motionctl.bvh import read_bvh
+from .armature import bake_clip
 
-def build_demo_blend(motion_paths, blend_path: str, timing: str = "SCENE") -> dict:
-    """Import ``motion_paths`` into an empty scene and save it as ``blend_path``.
 
-    Returns {"armatures": [...], "actions": [...], "summary": str} for the caller to print.
+def build_demo_blend(motion_paths, blend_path: str, timing: str = "SCENE", runs=()) -> dict:
+    """Import ``motion_paths`` into an empty scene, bake each BVH in ``runs`` (controller output
+    on the same skeleton) as an action on the matching armature, and save ``blend_path``.
+
+    Returns {"armatures": [...], "actions": [...], "runs": [...], "summary": str}.
     """
     bpy.ops.wm.read_factory_settings(use_empty=True)
     blend_path = os.path.abspath(blend_path)
@@ -34,9 +38,20 @@ def build_demo_blend(motion_paths, blend_path: str, timing: str = "SCENE") -> di
         from .library import show_clip
 
         show_clip(bpy.context, st.clips[0])
+    baked = []
+    for path in runs:
+        clip = read_bvh(path)
+        target = next((g.armature for g in st.groups if list(g.armature["motionctl_joints"]) == list(clip.skeleton.names)),
+                      None)
+        if target is None:
+            raise RuntimeError(f"no armature with the joints of {path}")
+        act = bake_clip(target, clip, clip.name, scene_fps=scene.render.fps)
+        scene.frame_start, scene.frame_end = (int(x) for x in act.frame_range)
+        baked.append(act.name)
     bpy.ops.wm.save_as_mainfile(filepath=blend_path)
     return {
         "armatures": [g.armature.name for g in st.groups],
         "actions": [c.action.name for c in st.clips],
+        "runs": baked,
         "summary": st.last_import,
     }

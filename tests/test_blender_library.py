@@ -107,9 +107,13 @@ def test_demo_command_writes_a_blend_that_opens(ext, tmp_path):
     arms = [o for o in bpy.data.objects if o.type == "ARMATURE"]
     assert len(arms) == 1 and len(arms[0].data.bones) == 31
     names = {a.name for a in bpy.data.actions}
-    assert {"demo_walk", "demo_jump", "demo_crouch", "demo_sidestep_left"} <= names and len(names) == 15
-    assert arms[0].animation_data.action is not None
-    assert len(bpy.context.scene.motionctl.clips) == 15
+    assert {"demo_walk", "demo_jump", "demo_crouch", "demo_sidestep_left", "controller_run"} <= names
+    assert len(names) == 16 and len(bpy.context.scene.motionctl.clips) == 15
+    # The controller's run is what the armature plays, over the whole scene range.
+    run = bpy.data.actions["controller_run"]
+    assert arms[0].animation_data.action == run
+    assert (bpy.context.scene.frame_start, bpy.context.scene.frame_end) == tuple(int(x) for x in run.frame_range)
+    assert (tmp_path / "model_policy.npz").exists() and (tmp_path / "evaluation_trace.csv").exists()
 
 
 @pytest.mark.mocap
