@@ -2,9 +2,9 @@
 
 import bpy
 
-from . import demo, library  # noqa: F401  (demo: used by the command-line demo)
+from . import controller, demo, jobs, library, mannequin, preview  # noqa: F401  (demo: used by the CLI demo)
 
-classes = (*library.classes,)
+classes = (*library.classes, *jobs.classes, *controller.classes, *preview.classes, *mannequin.classes)
 
 _register, _unregister = bpy.utils.register_classes_factory(classes)
 

@@ -181,22 +181,35 @@ def bake_clip(ob, clip: Clip, action_name: str, frame_start: int = 1, scene_fps:
     return act
 
 
-def set_pose(ob, basis: np.ndarray, root_loc: np.ndarray | None = None) -> None:
-    """Pose the armature directly (live preview): basis quaternions [J, 4] in joint order."""
-    pb = ob.pose.bones
-    names = list(ob.get("motionctl_joints", []))
-    order = np.array([pb.find(n) for n in names])
-    flat = np.empty((len(pb), 4), dtype=np.float32)
-    flat[order] = basis
-    pb.foreach_set("rotation_quaternion", flat.ravel())
-    if root_loc is not None:
-        pb[names[0]].location = tuple(float(x) for x in root_loc)
-    ob.update_tag(refresh={"DATA"})
-
-
 def bone_world_heads(ob, depsgraph=None) -> np.ndarray:
     """[J, 3] world positions of the pose bones' heads (evaluated), in joint order."""
     names = list(ob.get("motionctl_joints", [b.name for b in ob.pose.bones]))
     mw = np.array(ob.matrix_world)
     heads = np.array([ob.pose.bones[n].head for n in names], dtype=float)
     return heads @ mw[:3, :3].T + mw[:3, 3]
+
+
+class PoseWriter:
+    """Poses an armature from joint rotations every tick (live preview): rest data is read once,
+    then each write is one bulk ``foreach_set`` plus the root bone's location."""
+
+    def __init__(self, ob):
+        self.ob = ob
+        names = list(ob.get("motionctl_joints", []))
+        self.r = rest_rotations(ob)
+        self.r_inv = quat.conj(self.r)
+        self.head0 = rest_heads(ob)[0]
+        pb = ob.pose.bones
+        self.order = np.array([pb.find(n) for n in names])
+        self.root = pb[names[0]]
+        self.flat = np.zeros((len(pb), 4), dtype=np.float32)
+        self.flat[:, 0] = 1.0
+
+    def basis(self, local_rot: np.ndarray) -> np.ndarray:
+        return quat.mul(quat.mul(self.r_inv, local_rot), self.r)
+
+    def write(self, local_rot: np.ndarray, root_pos: np.ndarray) -> None:
+        self.flat[self.order] = self.basis(local_rot)
+        self.ob.pose.bones.foreach_set("rotation_quaternion", self.flat.ravel())
+        self.root.location = quat.rotate(self.r_inv[0], np.asarray(root_pos) - self.head0).tolist()
+        self.ob.update_tag(refresh={"DATA"})

@@ -3,9 +3,9 @@
 import bpy
 from bpy.props import PointerProperty
 
-from . import library, properties
+from . import controller, library, properties
 
-classes = (*properties.classes, *library.classes)
+classes = (*properties.classes, *library.classes, *controller.classes)
 
 _register, _unregister = bpy.utils.register_classes_factory(classes)
 

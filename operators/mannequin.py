@@ -1,0 +1,95 @@
+"""A low-poly mannequin skinned to a motionctl armature, so motion is visible and renderable
+without a character mesh: one tapered octagonal limb per bone, a ball for the head."""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+SIDES = 8
+
+
+def limb_mesh(heads: np.ndarray, tails: np.ndarray, radii: np.ndarray):
+    """Vertices [B * 2 * SIDES + 2B, 3], quad/tri faces, and the bone of every vertex, for tapered
+    octagonal prisms from each head to its tail (capped), all bones at once."""
+    b = len(heads)
+    axis = tails - heads
+    length = np.linalg.norm(axis, axis=1, keepdims=True)
+    d = axis / np.maximum(length, 1e-9)
+    helper = np.where(np.abs(d[:, 2:3]) < 0.9, [[0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0]])
+    u = np.cross(d, helper)
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    v = np.cross(d, u)
+    ang = 2 * np.pi * np.arange(SIDES) / SIDES
+    ring = np.cos(ang)[None, :, None] * u[:, None] + np.sin(ang)[None, :, None] * v[:, None]  # [B, S, 3]
+    r_head = radii[:, None, None]
+    r_tail = 0.7 * radii[:, None, None]
+    verts = np.concatenate((heads[:, None] + r_head * ring, tails[:, None] + r_tail * ring,
+                            heads[:, None], tails[:, None]), axis=1)  # [B, 2S + 2, 3]
+    per = 2 * SIDES + 2
+    base = (np.arange(b) * per)[:, None]
+    k = np.arange(SIDES)
+    k1 = (k + 1) % SIDES
+    sides = np.stack((k, k1, k1 + SIDES, k + SIDES), axis=1)  # [S, 4]
+    cap0 = np.stack((np.full(SIDES, 2 * SIDES), k1, k), axis=1)
+    cap1 = np.stack((np.full(SIDES, 2 * SIDES + 1), k + SIDES, k1 + SIDES), axis=1)
+    quads = (sides[None] + base[:, :, None]).reshape(-1, 4)
+    tris = np.concatenate(((cap0[None] + base[:, :, None]).reshape(-1, 3), (cap1[None] + base[:, :, None]).reshape(-1, 3)))
+    bone_of = np.repeat(np.arange(b), per)
+    return verts.reshape(-1, 3), quads, tris, bone_of
+
+
+def add_mannequin(context, ob):
+    """Build the mannequin for armature ``ob`` (rest pose), parent and skin it; returns the object."""
+    bones = list(ob.data.bones)
+    heads = np.array([bn.head_local for bn in bones])
+    tails = np.array([bn.tail_local for bn in bones])
+    length = np.linalg.norm(tails - heads, axis=1)
+    height = max(np.ptp(np.concatenate((heads, tails))[:, 2]), 1e-3)
+    radii = np.clip(0.16 * length, 0.012 * height, 0.05 * height)
+    keep = length > 0.02 * height
+    for i, bn in enumerate(bones):
+        if "head" in bn.name.lower() and not bn.children:
+            radii[i] = 0.06 * height  # a ball-ish head
+            keep[i] = True
+    idx = np.flatnonzero(keep)
+    verts, quads, tris, bone_of = limb_mesh(heads[idx], tails[idx], radii[idx])
+    mesh = bpy.data.meshes.new(ob.name + "_mannequin")
+    faces = [tuple(f) for f in quads.tolist()] + [tuple(f) for f in tris.tolist()]
+    mesh.from_pydata(verts.tolist(), [], faces)
+    mesh.update()
+    body = bpy.data.objects.new(ob.name + "_mannequin", mesh)
+    context.collection.objects.link(body)
+    body.parent = ob
+    for k, i in enumerate(idx):
+        vg = body.vertex_groups.new(name=bones[i].name)
+        vg.add(np.flatnonzero(bone_of == k).tolist(), 1.0, "REPLACE")
+    mod = body.modifiers.new("Armature", "ARMATURE")
+    mod.object = ob
+    mat = bpy.data.materials.get("motionctl_mannequin") or bpy.data.materials.new("motionctl_mannequin")
+    mat.diffuse_color = (0.8, 0.55, 0.35, 1.0)
+    body.data.materials.append(mat)
+    return body
+
+
+class MOTIONCTL_OT_add_mannequin(bpy.types.Operator):
+    """Add a simple low-poly body skinned to the active motionctl armature"""
+
+    bl_idname = "motionctl.add_mannequin"
+    bl_label = "Add Mannequin"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        from .preview import target_armature
+
+        try:
+            ob = target_armature(context)
+        except ValueError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        body = add_mannequin(context, ob)
+        self.report({"INFO"}, f"added {body.name} ({len(body.data.vertices)} vertices)")
+        return {"FINISHED"}
+
+
+classes = (MOTIONCTL_OT_add_mannequin,)

@@ -1,0 +1,110 @@
+"""Build the Blender extension zips, one per platform, with Blender's own builder.
+
+    .venv/bin/python tools/build_extension.py --out dist            # with scipy/scikit-learn wheels
+    .venv/bin/python tools/build_extension.py --out dist --no-wheels  # engine only (library features)
+
+Steps: copy the extension's files into a staging folder; download the cp311 wheels of
+scikit-learn, scipy, joblib and threadpoolctl for linux-x64, windows-x64, macos-arm64 and
+macos-x64 from PyPI (numpy is never bundled: Blender ships it); write the manifest's ``wheels``
+and ``platforms``; validate; then ``blender_ext.py build --split-platforms``, which keeps in each
+zip only the wheels for its platform.  The builder and validator come from the ``bpy`` wheel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INCLUDE = ["__init__.py", "blender_manifest.toml", "LICENSE", "README.md", "motionctl", "operators", "panels"]
+# Versions that run on Blender's numpy 1.26 and Python 3.11 (checked with the bpy 5.0.1 module).
+PACKAGES = ["scikit-learn==1.9.1", "scipy==1.17.1", "joblib==1.6.0", "threadpoolctl==3.8.0"]
+PLATFORMS = {
+    "linux-x64": ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"],
+    "windows-x64": ["win_amd64"],
+    "macos-arm64": ["macosx_14_0_arm64", "macosx_12_0_arm64", "macosx_11_0_arm64"],
+    "macos-x64": ["macosx_14_0_x86_64", "macosx_10_14_x86_64", "macosx_10_13_x86_64", "macosx_10_9_x86_64"],
+}
+
+
+def blender_ext_cli() -> str:
+    """Path of Blender's extension command line (shipped inside the bpy wheel)."""
+    spec = importlib.util.find_spec("bpy")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("the bpy module is needed for Blender's builder: pip install bpy==5.0.1")
+    base = list(spec.submodule_search_locations)[0]
+    found = glob.glob(os.path.join(base, "*", "scripts", "addons_core", "bl_pkg", "cli", "blender_ext.py"))
+    if not found:
+        found = glob.glob(os.path.join(os.path.dirname(base), "bpy", "*", "scripts", "addons_core", "bl_pkg", "cli",
+                                       "blender_ext.py"))
+    if not found:
+        raise SystemExit(f"blender_ext.py not found under {base}")
+    return found[0]
+
+
+def stage(dest: str) -> None:
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    os.makedirs(dest)
+    for name in INCLUDE:
+        src = os.path.join(ROOT, name)
+        if os.path.isdir(src):
+            shutil.copytree(src, os.path.join(dest, name), ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        elif os.path.exists(src):
+            shutil.copy2(src, os.path.join(dest, name))
+
+
+def download_wheels(dest: str, platforms) -> list:
+    os.makedirs(dest, exist_ok=True)
+    for plat in platforms:
+        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--no-deps",
+               "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311", "--abi", "none", "-d", dest]
+        for tag in PLATFORMS[plat]:
+            cmd += ["--platform", tag]
+        cmd += ["--platform", "any"]
+        print(f"downloading wheels for {plat}", flush=True)
+        subprocess.run(cmd + PACKAGES, check=True)
+    return sorted(os.path.basename(p) for p in glob.glob(os.path.join(dest, "*.whl")))
+
+
+def write_manifest(path: str, wheels, platforms) -> None:
+    text = open(path, encoding="utf-8").read()
+    text = re.sub(r"(?m)^(platforms|wheels)\s*=.*\n", "", text)
+    extra = f"platforms = [{', '.join(repr(p).replace(chr(39), chr(34)) for p in platforms)}]\n"
+    if wheels:
+        extra += "wheels = [\n" + "".join(f'  "./wheels/{w}",\n' for w in wheels) + "]\n"
+    text = text.replace('license = ["SPDX:GPL-3.0-or-later"]\n', 'license = ["SPDX:GPL-3.0-or-later"]\n' + extra)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "dist"))
+    ap.add_argument("--no-wheels", action="store_true", help="build without scipy/scikit-learn (library only)")
+    ap.add_argument("--platforms", nargs="+", default=list(PLATFORMS), choices=list(PLATFORMS))
+    args = ap.parse_args(argv)
+    cli = blender_ext_cli()
+    staging = os.path.join(ROOT, "build", "extension")
+    stage(staging)
+    wheels = [] if args.no_wheels else download_wheels(os.path.join(staging, "wheels"), args.platforms)
+    write_manifest(os.path.join(staging, "blender_manifest.toml"), wheels, args.platforms)
+    subprocess.run([sys.executable, cli, "validate", staging], check=True)
+    os.makedirs(args.out, exist_ok=True)
+    build = [sys.executable, cli, "build", "--source-dir", staging, "--output-dir", os.path.abspath(args.out)]
+    if len(args.platforms) > 1 and wheels:
+        build.append("--split-platforms")
+    subprocess.run(build, check=True)
+    for z in sorted(glob.glob(os.path.join(args.out, "*.zip"))):
+        print(f"{os.path.basename(z)}: {os.path.getsize(z) / 2**20:.1f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
