@@ -46,11 +46,11 @@ def add_mannequin(context, ob):
     tails = np.array([bn.tail_local for bn in bones])
     length = np.linalg.norm(tails - heads, axis=1)
     height = max(np.ptp(np.concatenate((heads, tails))[:, 2]), 1e-3)
-    radii = np.clip(0.16 * length, 0.012 * height, 0.05 * height)
+    radii = np.clip(0.22 * length, 0.025 * height, 0.07 * height)
     keep = length > 0.02 * height
     for i, bn in enumerate(bones):
         if "head" in bn.name.lower() and not bn.children:
-            radii[i] = 0.06 * height  # a ball-ish head
+            radii[i] = 0.07 * height  # a ball-ish head
             keep[i] = True
     idx = np.flatnonzero(keep)
     verts, quads, tris, bone_of = limb_mesh(heads[idx], tails[idx], radii[idx])
@@ -66,10 +66,20 @@ def add_mannequin(context, ob):
         vg.add(np.flatnonzero(bone_of == k).tolist(), 1.0, "REPLACE")
     mod = body.modifiers.new("Armature", "ARMATURE")
     mod.object = ob
-    mat = bpy.data.materials.get("motionctl_mannequin") or bpy.data.materials.new("motionctl_mannequin")
-    mat.diffuse_color = (0.8, 0.55, 0.35, 1.0)
-    body.data.materials.append(mat)
+    body.data.materials.append(solid_material("motionctl_mannequin", (0.8, 0.55, 0.35, 1.0)))
     return body
+
+
+def solid_material(name: str, color) -> "bpy.types.Material":
+    """A plain material with the same colour in the viewport and in renders."""
+    mat = bpy.data.materials.get(name) or bpy.data.materials.new(name)
+    mat.diffuse_color = color
+    mat.use_nodes = True
+    bsdf = mat.node_tree.nodes.get("Principled BSDF")
+    if bsdf is not None:
+        bsdf.inputs["Base Color"].default_value = color
+        bsdf.inputs["Roughness"].default_value = 0.6
+    return mat
 
 
 class MOTIONCTL_OT_add_mannequin(bpy.types.Operator):

@@ -1,0 +1,138 @@
+"""Render the README picture of a controller run: headless Blender (Cycles on the CPU), the
+mannequin, a strip of frames seen from the side and the root trajectory seen from above.
+
+    .venv/bin/python bench/render_run.py [--mocap DIR] [--out docs/controller_run.png]
+
+Everything goes through the extension's own operators: import, train, play a generated
+player trace through the controller, bake, add the mannequin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+
+def render_pixels(bpy, path):
+    bpy.context.scene.render.filepath = path
+    bpy.ops.render.render(write_still=True)
+    img = bpy.data.images.load(path)
+    w, h = img.size
+    px = np.array(img.pixels[:], dtype=np.float32).reshape(h, w, 4)[::-1, :, :3]
+    bpy.data.images.remove(img)
+    return px
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "controller_run.png"))
+    ap.add_argument("--frames", type=int, default=6)
+    args = ap.parse_args()
+    from motionctl.cli import load_extension
+    from motionctl.fragments import EVALUATION_PLAYER, generate_trace, scale_player, write_trace
+    from readme_figures import write_png
+
+    ext = load_extension()
+    import bpy
+
+    tmp = os.path.join(ROOT, "build", "render")
+    os.makedirs(tmp, exist_ok=True)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps = 30
+    folder = os.path.join(args.mocap, "cmu_amc", "16")
+    names = ["16_15.amc", "16_17.amc", "16_19.amc", "16_35.amc", "16_37.amc", "16_39.amc", "16_33.amc", "16_05.amc"]
+    bpy.ops.motionctl.import_bvh(directory=folder + os.sep, files=[{"name": n} for n in names])
+    st = scene.motionctl
+    st.controller.held_out = 0
+    bpy.ops.motionctl.train_controller()
+    trace = generate_trace(scale_player(EVALUATION_PLAYER, 3.0), 10.0, 10.0, seed=3)
+    trace_path = os.path.join(tmp, "trace.csv")
+    write_trace(trace, trace_path)
+    st.preview.trace_path = trace_path
+    st.preview.action_name = "controller_run"
+    st.preview.warp = 0.0
+    bpy.ops.motionctl.play_trace()
+    ob = st.groups[0].armature
+    bpy.context.view_layer.objects.active = ob
+    bpy.ops.motionctl.add_mannequin()
+    ob.hide_render = True
+
+    # Floor, light, camera; Cycles on the CPU (no GPU needed headless).
+    bpy.ops.mesh.primitive_plane_add(size=60)
+    floor = bpy.context.active_object
+    solid = ext.operators.mannequin.solid_material
+    floor.data.materials.append(solid("floor", (0.55, 0.6, 0.55, 1)))
+    sun = bpy.data.objects.new("sun", bpy.data.lights.new("sun", "SUN"))
+    sun.data.energy = 3.0
+    sun.rotation_euler = (0.6, 0.2, 0.8)
+    scene.collection.objects.link(sun)
+    scene.world = bpy.data.worlds.new("world")
+    scene.world.color = (0.35, 0.4, 0.5)
+    scene.view_settings.view_transform = "Standard"
+    cam = bpy.data.objects.new("cam", bpy.data.cameras.new("cam"))
+    scene.collection.objects.link(cam)
+    scene.camera = cam
+    scene.render.engine = "CYCLES"
+    scene.cycles.device = "CPU"
+    scene.cycles.samples = 16
+    scene.render.resolution_x, scene.render.resolution_y = 300, 360
+    scene.render.image_settings.file_format = "PNG"
+
+    start, end = (int(x) for x in ob.animation_data.action.frame_range)
+    frames = np.linspace(start, end, args.frames).astype(int)
+    tiles = []
+    cam.data.type = "PERSP"
+    cam.data.lens = 50
+    for f in frames:
+        scene.frame_set(int(f))
+        root = np.array(ob.matrix_world @ ob.pose.bones[0].head)
+        cam.location = (root[0] + 3.2, root[1] - 0.0, 1.0)
+        direction = np.array([root[0], root[1], 0.9]) - np.array(cam.location)
+        cam.rotation_euler = (np.pi / 2 - np.arctan2(-direction[2], np.hypot(direction[0], direction[1])), 0,
+                              np.arctan2(direction[1], direction[0]) - np.pi / 2)
+        tiles.append(render_pixels(bpy, os.path.join(tmp, f"frame_{f:04d}.png")))
+    strip = np.concatenate(tiles, axis=1)
+
+    # Top view: the root trajectory as a thin tube, the mannequin at the last frame.
+    pts = []
+    for f in range(start, end + 1, 2):
+        scene.frame_set(f)
+        pts.append(np.array(ob.matrix_world @ ob.pose.bones[0].head))
+    pts = np.array(pts)
+    curve = bpy.data.curves.new("trajectory", "CURVE")
+    curve.dimensions = "3D"
+    curve.bevel_depth = 0.04
+    spline = curve.splines.new("POLY")
+    spline.points.add(len(pts) - 1)
+    for p, q in zip(spline.points, pts):
+        p.co = (q[0], q[1], 0.02, 1.0)
+    traj = bpy.data.objects.new("trajectory", curve)
+    curve.materials.append(solid("trajectory", (0.1, 0.3, 0.9, 1)))
+    scene.collection.objects.link(traj)
+    scene.frame_set(end)
+    centre = (pts[:, :2].min(0) + pts[:, :2].max(0)) / 2
+    aspect = strip.shape[1] / 360.0
+    cam.data.type = "ORTHO"
+    cam.data.ortho_scale = max(np.ptp(pts[:, 0]) + 2.0, (np.ptp(pts[:, 1]) + 2.0) * aspect)
+    cam.location = (centre[0], centre[1], 20.0)
+    cam.rotation_euler = (0, 0, 0)
+    scene.render.resolution_x, scene.render.resolution_y = strip.shape[1], 360
+    top = render_pixels(bpy, os.path.join(tmp, "top.png"))
+    picture = np.concatenate((strip, top), axis=0)
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    write_png(args.out, (np.clip(picture, 0, 1) * 255).astype(np.uint8))
+    print(f"wrote {args.out} ({picture.shape[1]} x {picture.shape[0]}): {len(frames)} frames of a {trace.duration:.0f} s "
+          f"controller run over {len(pts) * 2} frames")
+
+
+if __name__ == "__main__":
+    main()
