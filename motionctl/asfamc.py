@@ -18,6 +18,7 @@ import numpy as np
 from . import quat
 from .errors import MotionFileError
 from .motion import Clip, apply_tags
+from .store import read_bytes
 from .skeleton import Q_Y_UP_TO_Z_UP, Y_UP_TO_Z_UP, Skeleton
 
 CMU_FPS = 120.0
@@ -201,11 +202,7 @@ _INT = re.compile(rb"^\s*(\d+)\s*$")
 def read_amc(path, asf: AsfSkeleton, fps: float = CMU_FPS, tags: bool = True) -> Clip:
     """Read an AMC motion on its subject's ASF skeleton (frames numbered from 1)."""
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise MotionFileError(path, f"cannot read: {exc.strerror}") from None
+    data = read_bytes(path)
     values, order = _parse_amc(data, path, asf)
     clip = _amc_clip(values, order, asf, fps, path)
     return apply_tags(clip, path) if tags else clip

@@ -20,6 +20,7 @@ import numpy as np
 from . import quat
 from .errors import MotionFileError
 from .motion import Clip, apply_tags
+from .store import read_bytes
 from .skeleton import POS_CHANNELS, Q_Y_UP_TO_Z_UP, ROT_CHANNELS, Y_UP_TO_Z_UP, Skeleton, axis_conversion
 
 KNOWN_CHANNELS = {c.lower(): c for c in POS_CHANNELS + ROT_CHANNELS}
@@ -316,11 +317,7 @@ def read_bvh(path, unit_scale: float | None = None, tags: bool = True, axis_forw
              axis_up: str = "Y") -> Clip:
     """Read a BVH file into a Clip (Z up, metres); tags from a sidecar JSON or the file name."""
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise MotionFileError(path, f"cannot read: {exc.strerror}") from None
+    data = read_bytes(path)
     clip = parse_bvh(data, path, unit_scale, axis_forward=axis_forward, axis_up=axis_up)
     return apply_tags(clip, path) if tags else clip
 

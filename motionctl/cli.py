@@ -14,6 +14,7 @@ repository the way Blender loads an extension; the engine modules themselves nev
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import os
 import sys
@@ -29,8 +30,6 @@ def load_extension():
     if name in sys.modules:
         return sys.modules[name]
     try:
-        import importlib
-
         importlib.import_module("bpy")
     except ImportError:
         raise SystemExit("this command needs Blender's Python module: pip install bpy==5.0.1 (Python 3.11)") from None

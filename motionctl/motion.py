@@ -18,6 +18,7 @@ import numpy as np
 from . import quat
 from .errors import MotionFileError, SkeletonMismatchError
 from .skeleton import Skeleton, end_site_positions, forward_kinematics
+from .store import open_archive, save_archive
 
 
 @dataclass(eq=False)
@@ -468,7 +469,6 @@ class MotionDatabase:
         """Write every clip to one ``.npz`` (plain arrays and JSON text, no pickle)."""
         sk = self.skeleton
         meta = {
-            "format": "motionctl.database/1",
             "names": list(sk.names),
             "channels": [list(c) for c in sk.channels],
             "unit_scale": sk.unit_scale,
@@ -482,13 +482,7 @@ class MotionDatabase:
                 for c in self.clips
             ],
         }
-        arrays = {
-            "meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
-            "parents": sk.parents,
-            "offsets": sk.offsets,
-            "end_parent": sk.end_parent,
-            "end_offsets": sk.end_offsets,
-        }
+        arrays = {"parents": sk.parents, "offsets": sk.offsets, "end_parent": sk.end_parent, "end_offsets": sk.end_offsets}
         for i, c in enumerate(self.clips):
             arrays[f"c{i}_root_pos"] = c.root_pos
             arrays[f"c{i}_local_rot"] = c.local_rot
@@ -499,47 +493,26 @@ class MotionDatabase:
             for k, v in c.annotations.items():
                 if isinstance(v, np.ndarray):
                     arrays[f"c{i}_ann_{k}"] = v
-        atomic_savez(path, arrays)
+        save_archive(path, DATABASE_FORMAT, meta, arrays)
 
     @classmethod
     def load(cls, path) -> "MotionDatabase":
-        if not os.path.exists(path):
-            raise MotionFileError(path, "database cache file is missing")
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                meta = json.loads(bytes(z["meta"]).decode("utf-8"))
-                if meta.get("format") != "motionctl.database/1":
-                    raise MotionFileError(path, f"not a motionctl database (format {meta.get('format')!r})")
-                sk = Skeleton(meta["names"], z["parents"], z["offsets"], meta["channels"],
-                              z["end_parent"], z["end_offsets"], meta["unit_scale"])
-                db = cls(sk)
-                for i, cm in enumerate(meta["clips"]):
-                    csk = sk.with_offsets(z[f"c{i}_offsets"], z[f"c{i}_end_offsets"])
-                    ann = {k: z[f"c{i}_ann_{k}"] for k in cm["annotations"]}
-                    db.add(Clip(
-                        cm["name"], csk, cm["fps"], z[f"c{i}_root_pos"], z[f"c{i}_local_rot"],
-                        z[f"c{i}_local_pos"] if cm["has_local_pos"] else None,
-                        set(cm["tags"]), ann, cm["source"], cm["frame_offset"],
-                    ))
-        except (KeyError, ValueError, OSError) as exc:
-            if isinstance(exc, MotionFileError):
-                raise
-            raise MotionFileError(path, f"damaged database file ({exc})") from None
+        with open_archive(path, DATABASE_FORMAT, "database cache") as (meta, z):
+            sk = Skeleton(meta["names"], z["parents"], z["offsets"], meta["channels"],
+                          z["end_parent"], z["end_offsets"], meta["unit_scale"])
+            db = cls(sk)
+            for i, cm in enumerate(meta["clips"]):
+                csk = sk.with_offsets(z[f"c{i}_offsets"], z[f"c{i}_end_offsets"])
+                ann = {k: z[f"c{i}_ann_{k}"] for k in cm["annotations"]}
+                db.add(Clip(
+                    cm["name"], csk, cm["fps"], z[f"c{i}_root_pos"], z[f"c{i}_local_rot"],
+                    z[f"c{i}_local_pos"] if cm["has_local_pos"] else None,
+                    set(cm["tags"]), ann, cm["source"], cm["frame_offset"],
+                ))
         return db
 
 
-def atomic_savez(path, arrays: dict) -> None:
-    """Save arrays to ``path`` via a temporary file, so a failure never leaves half a file."""
-    path = os.fspath(path)
-    if not path.endswith(".npz"):
-        path += ".npz"
-    tmp = path + ".partial.npz"
-    try:
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+DATABASE_FORMAT = "motionctl.database/1"
 
 
 def world_with_ends(clip: Clip) -> np.ndarray:

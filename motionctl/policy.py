@@ -17,16 +17,14 @@ a known trace (eqs. 7-8).
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import Cancelled, MotionFileError
+from .errors import Cancelled
 from .jobs import check_stop, n_workers, parallel_map
-from .motion import atomic_savez
+from .store import open_archive, save_archive
 
 KINDS = ("model", "steady", "spread", "greedy")
 TIE = 1e-3  # quality units: improvements smaller than this do not change a decision
@@ -394,31 +392,21 @@ class Policy:
         return int(np.argmax(self.values[:, self.bin(control)]))
 
     def save(self, path) -> None:
-        meta = {"format": "motionctl.policy/1", "control_weights": list(self.control_weights),
-                "clip_names": list(self.clip_names), "n_frames": self.n_frames, "fps": self.fps, "info": self.info}
-        atomic_savez(path, {
-            "meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
+        meta = {"control_weights": list(self.control_weights), "clip_names": list(self.clip_names),
+                "n_frames": self.n_frames, "fps": self.fps, "info": self.info}
+        save_archive(path, POLICY_FORMAT, meta, {
             "table": self.table.astype(np.int32), "values": self.values.astype(np.float32),
             "centres": self.centres, "clip": self.clip.astype(np.int32), "start": self.start.astype(np.int32),
         })
 
     @classmethod
     def load(cls, path) -> "Policy":
-        path = os.fspath(path)
-        if not os.path.exists(path):
-            raise MotionFileError(path, "policy file is missing")
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                meta = json.loads(bytes(z["meta"]).decode("utf-8"))
-                if meta.get("format") != "motionctl.policy/1":
-                    raise MotionFileError(path, f"not a motionctl policy (format {meta.get('format')!r})")
-                return cls(z["table"], z["values"], z["centres"], tuple(meta["control_weights"]), meta["clip_names"],
-                           z["clip"], z["start"], int(meta["n_frames"]), float(meta["fps"]), meta.get("info", {}))
-        except (KeyError, ValueError, OSError) as exc:
-            if isinstance(exc, MotionFileError):
-                raise
-            raise MotionFileError(path, f"damaged policy file ({exc})") from None
+        with open_archive(path, POLICY_FORMAT, "policy") as (meta, z):
+            return cls(z["table"], z["values"], z["centres"], tuple(meta["control_weights"]), meta["clip_names"],
+                       z["clip"], z["start"], int(meta["n_frames"]), float(meta["fps"]), meta.get("info", {}))
 
+
+POLICY_FORMAT = "motionctl.policy/1"
 
 __all__ = ["Cancelled", "KINDS", "Policy", "PolicySettings", "SolveResult", "Transitions", "backup", "expectation",
            "optimal_path", "path_quality", "run_table", "solve"]

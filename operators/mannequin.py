@@ -74,8 +74,9 @@ def solid_material(name: str, color) -> "bpy.types.Material":
     """A plain material with the same colour in the viewport and in renders."""
     mat = bpy.data.materials.get(name) or bpy.data.materials.new(name)
     mat.diffuse_color = color
-    mat.use_nodes = True
-    bsdf = mat.node_tree.nodes.get("Principled BSDF")
+    if bpy.app.version < (5, 0, 0):
+        mat.use_nodes = True  # always on from 5.0 (the property is deprecated there)
+    bsdf = mat.node_tree.nodes.get("Principled BSDF") if mat.node_tree else None
     if bsdf is not None:
         bsdf.inputs["Base Color"].default_value = color
         bsdf.inputs["Roughness"].default_value = 0.6

@@ -4,7 +4,6 @@ bake, errors as messages, the mannequin, and installing the built extension."""
 import os
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np

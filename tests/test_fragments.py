@@ -7,14 +7,14 @@ import os
 import numpy as np
 import pytest
 
-from motionctl import bvh, quat
+from motionctl import bvh
 from motionctl.errors import Cancelled, MotionFileError
-from motionctl.fragments import (ControlBins, ControllerSettings, FragmentModel, FragmentSettings, PlayerSettings,
-                                 QualitySettings, Trace, control_distance, control_quality, cut_fragments,
+from motionctl.fragments import (ControllerSettings, FragmentModel, PlayerSettings,
+                                 QualitySettings, Trace, control_distance, control_quality,
                                  evaluate_controllers, generate_trace, learn_user_model, mirror_clip, paper_bins,
                                  project_velocity, read_trace, top_transitions, write_trace)
 from motionctl.fragments.controller import fragments_for_policy, run_policy, train_to_file
-from motionctl.policy import Policy, PolicySettings, Transitions, optimal_path, run_table, solve
+from motionctl.policy import Policy, PolicySettings, Transitions, optimal_path, solve
 
 
 # ----------------------------------------------------------------------------- tiny MDPs
@@ -175,7 +175,6 @@ def test_mirror_clip_reflects_world_positions_exactly(demo_library):
     m = mirror_clip(clip)
     p, _ = clip.world()
     q, _ = m.world()
-    swap = [m.skeleton.names.index(n) for n in clip.skeleton.names]
     from motionctl.motion import mirror_joint_map
 
     swap = mirror_joint_map(clip.skeleton.names)

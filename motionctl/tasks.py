@@ -1,0 +1,167 @@
+"""Tasks for planning controllers (paper 001; written so the motion field can reuse them).
+
+A task is the continuous part of the state, x = (x_1..x_n): what the character must achieve
+relative to itself.  Playing a clip (or a blend of clips) moves and turns the character by
+``dx = (dx, dy, dyaw)`` (metres to the right and forward in the character's frame at the clip's
+start, heading change in radians, + = left); the task says how that changes x, what each state is
+worth, when the task is over, and where random starts come from.  Everything is vectorised over
+states: x is [N, n], dx is [N, 3].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def wrap(a: np.ndarray) -> np.ndarray:
+    """Angles to [-pi, pi)."""
+    return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
+
+
+def to_new_frame(points: np.ndarray, dx: np.ndarray) -> np.ndarray:
+    """Ground points [N, 2] (x right, y forward) seen from the character after it moved by
+    dx [N, 3] (translation in its old frame, then a turn by dyaw)."""
+    p = points - dx[:, :2]
+    c, s = np.cos(dx[:, 2]), np.sin(dx[:, 2])
+    # Rotate by -dyaw: the world turns the other way when the character turns left.
+    return np.column_stack((c * p[:, 0] + s * p[:, 1], -s * p[:, 0] + c * p[:, 1]))
+
+
+@dataclass
+class Task:
+    """Base class; subclasses set ``names``, ``low``, ``high`` and implement the methods."""
+
+    name = "task"
+    names: tuple = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def apply(self, x: np.ndarray, dx: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def reward(self, x: np.ndarray, action_kind: np.ndarray | None = None, reach: np.ndarray | None = None) -> np.ndarray:
+        """State reward R_s of states x [N, n] reached by clips of ``action_kind`` (0 locomotion,
+        1 reach/pick) with hand ``reach`` points [N, 2] (reach clips only)."""
+        raise NotImplementedError
+
+    def terminal(self, x: np.ndarray, action_kind=None, reach=None) -> np.ndarray:
+        return np.zeros(len(x), dtype=bool)
+
+    def sample(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        low, high = self.bounds()
+        return rng.uniform(low, high, (count, self.n))
+
+    def clip_to_bounds(self, x: np.ndarray) -> np.ndarray:
+        low, high = self.bounds()
+        return np.clip(x, low, high)
+
+
+@dataclass
+class NavigationTask(Task):
+    """Walk in a desired direction: θ = deviation of the heading from it; reward -γ|θ| (eq. 10)."""
+
+    gamma: float = 1.0
+    name = "navigation"
+    names: tuple = ("theta",)
+
+    def bounds(self):
+        return np.array([-np.pi]), np.array([np.pi])
+
+    def apply(self, x, dx):
+        return wrap(x[:, :1] + dx[:, 2:3])
+
+    def reward(self, x, action_kind=None, reach=None):
+        return -self.gamma * np.abs(x[:, 0])
+
+
+@dataclass
+class ReachTask(Task):
+    """Reach an object on the ground at (u, v) in the character's frame (u right, v forward):
+    reward λ when a reach clip ends with its hand's reach point within ``radius`` of the object
+    (eq. 11), otherwise 0 — the case where a greedy controller fails completely."""
+
+    lam: float = 10.0
+    radius: float = 0.3
+    extent: float = 5.0
+    name = "reach"
+    names: tuple = ("u", "v")
+
+    def bounds(self):
+        e = self.extent
+        return np.array([-e, -e]), np.array([e, e])
+
+    def apply(self, x, dx):
+        return to_new_frame(x, dx)
+
+    def reached(self, x, action_kind, reach):
+        if action_kind is None or reach is None:
+            return np.zeros(len(x), dtype=bool)
+        return (np.asarray(action_kind) == 1) & (np.linalg.norm(x - reach, axis=1) < self.radius)
+
+    def reward(self, x, action_kind=None, reach=None):
+        return np.where(self.reached(x, action_kind, reach), self.lam, 0.0)
+
+    def terminal(self, x, action_kind=None, reach=None):
+        return self.reached(x, action_kind, reach)
+
+
+@dataclass
+class GuidanceTask(Task):
+    """Walk through a gate: (θ, u, v) = the gate's orientation and centre in the character's frame
+    (u right, v forward; θ = 0 when the gate faces the character).  Reward -λ near the walls,
+    else -γ₁|θ| - γ₂ v / (u² + v²) (eq. 12); done once through the opening or after hitting a wall."""
+
+    lam: float = 100.0
+    gamma1: float = 1.0
+    gamma2: float = 1.0
+    half_width: float = 0.6  # half the opening
+    wall: float = 3.0  # wall length on each side
+    body: float = 0.25  # character radius
+    name = "guidance"
+    names: tuple = ("theta", "u", "v")
+
+    def bounds(self):
+        return np.array([-np.pi / 2, -4.0, 0.5]), np.array([np.pi / 2, 4.0, 8.0])
+
+    def apply(self, x, dx):
+        pos = to_new_frame(x[:, 1:3], dx)
+        return np.column_stack((wrap(x[:, 0] - dx[:, 2]), pos))
+
+    def _in_gate_frame(self, x):
+        """The character's position in the gate's frame (a: along the gate line, b: through it)."""
+        c, s = np.cos(x[:, 0]), np.sin(x[:, 0])
+        # Gate centre at (u, v); its line direction is (cos θ, sin θ) in the character frame.
+        px, py = -x[:, 1], -x[:, 2]
+        return c * px + s * py, -s * px + c * py
+
+    def near_wall(self, x):
+        a, b = self._in_gate_frame(x)
+        on_wall = (np.abs(a) > self.half_width - self.body) & (np.abs(a) < self.half_width + self.wall)
+        return on_wall & (np.abs(b) < self.body)
+
+    def passed(self, x):
+        a, b = self._in_gate_frame(x)
+        return (b > self.body) & (np.abs(a) < self.half_width)
+
+    def reward(self, x, action_kind=None, reach=None):
+        r = -self.gamma1 * np.abs(x[:, 0]) - self.gamma2 * x[:, 2] / np.maximum(x[:, 1] ** 2 + x[:, 2] ** 2, 0.05)
+        return np.where(self.near_wall(x), -self.lam, r)
+
+    def terminal(self, x, action_kind=None, reach=None):
+        return self.passed(x) | self.near_wall(x)
+
+
+TASKS = {"navigation": NavigationTask, "reach": ReachTask, "guidance": GuidanceTask}
+
+
+def make_task(name: str, **params) -> Task:
+    if name not in TASKS:
+        raise ValueError(f"task must be one of {sorted(TASKS)}, got {name!r}")
+    return TASKS[name](**params)
