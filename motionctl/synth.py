@@ -111,44 +111,104 @@ def synthesize_pieces(table: FrameTable, pieces, state: SynthState | None = None
     total = int(counts.sum())
     piece_of = np.repeat(np.arange(len(pieces)), counts)
     within = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
-    clip = pieces[piece_of, 0]
-    frame = pieces[piece_of, 1] + within
-    rows, _ = _blend_rows(table, clip, frame)
+    rows, _ = _blend_rows(table, pieces[piece_of, 0], pieces[piece_of, 1] + within)
     rot = table.local_rot[rows].copy()
     height = table.height[rows].copy()
     motion = table.motion[rows].copy()
-    if crossfade > 0:
-        # Previous piece per piece (the state's for the first), and whether it is a jump.
-        prev_clip = np.concatenate(([state.clip], pieces[:-1, 0]))
-        prev_end = np.concatenate(([state.end], pieces[:-1, 1] + pieces[:-1, 2]))
-        seamless = (prev_clip == pieces[:, 0]) & (prev_end == pieces[:, 1])
-        fade = (within < crossfade) & ~seamless[piece_of] & (prev_clip[piece_of] >= 0)
-        if fade.any():
-            pc = prev_clip[piece_of][fade]
-            pf = prev_end[piece_of][fade] + within[fade]
-            prow, past = _blend_rows(table, pc, pf)
-            w_new = ((within[fade] + 1) / (crossfade + 1))
-            rot[fade] = quat.slerp(table.local_rot[prow], rot[fade], w_new[:, None])
-            height[fade] = (1 - w_new) * table.height[prow] + w_new * height[fade]
-            old_motion = np.where(past[:, None], 0.0, table.motion[prow])
-            motion[fade] = (1 - w_new)[:, None] * old_motion + w_new[:, None] * motion[fade]
+    prev_clip = np.concatenate(([state.clip], pieces[:-1, 0]))
+    prev_end = np.concatenate(([state.end], pieces[:-1, 1] + pieces[:-1, 2]))
+    seamless = (prev_clip == pieces[:, 0]) & (prev_end == pieces[:, 1])
+    _crossfade(table, rot, height, motion, within, prev_clip[piece_of], prev_end[piece_of], seamless[piece_of], crossfade)
     if controls is not None and warp > 0:
         c = np.asarray(controls, dtype=float)[piece_of]
         dt = 1.0 / table.fps
-        target = np.column_stack((c[:, 0] * dt, c[:, 1] * dt, c[:, 2] * dt))
-        motion = (1 - warp) * motion + warp * target
-    # Integrate root motion: heading by a cumulative sum, then steps rotated into the world.
+        motion = (1 - warp) * motion + warp * np.column_stack((c[:, 0] * dt, c[:, 1] * dt, c[:, 2] * dt))
+    last = pieces[-1]
+    return _integrate(rot, height, motion, state, int(last[0]), int(last[1] + last[2]))
+
+
+def _crossfade(table, rot, height, motion, within, prev_clip, prev_end, seamless, crossfade) -> None:
+    """Fade the first ``crossfade`` frames of each piece in from the frames that would have
+    followed the previous piece in its own clip (in place)."""
+    if crossfade <= 0:
+        return
+    fade = (within < crossfade) & ~seamless & (prev_clip >= 0)
+    if not fade.any():
+        return
+    prow, past = _blend_rows(table, prev_clip[fade], prev_end[fade] + within[fade])
+    w_new = (within[fade] + 1) / (crossfade + 1)
+    rot[fade] = quat.slerp(table.local_rot[prow], rot[fade], w_new[:, None])
+    height[fade] = (1 - w_new) * table.height[prow] + w_new * height[fade]
+    old_motion = np.where(past[:, None], 0.0, table.motion[prow])
+    motion[fade] = (1 - w_new)[:, None] * old_motion + w_new[:, None] * motion[fade]
+
+
+def _integrate(rot, height, motion, state: SynthState, last_clip: int, last_end: int):
+    """Integrate root motion: heading by a cumulative sum, then steps rotated into the world."""
     yaw = state.yaw + np.cumsum(motion[:, 2])
     yaw_before = np.concatenate(([state.yaw], yaw[:-1]))
     cs, sn = np.cos(yaw_before), np.sin(yaw_before)
     step = np.column_stack((cs * motion[:, 0] - sn * motion[:, 1], sn * motion[:, 0] + cs * motion[:, 1]))
     ground = state.ground + np.cumsum(step, axis=0)
     root_pos = np.column_stack((ground, height))
+    rot = rot.copy()
     rot[:, 0] = quat.mul(quat.about_axis(2, yaw), rot[:, 0])
     rot = quat.make_continuous(rot, axis=0)
-    last = pieces[-1]
-    new_state = SynthState(ground[-1].copy(), float(yaw[-1]), int(last[0]), int(last[1] + last[2]))
-    return root_pos, rot, new_state
+    return root_pos, rot, SynthState(ground[-1].copy(), float(yaw[-1]), last_clip, last_end)
+
+
+def blend_frames(table: FrameTable, members) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Time-aligned blend of clip pieces [(clip, start, count, weight), ...] (weights sum to 1):
+    each member is time-warped to the blend's length (the weighted mean of the lengths), then
+    rotations are averaged (sign-aligned, normalised), heights and root motion interpolated with
+    each member's motion rescaled so its total displacement is kept.  Returns (rot, height, motion)."""
+    members = [(int(c), int(s), int(n), float(w)) for c, s, n, w in members if w > 1e-9]
+    total_w = sum(m[3] for m in members)
+    n_out = max(2, int(round(sum(n * w for _, _, n, w in members) / total_w)))
+    rot = np.zeros((n_out, table.local_rot.shape[1], 4))
+    height = np.zeros(n_out)
+    motion = np.zeros((n_out, 3))
+    ref = None
+    for c, s, n, w in members:
+        t = np.linspace(0.0, n - 1, n_out)
+        i0 = np.floor(t).astype(np.int64)
+        i1 = np.minimum(i0 + 1, n - 1)
+        f = t - i0
+        r0, r1 = table.first[c] + s + i0, table.first[c] + s + i1
+        q = quat.slerp(table.local_rot[r0], table.local_rot[r1], f[:, None])
+        if ref is None:
+            ref = q
+        q = q * np.where(np.sum(q * ref, axis=-1, keepdims=True) < 0, -1.0, 1.0)
+        rot += (w / total_w) * q
+        height += (w / total_w) * ((1 - f) * table.height[r0] + f * table.height[r1])
+        motion += (w / total_w) * table.motion[r0] * (n / n_out)
+    return quat.normalize(rot), height, motion
+
+
+def synthesize_blends(table: FrameTable, blends, state: SynthState | None = None, crossfade: int = 3):
+    """Play blended pieces one after another (each a list of (clip, start, count, weight));
+    the continuation used for crossfades is the heaviest member's.  Returns like
+    ``synthesize_pieces``."""
+    state = state or SynthState(np.zeros(2), 0.0)
+    rots, heights, motions, within, prev_clip, prev_end, seamless = [], [], [], [], [], [], []
+    pc, pe = state.clip, state.end
+    for blend in blends:
+        rot, height, motion = blend_frames(table, blend)
+        heavy = max(blend, key=lambda m: m[3])
+        n = len(height)
+        rots.append(rot)
+        heights.append(height)
+        motions.append(motion)
+        within.append(np.arange(n))
+        single = sum(1 for m in blend if m[3] > 1e-9) == 1
+        seamless.append(np.full(n, single and pc == heavy[0] and pe == heavy[1]))
+        prev_clip.append(np.full(n, pc))
+        prev_end.append(np.full(n, pe))
+        pc, pe = int(heavy[0]), int(heavy[1] + heavy[2])
+    rot, height, motion = np.concatenate(rots), np.concatenate(heights), np.concatenate(motions)
+    _crossfade(table, rot, height, motion, np.concatenate(within), np.concatenate(prev_clip), np.concatenate(prev_end),
+               np.concatenate(seamless), crossfade)
+    return _integrate(rot, height, motion, state, pc, pe)
 
 
 def to_clip(table: FrameTable, root_pos: np.ndarray, local_rot: np.ndarray, name: str = "synth", tags=()) -> Clip:

@@ -4,8 +4,8 @@ A task is the continuous part of the state, x = (x_1..x_n): what the character m
 relative to itself.  Playing a clip (or a blend of clips) moves and turns the character by
 ``dx = (dx, dy, dyaw)`` (metres to the right and forward in the character's frame at the clip's
 start, heading change in radians, + = left); the task says how that changes x, what each state is
-worth, when the task is over, and where random starts come from.  Everything is vectorised over
-states: x is [N, n], dx is [N, 3].
+worth, when the task is over, and where random starts come from.  Everything is vectorised and
+broadcasts over leading axes: x is [..., n], dx is [..., 3].
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ def wrap(a: np.ndarray) -> np.ndarray:
 
 
 def to_new_frame(points: np.ndarray, dx: np.ndarray) -> np.ndarray:
-    """Ground points [N, 2] (x right, y forward) seen from the character after it moved by
-    dx [N, 3] (translation in its old frame, then a turn by dyaw)."""
-    p = points - dx[:, :2]
-    c, s = np.cos(dx[:, 2]), np.sin(dx[:, 2])
+    """Ground points [..., 2] (x right, y forward) seen from the character after it moved by
+    dx [..., 3] (translation in its old frame, then a turn by dyaw); shapes broadcast."""
+    p = points - dx[..., :2]
+    c, s = np.cos(dx[..., 2]), np.sin(dx[..., 2])
     # Rotate by -dyaw: the world turns the other way when the character turns left.
-    return np.column_stack((c * p[:, 0] + s * p[:, 1], -s * p[:, 0] + c * p[:, 1]))
+    return np.stack((c * p[..., 0] + s * p[..., 1], -s * p[..., 0] + c * p[..., 1]), axis=-1)
 
 
 @dataclass
@@ -52,7 +52,7 @@ class Task:
         raise NotImplementedError
 
     def terminal(self, x: np.ndarray, action_kind=None, reach=None) -> np.ndarray:
-        return np.zeros(len(x), dtype=bool)
+        return np.zeros(x.shape[:-1], dtype=bool)
 
     def sample(self, rng: np.random.Generator, count: int) -> np.ndarray:
         low, high = self.bounds()
@@ -75,10 +75,10 @@ class NavigationTask(Task):
         return np.array([-np.pi]), np.array([np.pi])
 
     def apply(self, x, dx):
-        return wrap(x[:, :1] + dx[:, 2:3])
+        return wrap(x[..., :1] + dx[..., 2:3])
 
     def reward(self, x, action_kind=None, reach=None):
-        return -self.gamma * np.abs(x[:, 0])
+        return -self.gamma * np.abs(x[..., 0])
 
 
 @dataclass
@@ -102,8 +102,8 @@ class ReachTask(Task):
 
     def reached(self, x, action_kind, reach):
         if action_kind is None or reach is None:
-            return np.zeros(len(x), dtype=bool)
-        return (np.asarray(action_kind) == 1) & (np.linalg.norm(x - reach, axis=1) < self.radius)
+            return np.zeros(x.shape[:-1], dtype=bool)
+        return (np.asarray(action_kind) == 1) & (np.linalg.norm(x - reach, axis=-1) < self.radius)
 
     def reward(self, x, action_kind=None, reach=None):
         return np.where(self.reached(x, action_kind, reach), self.lam, 0.0)
@@ -116,7 +116,11 @@ class ReachTask(Task):
 class GuidanceTask(Task):
     """Walk through a gate: (θ, u, v) = the gate's orientation and centre in the character's frame
     (u right, v forward; θ = 0 when the gate faces the character).  Reward -λ near the walls,
-    else -γ₁|θ| - γ₂ v / (u² + v²) (eq. 12); done once through the opening or after hitting a wall."""
+    else -γ₁|θ| - γ₂ |lateral| / distance² (eq. 12, reading its v as the lateral offset of the
+    gate centre and u as the distance ahead, so the penalty pulls towards the centre line as the
+    character closes in); done once through the opening or after touching a wall.  Walls are
+    ``clearance`` thick on each side of the gate line, more than the character's radius, so a
+    step cannot jump through one unnoticed."""
 
     lam: float = 100.0
     gamma1: float = 1.0
@@ -124,6 +128,7 @@ class GuidanceTask(Task):
     half_width: float = 0.6  # half the opening
     wall: float = 3.0  # wall length on each side
     body: float = 0.25  # character radius
+    clearance: float = 0.45  # half the wall zone's thickness (>= body + half a step)
     name = "guidance"
     names: tuple = ("theta", "u", "v")
 
@@ -131,31 +136,41 @@ class GuidanceTask(Task):
         return np.array([-np.pi / 2, -4.0, 0.5]), np.array([np.pi / 2, 4.0, 8.0])
 
     def apply(self, x, dx):
-        pos = to_new_frame(x[:, 1:3], dx)
-        return np.column_stack((wrap(x[:, 0] - dx[:, 2]), pos))
+        pos = to_new_frame(x[..., 1:3], dx)
+        return np.concatenate((wrap(x[..., :1] - dx[..., 2:3]), pos), axis=-1)
 
     def _in_gate_frame(self, x):
         """The character's position in the gate's frame (a: along the gate line, b: through it)."""
-        c, s = np.cos(x[:, 0]), np.sin(x[:, 0])
+        c, s = np.cos(x[..., 0]), np.sin(x[..., 0])
         # Gate centre at (u, v); its line direction is (cos θ, sin θ) in the character frame.
-        px, py = -x[:, 1], -x[:, 2]
+        px, py = -x[..., 1], -x[..., 2]
         return c * px + s * py, -s * px + c * py
 
     def near_wall(self, x):
         a, b = self._in_gate_frame(x)
         on_wall = (np.abs(a) > self.half_width - self.body) & (np.abs(a) < self.half_width + self.wall)
-        return on_wall & (np.abs(b) < self.body)
+        return on_wall & (np.abs(b) < self.clearance)
 
     def passed(self, x):
         a, b = self._in_gate_frame(x)
-        return (b > self.body) & (np.abs(a) < self.half_width)
+        return (b > self.clearance) & (np.abs(a) < self.half_width)
 
     def reward(self, x, action_kind=None, reach=None):
-        r = -self.gamma1 * np.abs(x[:, 0]) - self.gamma2 * x[:, 2] / np.maximum(x[:, 1] ** 2 + x[:, 2] ** 2, 0.05)
+        lateral, ahead = x[..., 1], x[..., 2]
+        r = -self.gamma1 * np.abs(x[..., 0]) - self.gamma2 * np.abs(lateral) / np.maximum(lateral**2 + ahead**2, 0.25)
         return np.where(self.near_wall(x), -self.lam, r)
 
     def terminal(self, x, action_kind=None, reach=None):
         return self.passed(x) | self.near_wall(x)
+
+    def sample(self, rng, count):
+        """Random starts in front of the gate (at least 1 m before its line), not at a wall."""
+        out = np.zeros((0, 3))
+        while len(out) < count:
+            x = super().sample(rng, 2 * count)
+            _, b = self._in_gate_frame(x)
+            out = np.concatenate((out, x[(b < -1.0) & ~self.near_wall(x)]))
+        return out[:count]
 
 
 TASKS = {"navigation": NavigationTask, "reach": ReachTask, "guidance": GuidanceTask}

@@ -8,48 +8,17 @@ mass in the character's frame, turning rate, airborne flag).  Control vectors th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import quat
 from ..jobs import check_stop
-from ..motion import Clip, ContactSettings, MotionDatabase, foot_contacts, mirror_joint_map, resample, root_frame
+from ..motion import Clip, ContactSettings, MotionDatabase, foot_contacts, mirror_clip, resample, root_frame
 from ..skeleton import Skeleton, forward_kinematics
 from ..synth import frame_table
 
 CONTROL_COLUMNS = ("vx", "vy", "turn", "airborne")
-
-# Reflection through the world plane x = 0: positions negate x; a rotation's axis is a
-# pseudovector, so quaternions (w, x, y, z) become (w, x, -y, -z).
-_MIRROR_POS = np.array([-1.0, 1.0, 1.0])
-_MIRROR_QUAT = np.array([1.0, 1.0, -1.0, -1.0])
-_SIDE_TAGS = {"left": "right", "right": "left"}
-
-
-def mirror_clip(clip: Clip) -> Clip:
-    """The left/right mirror image of a clip (the paper's suggested reflection).
-
-    Joints swap with their counterparts (LeftHip <-> RightHip), and the mirrored clip carries the
-    mirrored bone offsets, so its world joint positions are exactly the reflection of the
-    original's even on an asymmetric skeleton.  Tagged "mirrored"; "left"/"right" tags swap.
-    """
-    sk = clip.skeleton
-    m = mirror_joint_map(sk.names)
-    offsets = sk.offsets[m] * _MIRROR_POS
-    end_parent = m[sk.end_parent]
-    end_offsets = sk.end_offsets * _MIRROR_POS
-    order = np.argsort(end_parent, kind="stable")
-    msk = Skeleton(sk.names, sk.parents, offsets, sk.channels, end_parent[order], end_offsets[order], sk.unit_scale)
-    local_rot = clip.local_rot[:, m] * _MIRROR_QUAT
-    local_pos = None if clip.local_pos is None else clip.local_pos[:, m] * _MIRROR_POS
-    tags = {_SIDE_TAGS.get(t, t) for t in clip.tags} | {"mirrored"}
-    ann = dict(clip.annotations)
-    if "contacts" in ann:
-        ann["contacts"] = ann["contacts"][:, ::-1]
-    return replace(clip, name=clip.name + "_mirror", skeleton=msk, root_pos=clip.root_pos * _MIRROR_POS,
-                   local_rot=local_rot, local_pos=local_pos, tags=tags, annotations=ann)
-
 
 @dataclass
 class FragmentSettings:

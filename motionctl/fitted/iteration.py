@@ -1,0 +1,327 @@
+"""Tree-based fitted iteration (paper 001, section 3.3), with parameterised groups (section 4).
+
+State s = (g, x): the group just played and the task parameters.  Choosing group g' with blend
+weights w moves the task to x' = task.apply(x, Σ w_j dx_j) and earns
+    Q(s, g', w) = R_t(g, g') + R_s(x') + α V_g'(x')          (eqs. 3, 5, 6)
+(the state reward is counted on arrival, so a reach earns its reward with the blend that made it;
+terminal states have no future).  Each iteration runs trajectories with the current policy
+(plus ε exploration), adds (x, max Q) to the training set of the state's group, fits one
+ExtraTreesRegressor per group, recomputes every target with the new V, and measures the mean
+squared Bellman residual (eq. 8).  When the residual starts to oscillate the tree structure is
+frozen: no new samples, leaf values recomputed from ``apply()`` leaf indices until it settles.
+Finally n_min is chosen by the 2/3-1/3 procedure and the trees refitted.
+
+Inside the planning max, V is read from a grid tabulation of the trees (one array look-up per
+candidate instead of a descent through every tree); the Bellman residual and rewards reported
+by ``evaluate_planner`` use the trees themselves.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..jobs import check_stop, parallel_map
+from ..tasks import Task
+from .forest import PolynomialValue, ValueGrid, choose_n_min, fit_extra_trees
+
+
+@dataclass
+class FittedSettings:
+    discount: float = 0.9  # α
+    n_trees: int = 10
+    n_min: int = 3  # leaf size while iterating; refined by the 2/3-1/3 procedure at the end
+    n_min_candidates: tuple = (1, 2, 3, 5, 8, 13, 21)
+    trajectories: int = 100  # per iteration
+    steps: int = 10  # per trajectory
+    exploration: float = 0.1
+    iterations: int = 30  # sampling iterations at most
+    frozen_iterations: int = 30
+    residual_tol: float = 1e-3  # relative to the mean squared target
+    blend_samples: int = 8  # simplex samples per group while training (eq. 9)
+    grid: tuple | None = None  # cells per task dimension (None: the task's default)
+    regressor: str = "trees"  # or "poly" (Treuille et al.'s degree-2 baseline)
+    choose_leaf_size: bool = True
+    seed: int = 0
+
+
+DEFAULT_GRIDS = {1: (720,), 2: (128, 128), 3: (24, 48, 48)}
+
+
+@dataclass(eq=False)
+class PlanningProblem:
+    """What the planner can do: per group, blend samples' dx [K_g, 3], reach points [K_g, 2],
+    weights [K_g, m_g]; kind per group; transition rewards [G, G]."""
+
+    task: Task
+    dx: list
+    reach: list
+    weights: list
+    kind: np.ndarray
+    transition: np.ndarray
+
+    def __post_init__(self):
+        # All groups' blend samples in one array: sample k of group g is row offsets[g] + k.
+        self.counts = np.array([len(d) for d in self.dx])
+        self.offsets = np.concatenate(([0], np.cumsum(self.counts)[:-1])).astype(np.int64)
+        self.flat_dx = np.concatenate(self.dx)
+        self.flat_reach = np.concatenate(self.reach)
+        self.flat_group = np.repeat(np.arange(len(self.dx)), self.counts)
+        self.flat_index = np.arange(len(self.flat_dx)) - np.repeat(self.offsets, self.counts)
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.dx)
+
+    @classmethod
+    def from_groups(cls, task: Task, seg, groups, blend_samples: int, seed: int = 0) -> "PlanningProblem":
+        from .segments import simplex_samples
+
+        dxs, reaches, ws = [], [], []
+        for members in groups.members:
+            w = simplex_samples(len(members), blend_samples, seed)
+            dxs.append(w @ seg.dx[members])
+            reaches.append(w @ seg.reach[members])
+            ws.append(w)
+        return cls(task, dxs, reaches, ws, groups.kind.copy(), groups.transition.copy())
+
+    def with_samples(self, seg, groups, blend_samples: int, seed: int = 0) -> "PlanningProblem":
+        return PlanningProblem.from_groups(self.task, seg, groups, blend_samples, seed)
+
+
+class ValueFunction:
+    """One regressor per group, plus the grid tabulation used inside the planning max."""
+
+    def __init__(self, problem: PlanningProblem, settings: FittedSettings):
+        self.problem = problem
+        self.settings = settings
+        self.models = [None] * problem.n_groups
+        low, high = problem.task.bounds()
+        shape = settings.grid or DEFAULT_GRIDS[problem.task.n]
+        self.grid = ValueGrid(low, high, tuple(shape), np.zeros((problem.n_groups,) + tuple(shape)))
+        self._grid_points = None
+        self._grid_leaves = None
+
+    def grid_points(self) -> np.ndarray:
+        if self._grid_points is None:
+            g = self.grid
+            axes = [g.low[d] + (np.arange(n) + 0.5) * (g.high[d] - g.low[d]) / n for d, n in enumerate(g.shape)]
+            self._grid_points = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(g.shape))
+        return self._grid_points
+
+    def exact(self, group: int, x: np.ndarray) -> np.ndarray:
+        m = self.models[group]
+        return np.zeros(len(x)) if m is None else m.predict(x)
+
+    def fast(self, group: np.ndarray, x: np.ndarray) -> np.ndarray:
+        return self.grid.lookup(group, self.problem.task.clip_to_bounds(x))
+
+    def fit(self, samples, n_min: int, n_jobs=None) -> None:
+        s = self.settings
+
+        def one(g):
+            xg, yg = samples[g]
+            if len(xg) == 0:
+                return None
+            if s.regressor == "poly":
+                return PolynomialValue(2).fit(xg, yg)
+            return fit_extra_trees(xg, yg, n_min, s.n_trees, s.seed + g)
+
+        self.models = parallel_map(one, range(self.problem.n_groups), n_jobs)
+        self._grid_leaves = None
+        self.tabulate()
+
+    def tabulate(self) -> None:
+        pts = self.grid_points()
+        for g, m in enumerate(self.models):
+            if m is None:
+                self.grid.values[g] = 0.0
+            elif self._grid_leaves is not None and self._grid_leaves[g] is not None:
+                self.grid.values[g] = _leaf_values(m, self._grid_leaves[g]).reshape(self.grid.shape)
+            else:
+                self.grid.values[g] = m.predict(pts).reshape(self.grid.shape)
+
+    def freeze(self) -> None:
+        """Remember every grid cell's leaf per tree, so re-tabulating after leaf refits is a gather."""
+        pts = self.grid_points()
+        self._grid_leaves = [None if m is None or not hasattr(m, "estimators_") else m.apply(pts) for m in self.models]
+
+    def refit_leaves(self, samples) -> None:
+        """Frozen structure: each leaf's value := mean target of the samples in it."""
+        for g, m in enumerate(self.models):
+            if m is None or not hasattr(m, "estimators_"):
+                if m is not None:
+                    m.fit(*samples[g])
+                continue
+            xg, yg = samples[g]
+            leaves = m.apply(xg)
+            for t, est in enumerate(m.estimators_):
+                values = est.tree_.value
+                sums = np.bincount(leaves[:, t], weights=yg, minlength=values.shape[0])
+                counts = np.bincount(leaves[:, t], minlength=values.shape[0])
+                hit = counts > 0
+                values[hit, 0, 0] = sums[hit] / counts[hit]
+        self.tabulate()
+
+
+def _leaf_values(model, leaves: np.ndarray) -> np.ndarray:
+    return np.mean([est.tree_.value[leaves[:, t], 0, 0] for t, est in enumerate(model.estimators_)], axis=0)
+
+
+def q_values(problem: PlanningProblem, group: np.ndarray, x: np.ndarray, value, discount: float, exact: bool = False,
+             block: int = 1 << 21):
+    """For states (group [N], x [N, n]): the best (Q, next group, blend index) over every group and
+    blend sample at once (rows in blocks of about ``block`` candidates).  ``value``: a
+    ValueFunction (grid look-ups, or its trees when ``exact``), or None for the greedy
+    controller (eq. 13: no future)."""
+    task = problem.task
+    group = np.asarray(group)
+    n, cands = len(x), len(problem.flat_dx)
+    cand_g, cand_k = problem.flat_group, problem.flat_index
+    best_q = np.empty(n)
+    best = np.empty(n, dtype=np.int64)
+    step = max(1, block // cands)
+    kind = problem.kind[cand_g][None, :]
+    reach = problem.flat_reach[None]
+    for r0 in range(0, n, step):
+        rows = slice(r0, min(r0 + step, n))
+        m = rows.stop - rows.start
+        nxt = task.apply(x[rows][:, None, :], problem.flat_dx[None])  # [m, cands, n] by broadcasting
+        q = task.reward(nxt, kind, reach) + problem.transition[group[rows]][:, cand_g]
+        if value is not None and discount > 0:
+            flat = nxt.reshape(-1, nxt.shape[-1])
+            gg = np.broadcast_to(cand_g, (m, cands)).ravel()
+            if exact:
+                future = np.zeros(len(flat))
+                for g2 in range(problem.n_groups):
+                    sel = gg == g2
+                    future[sel] = value.exact(g2, flat[sel])
+            else:
+                future = value.fast(gg, flat)
+            q = q + discount * np.where(task.terminal(nxt, kind, reach), 0.0, future.reshape(m, cands))
+        best[rows] = np.argmax(q, axis=1)
+        best_q[rows] = q[np.arange(m), best[rows]]
+    return best_q, cand_g[best], cand_k[best]
+
+
+@dataclass
+class FitResult:
+    value: ValueFunction
+    problem: PlanningProblem
+    residuals: list = field(default_factory=list)
+    samples: int = 0
+    iterations: int = 0
+    frozen_at: int | None = None
+    n_min: int = 3
+    n_min_errors: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def fitted_iteration(problem: PlanningProblem, settings: FittedSettings | None = None, progress=None,
+                     should_stop=None) -> FitResult:
+    """Learn the value functions; see the module docstring."""
+    s = settings or FittedSettings()
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(s.seed)
+    task = problem.task
+    value = ValueFunction(problem, s)
+    xs = np.zeros((0, task.n))
+    gs = np.zeros(0, dtype=np.int64)
+    result = FitResult(value, problem)
+    frozen = False
+    n_min = s.n_min
+    total_iters = s.iterations + s.frozen_iterations
+
+    def targets(x, g):  # eq. 6 with the current V, for every stored state at once
+        return q_values(problem, g, x, value, s.discount)[0] if len(x) else np.zeros(0)
+
+    def by_group(y):
+        return [(xs[gs == g], y[gs == g]) for g in range(problem.n_groups)]
+
+    ys = np.zeros(0)
+    it = 0
+    for it in range(1, total_iters + 1):
+        check_stop(should_stop, "fitted iteration")
+        if not frozen:
+            nx, ng = run_trajectories(problem, value, s, rng)
+            xs, gs = np.concatenate((xs, nx)), np.concatenate((gs, ng))
+            ys = np.concatenate((ys, targets(nx, ng)))
+        if not frozen:
+            value.fit(by_group(ys), n_min)
+        else:
+            value.refit_leaves(by_group(ys))
+        ys = targets(xs, gs)  # the targets under the new V: the residual now, the fit next time
+        res = float(np.mean((value.fast(gs, xs) - ys) ** 2))
+        scale = float(np.mean(ys**2)) + 1e-12
+        result.residuals.append(res)
+        if progress is not None:
+            progress(min(0.95, it / total_iters), f"iteration {it}{' (frozen)' if frozen else ''}: "
+                     f"{len(xs)} samples, residual {res:.4g}")
+        if res / scale < s.residual_tol and it > 2:
+            break
+        if not frozen and s.regressor == "trees":
+            # Oscillating: three iterations in a row failed to beat the best residual so far.
+            r = result.residuals
+            oscillating = len(r) >= 5 and min(r[-3:]) > min(r[:-3])
+            if oscillating or it >= s.iterations:
+                frozen = True
+                result.frozen_at = it
+                value.freeze()
+        elif frozen:
+            r = result.residuals
+            if len(r) >= 2 and abs(r[-1] - r[-2]) <= 1e-3 * max(r[-2], 1e-12):
+                break
+        elif s.regressor != "trees" and it >= s.iterations:
+            break
+    if s.regressor == "trees" and s.choose_leaf_size:
+        # One leaf size for all groups: trees refitted per group on 2/3 of its samples for every
+        # candidate, the one with the lowest squared error on the held-out thirds wins.
+        n_min, errors = choose_n_min(by_group(ys), s.n_min_candidates, s.n_trees, s.seed)
+        result.n_min_errors = errors
+        value.fit(by_group(ys), n_min)
+        value.freeze()
+        for _ in range(5):  # settle the targets with the final trees
+            ys = targets(xs, gs)
+            value.refit_leaves(by_group(ys))
+        ys = targets(xs, gs)
+        result.residuals.append(float(np.mean((value.fast(gs, xs) - ys) ** 2)))
+    result.n_min = n_min
+    result.samples = int(len(xs))
+    result.iterations = it
+    result.seconds = time.perf_counter() - t0
+    if progress is not None:
+        progress(1.0, f"done: {result.samples} samples, residual {result.residuals[-1]:.4g}")
+    return result
+
+
+def run_trajectories(problem: PlanningProblem, value, s: FittedSettings, rng):
+    """States visited by ``s.trajectories`` runs of the current policy with ε exploration,
+    from random starts; returns (x [k, n], group [k])."""
+    task = problem.task
+    n = s.trajectories
+    x = task.sample(rng, n)
+    g = rng.integers(0, problem.n_groups, n)
+    alive = np.ones(n, dtype=bool)
+    seen_x, seen_g = [], []
+    for _ in range(s.steps):
+        idx = np.flatnonzero(alive)
+        if len(idx) == 0:
+            break
+        seen_x.append(x[idx].copy())
+        seen_g.append(g[idx].copy())
+        _, g2, k2 = q_values(problem, g[idx], x[idx], value if any(m is not None for m in value.models) else None,
+                             s.discount)
+        explore = rng.random(len(idx)) < s.exploration
+        if explore.any():
+            g2[explore] = rng.integers(0, problem.n_groups, explore.sum())
+            k2[explore] = (rng.random(explore.sum()) * problem.counts[g2[explore]]).astype(np.int64)
+        flat = problem.offsets[g2] + k2
+        dx, reach, kind = problem.flat_dx[flat], problem.flat_reach[flat], problem.kind[g2]
+        nxt = task.clip_to_bounds(task.apply(x[idx], dx))
+        done = task.terminal(task.apply(x[idx], dx), kind, reach)
+        x[idx] = nxt
+        g[idx] = g2
+        alive[idx[done]] = False
+    return np.concatenate(seen_x), np.concatenate(seen_g)

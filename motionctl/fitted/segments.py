@@ -1,0 +1,316 @@
+"""Clip preparation for planning controllers (paper 001, section 4).
+
+Clips are cut into steps at foot strikes (or at given segments); action clips (pick, reach,
+punch...) also yield one action segment around each action centre.  Every segment gets its
+``dx`` (root displacement and heading change in its start frame), its transition rewards to every
+other segment from joint differences in the blend region, and a place in one or more
+parameterised groups: segments with similar motion and nearby dx, whose blends the controller
+can play.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import quat
+from ..motion import Clip, ContactSettings, foot_contacts, mirror_clip, resample
+from ..synth import frame_table
+
+ACTION_TAGS = {"pick", "pickup", "reach", "grasp", "punch", "strike", "kick"}
+
+
+@dataclass
+class SegmentSettings:
+    """fps: working rate; min/max step length (s); action window around an action centre (s);
+    blend frames compared for transition rewards; group size (members per parameterised group)."""
+
+    fps: float = 30.0
+    mirror: bool = True  # add left/right mirrored clips (turns both ways, either hand)
+    min_step: float = 0.25
+    max_step: float = 1.2
+    action_before: float = 0.8
+    action_after: float = 0.6
+    blend_frames: int = 5
+    group_size: int = 3
+    family_threshold: float = 0.08  # pose distance (m, RMS over joints) joining a motion family: left and right steps stay apart
+    position_weight: float = 1.0
+    rotation_weight: float = 1.0
+    transition_scale: float = 50.0  # a wrong-foot transition (~0.07 m²) then costs ~3.5, like a 200° heading error
+    contacts: ContactSettings = field(default_factory=ContactSettings)
+
+
+@dataclass(eq=False)
+class SegmentSet:
+    """Segments of working-rate clips.
+
+    clip, start, end  int [S]: source clip (index into ``clips``) and frame range [start, end)
+    kind              int [S]: 0 locomotion, 1 action (reach/pick)
+    dx                [S, 3]: (dx right, dy forward, dyaw) over the segment, in its start frame
+    reach             [S, 2]: for actions, the hand's target point in the segment's end frame
+    transition        [S, S]: R_t(a, a') = -scale x blend-region joint differences
+    """
+
+    settings: SegmentSettings
+    clips: list
+    clip: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    kind: np.ndarray
+    dx: np.ndarray
+    reach: np.ndarray
+    transition: np.ndarray
+    table: object = None
+
+    @property
+    def n(self) -> int:
+        return len(self.clip)
+
+    @property
+    def duration(self) -> np.ndarray:
+        return (self.end - self.start) / self.settings.fps
+
+
+def strike_frames(contacts: np.ndarray) -> np.ndarray:
+    """Frames where either foot touches down (contact starts), sorted."""
+    c = contacts.astype(np.int8)
+    starts = np.flatnonzero(np.any(np.diff(c, axis=0) == 1, axis=1)) + 1
+    return starts
+
+
+def action_centres(clip: Clip) -> np.ndarray:
+    """Action centre frames: annotated, else found from the hands (lowest for picks, farthest
+    from the chest for punches and strikes; one per extreme at least 1 s apart)."""
+    if "action_centres" in clip.annotations:
+        return np.asarray(clip.annotations["action_centres"], dtype=np.int64)
+    hands = hand_joints(clip)
+    if not hands:
+        return np.zeros(0, dtype=np.int64)
+    pos, _ = clip.world()
+    if clip.tags & {"pick", "pickup", "grasp"}:
+        score = -pos[:, hands, 2].min(axis=1)
+    else:
+        chest = pos[:, _chest_joint(clip)]
+        score = np.linalg.norm(pos[:, hands] - chest[:, None], axis=-1).max(axis=1)
+    gap = int(round(clip.fps))
+    order = np.argsort(-score)
+    chosen = []
+    threshold = np.percentile(score, 90)
+    for f in order:
+        if score[f] < threshold:
+            break
+        if all(abs(f - g) >= gap for g in chosen):
+            chosen.append(int(f))
+    return np.array(sorted(chosen), dtype=np.int64)
+
+
+def hand_joints(clip: Clip) -> list:
+    names = [n.lower() for n in clip.skeleton.names]
+    depth = clip.skeleton.depth()
+    out = []
+    for side in ("l", "r"):
+        cands = [j for j, n in enumerate(names) if ("hand" in n or "wrist" in n) and
+                 (n.startswith(side) or f"_{side}_" in n or ("left" if side == "l" else "right") in n)]
+        if cands:
+            out.append(min(cands, key=lambda j: depth[j]))
+    return out
+
+
+def _chest_joint(clip: Clip) -> int:
+    names = [n.lower() for n in clip.skeleton.names]
+    for key in ("chest", "spine", "thorax", "upperback"):
+        for j, n in enumerate(names):
+            if key in n:
+                return j
+    return 0
+
+
+def cut_segments(clips, settings: SegmentSettings | None = None) -> SegmentSet:
+    """Cut clips (one skeleton) into steps and action segments, with dx and transition rewards."""
+    s = settings or SegmentSettings()
+    work = [resample(c, s.fps) for c in clips]
+    if s.mirror:
+        work = [m for c in work for m in (c, mirror_clip(c))]
+    if not work:
+        raise ValueError("no clips to cut into segments")
+    table = frame_table(work, work[0].skeleton)
+    rows = []  # (clip, start, end, kind, reach_frame, hand)
+    lo, hi = int(round(s.min_step * s.fps)), int(round(s.max_step * s.fps))
+    for i, c in enumerate(work):
+        if "segments" in c.annotations:
+            bounds = np.asarray(c.annotations["segments"], dtype=np.int64).reshape(-1, 2)
+            rows += [(i, int(a), int(b), 0, -1) for a, b in bounds if b - a >= 2]
+            continue
+        contacts = foot_contacts(c, s.contacts)
+        cuts = _regular_cuts(np.concatenate(([0], strike_frames(contacts), [c.n_frames])), lo, hi)
+        rows += [(i, int(a), int(b), 0, -1) for a, b in zip(cuts[:-1], cuts[1:]) if b - a >= 2]
+        if c.tags & ACTION_TAGS:
+            for centre in action_centres(c):
+                a = max(0, int(centre - s.action_before * s.fps))
+                b = min(c.n_frames, int(centre + s.action_after * s.fps))
+                if b - a >= 2:
+                    rows.append((i, a, b, 1, int(centre)))
+    rows = np.array(rows, dtype=np.int64)
+    clip_i, start, end, kind, centre = rows.T
+    first = table.first[clip_i]
+    dx = _displacement(table, first + start, first + end - 1)
+    reach = np.zeros((len(rows), 2))
+    act = np.flatnonzero(kind == 1)
+    for k in act:  # one per action segment: few
+        c = work[clip_i[k]]
+        pos, _ = c.world()
+        hands = hand_joints(c)
+        f = centre[k]
+        hand = max(hands, key=lambda j: -pos[f, j, 2]) if c.tags & {"pick", "pickup", "grasp"} else \
+            max(hands, key=lambda j: np.linalg.norm(pos[f, j, :2] - pos[f, 0, :2]))
+        reach[k] = _in_frame(table, first[k] + end[k] - 1, pos[f, hand, :2])
+    trans = transition_rewards(table, first + start, first + end, table.first[clip_i] + table.length[clip_i], s)
+    return SegmentSet(s, work, clip_i, start, end, kind, dx, reach, trans, table)
+
+
+def _regular_cuts(cuts: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """Merge cuts closer than ``lo`` frames and split gaps longer than ``hi``."""
+    cuts = np.unique(cuts)
+    out = [int(cuts[0])]
+    for c in cuts[1:-1]:
+        if c - out[-1] >= lo and cuts[-1] - c >= lo:
+            out.append(int(c))
+    out.append(int(cuts[-1]))
+    final = [out[0]]
+    for a, b in zip(out[:-1], out[1:]):
+        n = int(np.ceil((b - a) / hi))
+        final += [a + (b - a) * k // n for k in range(1, n)] + [b]
+    return np.array(final)
+
+
+def _displacement(table, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    d = table.ground[b] - table.ground[a]
+    c, sn = np.cos(table.yaw[a]), np.sin(table.yaw[a])
+    return np.column_stack((c * d[:, 0] + sn * d[:, 1], -sn * d[:, 0] + c * d[:, 1], table.yaw[b] - table.yaw[a]))
+
+
+def _in_frame(table, row: int, point: np.ndarray) -> np.ndarray:
+    d = point - table.ground[row]
+    c, s = np.cos(table.yaw[row]), np.sin(table.yaw[row])
+    return np.array([c * d[0] + s * d[1], -s * d[0] + c * d[1]])
+
+
+def root_frame_poses(table, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Joint positions [K, J, 3] and world-free rotations [K, J, 4] of table rows in their root frame."""
+    from ..skeleton import forward_kinematics
+
+    root = np.zeros((len(rows), 3))
+    root[:, 2] = table.height[rows]
+    return forward_kinematics(table.skeleton, root, table.local_rot[rows], offsets=table.offsets[rows])
+
+
+def transition_rewards(table, seg_start: np.ndarray, seg_end: np.ndarray, clip_end: np.ndarray,
+                       s: SegmentSettings) -> np.ndarray:
+    """R_t [S, S]: minus the weighted squared joint position and orientation differences between
+    the frames that would follow segment a in its clip and the first frames of segment a'
+    (the blend region), averaged over joints and frames; 0 for a' = a's natural successor.
+
+    Orientations enter as two points on each joint's local x and y axes (10 cm out), whose
+    squared distance grows with the squared rotation angle, so the whole cost is a squared
+    Euclidean distance and all pairs come from one matrix product."""
+    k = s.blend_frames
+    n = len(seg_start)
+    offs = np.arange(k)
+    after = np.minimum(seg_end[:, None] + offs[None], clip_end[:, None] - 1)  # a's continuation
+    head = np.minimum(seg_start[:, None] + offs[None], seg_end[:, None] - 1)  # a''s first frames
+    fa = _pose_features(table, after.ravel(), s).reshape(n, -1)
+    fb = _pose_features(table, head.ravel(), s).reshape(n, -1)
+    joints = table.local_rot.shape[1]
+    cost = (np.sum(fa**2, 1)[:, None] - 2 * fa @ fb.T + np.sum(fb**2, 1)[None]) / (k * joints)
+    return -s.transition_scale * np.maximum(cost, 0.0)
+
+
+def _pose_features(table, rows: np.ndarray, s: SegmentSettings) -> np.ndarray:
+    """[K, J * 9]: joint positions and points on each joint's x and y axes, root frame, weighted."""
+    pos, rot = root_frame_poses(table, rows)
+    ax = quat.rotate(rot, np.broadcast_to([0.1, 0.0, 0.0], rot.shape[:-1] + (3,)))
+    ay = quat.rotate(rot, np.broadcast_to([0.0, 0.1, 0.0], rot.shape[:-1] + (3,)))
+    w_p, w_r = np.sqrt(s.position_weight), np.sqrt(s.rotation_weight)
+    return np.concatenate((w_p * pos, w_r * ax, w_r * ay), axis=-1).reshape(len(rows), -1)
+
+
+# ----------------------------------------------------------------------------- groups
+
+@dataclass(eq=False)
+class Groups:
+    """Parameterised groups: ``members[g]`` segment ids, ``transition[g, g']`` the average
+    transition reward between members (paper 001's group transition cost)."""
+
+    members: list
+    transition: np.ndarray
+    kind: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.members)
+
+
+def group_segments(seg: SegmentSet, size: int | None = None) -> Groups:
+    """Group segments automatically: motion families (similar start and end poses, same kind)
+    by average-linkage clustering, then within each family overlapping runs of ``size`` members
+    along the main direction of their dx, so neighbouring groups share a segment and together
+    cover the family's range of dx.  size = 1 gives the non-parametric controller."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    size = size or seg.settings.group_size
+    table = seg.table
+    first = table.first[seg.clip]
+    # Body joints only (bones over 5 cm): fingers, toes and face joints would swamp the distance.
+    body = np.flatnonzero(np.linalg.norm(table.skeleton.offsets, axis=1) > 0.05)
+    p0, _ = root_frame_poses(table, first + seg.start)
+    p1, _ = root_frame_poses(table, first + seg.end - 1)
+    p0, p1 = p0[:, body], p1[:, body]
+    feats = np.concatenate((p0.reshape(seg.n, -1), p1.reshape(seg.n, -1)), axis=1) / np.sqrt(2 * len(body))
+    members = []
+    for kind in np.unique(seg.kind):
+        ids = np.flatnonzero(seg.kind == kind)
+        if len(ids) == 1:
+            labels = np.array([1])
+        else:
+            # Families join only similar segments: in a diverse library many stay alone (their
+            # groups are single clips), blending dissimilar motions would look wrong and mislead
+            # the planner about what the blend can reach.
+            z = linkage(feats[ids], "average")
+            labels = fcluster(z, seg.settings.family_threshold, criterion="distance")
+        for lab in np.unique(labels):
+            fam = ids[labels == lab]
+            if size <= 1 or len(fam) <= size:
+                members += [[int(i)] for i in fam] if size <= 1 else [fam.tolist()]
+                continue
+            d = seg.dx[fam] / np.maximum(seg.dx[fam].std(axis=0), 1e-6)
+            d = d - d.mean(axis=0)
+            axis = np.linalg.svd(d, full_matrices=False)[2][0]
+            order = fam[np.argsort(d @ axis)]
+            step = max(1, size - 1)
+            for a in range(0, len(order) - 1, step):
+                g = order[a:a + size]
+                if len(g) >= 2 or len(order) == 1:
+                    members.append(g.tolist())
+    g = len(members)
+    trans = np.empty((g, g))
+    for i, mi in enumerate(members):
+        trans[i] = [seg.transition[np.ix_(mi, mj)].mean() for mj in members]
+    kind = np.array([int(seg.kind[m[0]]) for m in members])
+    return Groups(members, trans, kind)
+
+
+def simplex_samples(m: int, count: int, seed: int = 0) -> np.ndarray:
+    """[K, m] blend weights covering the simplex: its vertices, edge midpoints, the centre, then
+    uniform (Dirichlet(1)) samples up to ``count``."""
+    if m == 1:
+        return np.ones((1, 1))
+    pts = [np.eye(m)]
+    if m > 1:
+        mids = [(np.eye(m)[i] + np.eye(m)[j]) / 2 for i in range(m) for j in range(i + 1, m)]
+        pts.append(np.array(mids))
+    pts.append(np.full((1, m), 1.0 / m))
+    base = np.concatenate(pts)
+    extra = max(0, count - len(base))
+    rng = np.random.default_rng(seed + m)
+    return np.concatenate((base, rng.dirichlet(np.ones(m), extra))) if extra else base[:max(count, m)]

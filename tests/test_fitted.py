@@ -1,0 +1,220 @@
+"""Planning controllers by extra-trees fitted iteration (paper 001)."""
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from motionctl import bvh
+from motionctl.errors import Cancelled, MotionFileError
+from motionctl.fitted import (FittedSettings, Planner, PlannerSettings, PlanningProblem, cut_segments,
+                              fitted_iteration, group_segments, rollout, simplex_samples, train_planner,
+                              train_planner_to_file)
+from motionctl.fitted.forest import FlatForest, choose_n_min, fit_extra_trees
+from motionctl.fitted.planner import StoredValue
+from motionctl.tasks import GuidanceTask, NavigationTask, ReachTask, Task, to_new_frame, wrap
+
+
+@dataclass
+class ChainTask(Task):
+    """x in [0, 10]; reaching x >= 9.5 pays 1 and ends.  With moves of +1 or 0 and no other
+    rewards, V*(x) = α^(steps to the goal - 1): known in closed form."""
+
+    name = "chain"
+    names: tuple = ("x",)
+
+    def bounds(self):
+        return np.array([0.0]), np.array([10.0])
+
+    def apply(self, x, dx):
+        return x[..., :1] + dx[..., :1]
+
+    def reward(self, x, action_kind=None, reach=None):
+        return (x[..., 0] >= 9.5).astype(float)
+
+    def terminal(self, x, action_kind=None, reach=None):
+        return x[..., 0] >= 9.5
+
+
+def chain_problem():
+    dx = [np.array([[1.0, 0, 0]]), np.array([[0.0, 0, 0]])]
+    return PlanningProblem(ChainTask(), dx, [np.zeros((1, 2))] * 2, [np.ones((1, 1))] * 2, np.zeros(2, int),
+                           np.zeros((2, 2)))
+
+
+def test_fitted_iteration_learns_closed_form_values_on_a_tiny_deterministic_task():
+    alpha = 0.8
+    s = FittedSettings(discount=alpha, n_trees=10, trajectories=60, steps=12, iterations=15, grid=(200,), seed=1)
+    fit = fitted_iteration(chain_problem(), s)
+    x = np.linspace(0.05, 9.3, 60)[:, None]
+    steps = np.ceil(9.5 - x[:, 0])
+    expected = alpha ** (steps - 1)  # value after the best choice from state x
+    for g in (0, 1):
+        got = fit.value.exact(g, x)
+        assert np.abs(got - expected).max() < 0.08
+    # The greedy-in-V decision is always to move forward.
+    from motionctl.fitted.iteration import q_values
+
+    _, g2, _ = q_values(fit.problem, np.zeros(len(x), int), x, fit.value, alpha)
+    assert np.all(g2 == 0)
+
+
+def test_frozen_structure_refit_equals_recomputed_leaf_means():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (300, 2))
+    model = fit_extra_trees(x, np.sin(3 * x[:, 0]), n_min=5, n_trees=4, seed=0)
+    flat = FlatForest.from_sklearn(model)
+    assert np.allclose(flat.predict(x), model.predict(x))
+    new_y = np.cos(2 * x[:, 1]) + x[:, 0]
+    flat.refit_leaves(x, new_y)
+    leaves = model.apply(x)
+    expected = np.zeros(len(x))
+    for t in range(4):
+        means = {leaf: new_y[leaves[:, t] == leaf].mean() for leaf in np.unique(leaves[:, t])}
+        expected += np.array([means[lf] for lf in leaves[:, t]])
+    assert np.allclose(flat.predict(x), expected / 4)
+    # The same through the training-time value function (sklearn trees edited in place).
+    from motionctl.fitted.iteration import ValueFunction
+
+    plane = PlanningProblem(ReachTask(), [np.zeros((1, 3))] * 2, [np.zeros((1, 2))] * 2, [np.ones((1, 1))] * 2,
+                            np.zeros(2, int), np.zeros((2, 2)))
+    vf = ValueFunction(plane, FittedSettings(grid=(4, 4)))
+    vf.models = [model, None]
+    vf.refit_leaves([(x, new_y), (np.zeros((0, 2)), np.zeros(0))])
+    assert np.allclose(model.predict(x), expected / 4)
+
+
+def test_n_min_search_picks_the_lowest_held_out_error():
+    rng = np.random.default_rng(2)
+    samples = []
+    for g in range(3):
+        x = rng.uniform(-1, 1, (240, 1))
+        samples.append((x, np.sign(x[:, 0]) + 0.3 * rng.standard_normal(240)))  # noisy: larger leaves help
+    best, errors = choose_n_min(samples, (1, 4, 16, 64), n_trees=5, seed=0)
+    assert best == min(errors, key=errors.get) and set(errors) == {1, 4, 16, 64}
+    assert best > 1
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4])
+def test_simplex_samples_cover_the_simplex(m):
+    w = simplex_samples(m, 60, seed=0)
+    assert np.all(w >= 0) and np.allclose(w.sum(1), 1.0)
+    if m > 1:
+        assert np.allclose(w[:m], np.eye(m))  # every pure member is a choice
+        probe = np.random.default_rng(9).dirichlet(np.ones(m), 500)
+        gap = np.min(np.linalg.norm(probe[:, None] - w[None], axis=-1), axis=1)
+        assert gap.max() < 0.45 and np.median(gap) < 0.15
+
+
+def test_tasks_transform_and_reward():
+    nav = NavigationTask(gamma=2.0)
+    x = np.array([[0.5], [3.0]])
+    assert np.allclose(nav.apply(x, np.array([[0, 0, 0.2], [0, 0, 0.3]]))[:, 0], [0.7, wrap(3.3)])
+    assert np.allclose(nav.reward(x), [-1.0, -6.0])
+    # Walking 1 m forward brings an object 2 m ahead to 1 m ahead; turning left moves it right.
+    p = to_new_frame(np.array([[0.0, 2.0]]), np.array([[0.0, 1.0, np.pi / 2]]))
+    assert np.allclose(p, [[1.0, 0.0]], atol=1e-12)
+    reach = ReachTask(lam=5.0, radius=0.3)
+    r = reach.reward(np.array([[0.1, 0.5], [0.1, 0.5]]), np.array([1, 0]), np.array([[0.0, 0.6], [0.0, 0.6]]))
+    assert np.allclose(r, [5.0, 0.0])
+    gate = GuidanceTask()
+    assert gate.passed(np.array([[0.0, 0.0, -0.5]]))[0] and not gate.passed(np.array([[0.0, 0.0, 2.0]]))[0]
+    assert gate.near_wall(np.array([[0.0, 1.2, 0.0]]))[0] and not gate.near_wall(np.array([[0.0, 0.0, 0.0]]))[0]
+
+
+# ----------------------------------------------------------------------------- on motion
+
+@pytest.fixture(scope="module")
+def walks(demo_library):
+    names = ["demo_walk", "demo_walk_turn_left", "demo_walk_turn_right", "demo_walk_slow", "demo_sidestep_left"]
+    return [bvh.read_bvh(os.path.join(demo_library, n + ".bvh")) for n in names]
+
+
+def test_segments_are_steps_with_their_displacement(walks):
+    seg = cut_segments(walks[:3])
+    assert seg.n > 20 and np.all(seg.kind == 0)
+    d = seg.duration
+    assert 0.25 <= d.min() and d.max() <= 1.2 + 1e-9
+    # A step of the straight walk moves forward; the turning walks turn their way.
+    straight = seg.dx[(seg.clip == 0)]
+    assert np.median(straight[:, 1]) > 0.3 and abs(np.median(straight[:, 2])) < 0.05
+    assert np.median(seg.dx[seg.clip == 2][:, 2]) > 0.1 and np.median(seg.dx[seg.clip == 4][:, 2]) < -0.1
+    # Natural successors cost nothing; opposite-foot pairs cost more than same-foot ones.
+    nat = [(i, i + 1) for i in range(seg.n - 1) if seg.clip[i] == seg.clip[i + 1] and seg.end[i] == seg.start[i + 1]]
+    assert max(abs(seg.transition[i, j]) for i, j in nat) < 1e-9
+    groups = group_segments(seg)
+    assert all(1 <= len(m) <= 3 for m in groups.members)
+    covered = {i for m in groups.members for i in m}
+    assert covered == set(range(seg.n))
+
+
+def test_planning_reaches_targets_the_greedy_controller_cannot():
+    """Walking steps get no reward; only a reach clip does, and only near the object: greedy
+    control never starts walking towards it, planning does."""
+    # Turning in place comes first, so greedy's ties (no reward anywhere nearby) never walk.
+    dx = [np.array([[0.0, 0.0, 0.5]]), np.array([[0.0, 0.0, -0.5]]), np.array([[0.0, 0.6, 0.0]]),
+          np.array([[0.0, 0.0, 0.0]])]
+    reach = [np.zeros((1, 2))] * 3 + [np.array([[0.0, 0.5]])]
+    problem = PlanningProblem(ReachTask(lam=10.0, radius=0.35, extent=4.0), dx, reach, [np.ones((1, 1))] * 4,
+                              np.array([0, 0, 0, 1]), np.zeros((4, 4)))
+    fit = fitted_iteration(problem, FittedSettings(discount=0.9, trajectories=150, steps=15, iterations=20,
+                                                   grid=(80, 80), seed=3))
+    planner = Planner(problem, StoredValue(fit.value.grid, [None] * 4), 0.9, [[0], [1], [2], [3]],
+                      {"clip_names": [], "clip": [], "start": [], "end": [], "fps": 30})
+    rng = np.random.default_rng(4)
+    x0 = np.column_stack((rng.uniform(-0.5, 0.5, 200), rng.uniform(1.5, 3.5, 200)))  # ahead, out of reach
+    g0 = np.zeros(200, int)
+    _, done_plan, _ = rollout(planner, x0, g0, 20)
+    _, done_greedy, _ = rollout(planner, x0, g0, 20, greedy=True)
+    assert (done_plan < 20).mean() > 0.9
+    assert (done_greedy < 20).mean() == 0.0
+
+
+def test_train_save_load_round_trip_and_cancel(tmp_path, walks):
+    s = PlannerSettings(fitted=FittedSettings(iterations=4, frozen_iterations=2, trajectories=40, n_trees=5,
+                                              n_min_candidates=(1, 3)))
+    out = tmp_path / "nav.npz"
+    planner, fit, seg, groups = train_planner_to_file(walks, str(out), s)
+    back = Planner.load(out)
+    rng = np.random.default_rng(0)
+    x = back.problem.task.sample(rng, 50)
+    g = rng.integers(0, back.n_groups, 50)
+    a = planner.decide_many(g, x)
+    b = back.decide_many(g, x)
+    assert all(np.allclose(u, v) for u, v in zip(a, b))
+    assert np.allclose(planner.value.exact(0, x), back.value.exact(0, x))  # trees survive without pickle
+    with pytest.raises(MotionFileError, match="missing"):
+        Planner.load(tmp_path / "none.npz")
+    calls = [0]
+
+    def stop():
+        calls[0] += 1
+        return calls[0] > 3
+
+    with pytest.raises(Cancelled):
+        train_planner_to_file(walks, str(tmp_path / "cancelled.npz"), s, should_stop=stop)
+    assert not (tmp_path / "cancelled.npz").exists()
+
+
+def test_reach_task_needs_an_action_clip(walks):
+    with pytest.raises(ValueError, match="pick, reach, punch"):
+        train_planner(walks, PlannerSettings(task="reach"))
+
+
+def test_navigation_planner_turns_towards_the_desired_direction_and_plays_blends(walks):
+    from motionctl.fitted import play_plan
+
+    s = PlannerSettings(fitted=FittedSettings(iterations=12, trajectories=80, seed=2))
+    planner, fit, seg, groups = train_planner(walks, s)
+    rng = np.random.default_rng(0)
+    x0 = np.column_stack((rng.choice([-1, 1], 200) * rng.uniform(1.0, 2.5, 200),))
+    total, _, (gs, ks) = rollout(planner, x0, rng.integers(0, planner.n_groups, 200), 12)
+    x = x0.copy()
+    for t in range(12):
+        x, _, _ = planner.step(x, gs[t], ks[t])
+    assert np.median(np.abs(x[:, 0])) < 0.35 < np.median(np.abs(x0[:, 0]))
+    root, rot, states, groups_played, weights = play_plan(planner, seg.table, [1.2], 0, 8)
+    assert len(root) > 8 * 8 and np.all(np.isfinite(root)) and np.allclose(np.linalg.norm(rot, axis=-1), 1)
+    assert abs(states[-1, 0]) < abs(states[0, 0])
+    assert all(np.isclose(np.sum(w), 1.0) for w in weights)
