@@ -124,6 +124,12 @@ class MOTIONCTL_OT_train_controller(BackgroundJobOperator, bpy.types.Operator):
                      for c in st.clips if c.group == group.name and c.use}
         if not clip_tags:
             raise ValueError("no clips selected for the controller: tick some in the Library list")
+        if pg.engine == "PLANNING":
+            from .planning import PlanningInputs, planner_settings, planning_job
+
+            ps = planner_settings(pg)
+            out = os.path.join(cache_dir(context), f"{safe_name(group.name)}_{ps.task}_planner.npz")
+            return planning_job, {"inputs": PlanningInputs(group.database, clip_tags, ps, out)}
         s = controller_settings(pg)
         s.quality.validate()
         s.policy.validate()
@@ -144,6 +150,15 @@ class MOTIONCTL_OT_train_controller(BackgroundJobOperator, bpy.types.Operator):
     def finish(self, context, result) -> None:
         pg = settings(context).controller
         pg.policy_path = result["path"]
+        if "groups" in result:  # planning engine
+            pg.trained_engine = "PLANNING"
+            pg.result_groups, pg.result_samples = result["groups"], result["samples"]
+            pg.result_seconds, pg.result_residual = result["seconds"], result["residual"]
+            pg.result_success, pg.result_reward = result["success"], result["reward"]
+            self.report({"INFO"}, f"{result['task']} planner: {result['groups']} groups, {result['samples']} samples, "
+                        f"{result['seconds']:.1f} s")
+            return
+        pg.trained_engine = "FRAGMENTS"
         pg.result_fragments = result["fragments"]
         pg.result_improvements = result["improvements"]
         pg.result_converged = result["converged"]

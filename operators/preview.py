@@ -21,7 +21,9 @@ from ..motionctl.fragments.controller import fragments_for_policy, run_policy
 from ..motionctl.motion import Clip, MotionDatabase
 from ..motionctl.policy import Policy
 from ..motionctl.synth import Synthesizer
+from ..motionctl.fitted import Planner
 from . import controller as controller_ops
+from . import planning
 from .armature import PoseWriter, bake_clip
 from .common import cache_dir, settings
 from .jobs import BackgroundJobOperator
@@ -92,6 +94,10 @@ class PreviewSession:
         self.t += dt * self.fps
         return self.buffer[0][i], self.buffer[1][i]
 
+    def arrow_vertices(self) -> np.ndarray:
+        root = np.array(self.trail[-1]) if self.trail else np.zeros(3)
+        return control_arrow(root, self.synth.state.yaw, self.control)
+
     def clip(self, name: str) -> Clip:
         table = self.synth.table
         return Clip(name, table.skeleton, table.fps, np.concatenate(self.roots), np.concatenate(self.rots),
@@ -99,6 +105,40 @@ class PreviewSession:
 
     def trace(self, name: str = "recorded") -> Trace:
         return Trace(np.array(self.controls), self.fs.decision_rate, name)
+
+
+def planning_session(context, planner: Planner, clips, op):
+    """A PlanningSession whose task state comes from the scene: the desired direction (the Drive
+    operator's, steered by keys), the target empty, or the gate empty (created if missing)."""
+    task = planner.problem.task.name
+    op.desired_yaw = 0.0
+    if task == "navigation":
+        state = lambda ground, yaw: planning.navigation_state(op.desired_yaw, yaw)  # noqa: E731
+        arrow = lambda s: control_arrow(s.trail[-1] if s.trail else np.zeros(3), op.desired_yaw,  # noqa: E731
+                                        np.array([0.0, 2.0, 0.0, 0.0]))
+    else:
+        name = planning.TARGET_NAME if task == "reach" else planning.GATE_NAME
+        marker = bpy.data.objects.get(name)
+        if marker is None:
+            marker = bpy.data.objects.new(name, None)
+            marker.empty_display_type = "SPHERE" if task == "reach" else "PLAIN_AXES"
+            marker.empty_display_size = 0.2 if task == "reach" else planner.problem.task.half_width
+            marker.location = (0.0, 3.0, 0.0)
+            context.collection.objects.link(marker)
+        if task == "reach":
+            state = lambda ground, yaw: planning.local_point(marker.location[:2], ground, yaw)  # noqa: E731
+        else:
+            state = lambda ground, yaw: planning.guidance_state(marker.location[:2],  # noqa: E731
+                                                                marker.rotation_euler.z, ground, yaw)
+
+        def arrow(s):
+            root = np.array(s.trail[-1]) if s.trail else np.zeros(3)
+            target = np.array([marker.location[0], marker.location[1], 0.02])
+            return np.array([[root[0], root[1], 0.02], target] * 3, dtype=np.float32)
+
+    session = planning.PlanningSession(planner, clips, state)
+    session.arrow_vertices = lambda: arrow(session)
+    return session
 
 
 def trail_vertices(points, lift: float = 0.01) -> np.ndarray:
@@ -124,11 +164,15 @@ def control_arrow(root: np.ndarray, yaw: float, control: np.ndarray, scale: floa
 
 
 def policy_and_fragments(context):
-    """The trained policy and its fragments (from the training cache, else re-cut from the group)."""
+    """The trained policy and its fragments (from the training cache, else re-cut from the group);
+    for the planning engine, the Planner and its working clips."""
     pg = settings(context).controller
     path = bpy.path.abspath(pg.policy_path)
     if not pg.policy_path or not os.path.exists(path):
         raise ValueError("train a controller first (Controller panel)")
+    if pg.trained_engine == "PLANNING":
+        planner = Planner.load(path)
+        return planner, planning.planner_clips(context, planner)
     policy = Policy.load(path)
     for model in controller_ops._MODELS.values():
         if [c.name for c in model.fragments.clips] == list(policy.clip_names):
@@ -181,7 +225,10 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
         self.held = set()
         self.jump_until = 0.0
         self.writer = PoseWriter(self.ob)
-        self.session = PreviewSession(self.policy, fs, prefs.warp)
+        if isinstance(self.policy, Policy):
+            self.session = PreviewSession(self.policy, fs, prefs.warp)
+        else:
+            self.session = planning_session(context, self.policy, fs, self)
         self.last = time.perf_counter()
         wm = context.window_manager
         self._timer = wm.event_timer_add(1.0 / 60.0, window=context.window)
@@ -207,8 +254,13 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
         now = time.perf_counter()
         dt, self.last = min(now - self.last, 0.1), now
         p = self.prefs
-        control = control_from_keys(self.held, p.walk_speed, p.run_speed, p.turn_rate, now < self.jump_until)
-        root, rot = self.session.tick(dt, control)
+        if isinstance(self.session, PreviewSession):
+            control = control_from_keys(self.held, p.walk_speed, p.run_speed, p.turn_rate, now < self.jump_until)
+            root, rot = self.session.tick(dt, control)
+        else:  # planning: A/D (or Q/E, arrows) turn the desired direction
+            turn = (bool(self.held & {"left", "turn_left"}) - bool(self.held & {"right", "turn_right"}))
+            self.desired_yaw += turn * p.turn_rate * dt
+            root, rot = self.session.tick(dt)
         self.writer.write(rot, root)
         for area in context.screen.areas:
             if area.type == "VIEW_3D":
@@ -261,8 +313,7 @@ def draw_overlay(op) -> None:
     batch = batch_for_shader(_SHADER, "LINE_STRIP", {"pos": trail})
     _SHADER.uniform_float("color", (1.0, 0.6, 0.1, 0.9))
     batch.draw(_SHADER)
-    arrow = control_arrow(trail[-1], s.synth.state.yaw, s.control)
-    batch = batch_for_shader(_SHADER, "LINES", {"pos": arrow})
+    batch = batch_for_shader(_SHADER, "LINES", {"pos": s.arrow_vertices()})
     _SHADER.uniform_float("color", (0.2, 0.7, 1.0, 1.0))
     batch.draw(_SHADER)
     gpu.state.line_width_set(1.0)
@@ -286,6 +337,8 @@ class MOTIONCTL_OT_play_trace(BackgroundJobOperator, bpy.types.Operator):
     def prepare(self, context):
         prefs = settings(context).preview
         policy, fs = policy_and_fragments(context)
+        if not isinstance(policy, Policy):
+            raise ValueError("Play Trace drives a motion-fragment controller; the trained one is a planner")
         if not prefs.trace_path:
             raise ValueError("choose a trace file to play")
         trace = read_trace(bpy.path.abspath(prefs.trace_path))

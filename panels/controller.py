@@ -38,9 +38,13 @@ class MOTIONCTL_PT_controller(MotionPanel, Panel):
         if not st.groups:
             layout.label(text="Import clips in the Library panel first")
             return
+        layout.prop(pg, "engine", expand=True)
         layout.prop_search(pg, "group", st, "groups", text="Clips")
         n_use = sum(1 for c in st.clips if c.use and c.group == (pg.group or st.groups[0].name))
         layout.label(text=f"{n_use} clip(s) ticked in the Library")
+        if pg.engine == "PLANNING":
+            self.draw_planning(layout, st, pg)
+            return
         col = layout.column(align=True)
         col.prop(pg, "fragment_length")
         col.prop(pg, "fragment_stride")
@@ -85,13 +89,45 @@ class MOTIONCTL_PT_controller(MotionPanel, Panel):
         layout.prop(pg, "held_out")
         if not draw_job(layout, st, "Training"):
             layout.operator("motionctl.train_controller", icon="PLAY")
-        if pg.policy_path:
+        if pg.policy_path and pg.trained_engine == "FRAGMENTS":
             box = layout.box()
             box.label(text=f"{pg.result_fragments} fragments, {pg.result_improvements} improvements"
                       + (" (warm start)" if pg.result_warm else ""))
             box.label(text=f"{'converged' if pg.result_converged else 'NOT converged'} in {pg.result_seconds:.1f} s")
             if not math.isnan(pg.result_percent):
                 box.label(text=f"{pg.result_percent:.1f}% of optimal on held-out traces (std {pg.result_std:.1f})")
+            box.label(text=bpy.path.basename(pg.policy_path), icon="FILE")
+
+
+    def draw_planning(self, layout, st, pg):
+        layout.prop(pg, "task")
+        col = layout.column(align=True)
+        if pg.task == "NAVIGATION":
+            col.prop(pg, "nav_gamma")
+        elif pg.task == "REACH":
+            col.prop(pg, "reach_reward")
+            col.prop(pg, "reach_radius")
+        else:
+            col.prop(pg, "gate_half_width")
+        col = layout.column(align=True)
+        col.prop(pg, "mirror")
+        row = col.row(align=True)
+        row.prop(pg, "parametric")
+        sub = row.row()
+        sub.enabled = pg.parametric
+        sub.prop(pg, "group_size")
+        col.prop(pg, "n_trees")
+        col.prop(pg, "plan_discount")
+        col.prop(pg, "plan_iterations")
+        col.prop(pg, "trajectories")
+        if not draw_job(layout, st, "Training"):
+            layout.operator("motionctl.train_controller", icon="PLAY")
+        if pg.policy_path and pg.trained_engine == "PLANNING":
+            box = layout.box()
+            box.label(text=f"{pg.result_groups} groups, {pg.result_samples} samples, {pg.result_seconds:.1f} s")
+            box.label(text=f"Bellman residual {pg.result_residual:.3g}")
+            box.label(text=f"from random starts: {100 * pg.result_success:.0f}% done in 20 steps, "
+                      f"reward {pg.result_reward:.2f}")
             box.label(text=bpy.path.basename(pg.policy_path), icon="FILE")
 
 

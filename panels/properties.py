@@ -46,8 +46,35 @@ _KINDS = [
 
 
 class MOTIONCTL_PG_controller(PropertyGroup):
-    """Settings and results of the fragment controller (paper 000)."""
+    """Settings and results of the controllers: motion fragments (paper 000) or planning (001)."""
 
+    engine: EnumProperty(name="Engine", default="FRAGMENTS", items=[
+        ("FRAGMENTS", "Motion Fragments", "Steered by a player's control signal; tabular policy (paper 000)"),
+        ("PLANNING", "Planning", "Reaches goals (direction, object, gate) by planning ahead with extra-trees (paper 001)")])
+    task: EnumProperty(name="Task", default="NAVIGATION", items=[
+        ("NAVIGATION", "Navigation", "Walk in a desired direction (steer it with A/D while driving)"),
+        ("REACH", "Reach", "Walk to the target empty and pick it up (needs a pick, reach or punch clip)"),
+        ("GUIDANCE", "Guidance", "Walk through the gate empty's opening without touching its walls")])
+    nav_gamma: FloatProperty(name="γ", default=1.0, min=0.0, description="Navigation: cost per radian off the direction")
+    reach_reward: FloatProperty(name="λ", default=10.0, min=0.0, description="Reach: reward for reaching the object")
+    reach_radius: FloatProperty(name="Radius", default=0.3, min=0.01, unit="LENGTH",
+                                description="Reach: how close the hand's reach point must come")
+    gate_half_width: FloatProperty(name="Half Width", default=0.6, min=0.1, unit="LENGTH",
+                                   description="Guidance: half the gate's opening")
+    parametric: BoolProperty(name="Blend Groups", default=True,
+                             description="Group similar steps and blend them for precise control (paper 001 §4)")
+    group_size: IntProperty(name="Group Size", default=3, min=1, max=6, description="Steps per blended group")
+    n_trees: IntProperty(name="Trees", default=10, min=1, max=100, description="Extra-trees per group")
+    plan_discount: FloatProperty(name="α", default=0.9, min=0.0, max=0.999,
+                                 description="Discount of future rewards (higher plans further ahead)")
+    plan_iterations: IntProperty(name="Iterations", default=30, min=1, description="Sampling iterations at most")
+    trajectories: IntProperty(name="Trajectories", default=100, min=10, description="Trajectories per iteration")
+    trained_engine: StringProperty()
+    result_groups: IntProperty()
+    result_samples: IntProperty()
+    result_residual: FloatProperty()
+    result_success: FloatProperty()
+    result_reward: FloatProperty()
     group: StringProperty(name="Clips", description="Skeleton group whose ticked clips the controller uses")
     fragment_length: FloatProperty(name="Fragment Length", default=0.1, min=0.05, max=1.0, unit="TIME_ABSOLUTE",
                                    description="Seconds each fragment plays: the controller reacts this often")

@@ -228,3 +228,39 @@ print("INSTALLED", mods[0].__name__)
     res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=str(tmp_path))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "INSTALLED bl_ext.user_default.motionctl" in res.stdout
+
+
+@pytest.mark.parametrize("task", ["NAVIGATION", "GUIDANCE"])
+def test_planning_engine_trains_and_drives_from_scene_objects(library, ext, task):
+    bpy = library
+    st = bpy.context.scene.motionctl
+    pg = st.controller
+    for c in st.clips:
+        c.use = c.name in {"demo_walk", "demo_walk_turn_left", "demo_walk_slow"}
+    pg.engine = "PLANNING"
+    pg.task = task
+    pg.plan_iterations = 4
+    pg.trajectories = 40
+    pg.n_trees = 5
+    assert bpy.ops.motionctl.train_controller() == {"FINISHED"}
+    assert pg.trained_engine == "PLANNING" and pg.result_groups > 0 and os.path.exists(pg.policy_path)
+    pv = ext.operators.preview
+    planner, clips = pv.policy_and_fragments(bpy.context)
+
+    class Op:  # stands in for the modal operator's state
+        pass
+
+    op = Op()
+    session = pv.planning_session(bpy.context, planner, clips, op)
+    ob = st.groups[0].armature
+    writer = ext.operators.armature.PoseWriter(ob)
+    for _ in range(90):
+        root, rot = session.tick(1 / 60)
+        writer.write(rot, root)
+    assert len(session.roots) >= 2 and session.x is not None
+    assert session.arrow_vertices().shape == (6, 3)
+    if task == "GUIDANCE":
+        assert bpy.data.objects.get("motionctl_gate") is not None and len(session.x) == 3
+    with pytest.raises(RuntimeError, match="planner"):
+        st.preview.trace_path = __file__
+        bpy.ops.motionctl.play_trace()
