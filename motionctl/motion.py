@@ -388,6 +388,70 @@ def detect_calibration_frames(clip: Clip, max_seconds: float = 0.1, root_speed: 
     return int(jumps[-1] + 1) if len(jumps) else 0
 
 
+# --------------------------------------------------------------------------- actions
+
+def action_centres(clip: Clip) -> np.ndarray:
+    """Action centre frames: annotated (sidecar "action_centres"), else found from the body:
+    picks at the lowest hand, punches and strikes at the hand farthest from the chest, kicks at
+    the foot farthest from the hips, ducks at the lowest head, jumps at the highest hips; one
+    per extreme at least 1 s apart (empty for clips without an action tag)."""
+    if "action_centres" in clip.annotations:
+        return np.asarray(clip.annotations["action_centres"], dtype=np.int64)
+    pos, _ = clip.world()
+    tags = clip.tags
+    if tags & {"pick", "pickup", "grasp", "reach"} and hand_joints(clip):
+        score = -pos[:, hand_joints(clip), 2].min(axis=1)
+    elif tags & {"punch", "strike"} and hand_joints(clip):
+        chest = pos[:, _chest_joint(clip)]
+        score = np.linalg.norm(pos[:, hand_joints(clip)] - chest[:, None], axis=-1).max(axis=1)
+    elif tags & {"kick"}:
+        feet = [v[1] for v in foot_joints(clip.skeleton).values()]
+        score = np.linalg.norm(pos[:, feet] - pos[:, :1], axis=-1).max(axis=1)
+    elif tags & {"duck"}:
+        score = -pos[:, _head_joint(clip), 2]
+    elif tags & {"jump", "hop", "leap"}:
+        score = pos[:, 0, 2]
+    else:
+        return np.zeros(0, dtype=np.int64)
+    gap = int(round(clip.fps))
+    order = np.argsort(-score)
+    chosen = []
+    threshold = np.percentile(score, 90)
+    for f in order:
+        if score[f] < threshold:
+            break
+        if all(abs(f - g) >= gap for g in chosen):
+            chosen.append(int(f))
+    return np.array(sorted(chosen), dtype=np.int64)
+
+
+def hand_joints(clip: Clip) -> list:
+    names = [n.lower() for n in clip.skeleton.names]
+    depth = clip.skeleton.depth()
+    out = []
+    for side in ("l", "r"):
+        cands = [j for j, n in enumerate(names) if ("hand" in n or "wrist" in n) and
+                 (n.startswith(side) or f"_{side}_" in n or ("left" if side == "l" else "right") in n)]
+        if cands:
+            out.append(min(cands, key=lambda j: depth[j]))
+    return out
+
+
+def _head_joint(clip: Clip) -> int:
+    names = [n.lower() for n in clip.skeleton.names]
+    heads = [j for j, n in enumerate(names) if "head" in n]
+    return heads[0] if heads else int(np.argmax(clip.skeleton.rest_positions()[:, 2]))
+
+
+def _chest_joint(clip: Clip) -> int:
+    names = [n.lower() for n in clip.skeleton.names]
+    for key in ("chest", "spine", "thorax", "upperback"):
+        for j, n in enumerate(names):
+            if key in n:
+                return j
+    return 0
+
+
 # --------------------------------------------------------------------------- tags
 
 TAG_WORDS = (

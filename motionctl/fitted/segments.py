@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import quat
-from ..motion import Clip, ContactSettings, foot_contacts, mirror_clip, resample
+from ..motion import ContactSettings, action_centres, foot_contacts, hand_joints, mirror_clip, resample
 from ..synth import frame_table
 
 ACTION_TAGS = {"pick", "pickup", "reach", "grasp", "punch", "strike", "kick"}
@@ -77,53 +77,6 @@ def strike_frames(contacts: np.ndarray) -> np.ndarray:
     c = contacts.astype(np.int8)
     starts = np.flatnonzero(np.any(np.diff(c, axis=0) == 1, axis=1)) + 1
     return starts
-
-
-def action_centres(clip: Clip) -> np.ndarray:
-    """Action centre frames: annotated, else found from the hands (lowest for picks, farthest
-    from the chest for punches and strikes; one per extreme at least 1 s apart)."""
-    if "action_centres" in clip.annotations:
-        return np.asarray(clip.annotations["action_centres"], dtype=np.int64)
-    hands = hand_joints(clip)
-    if not hands:
-        return np.zeros(0, dtype=np.int64)
-    pos, _ = clip.world()
-    if clip.tags & {"pick", "pickup", "grasp"}:
-        score = -pos[:, hands, 2].min(axis=1)
-    else:
-        chest = pos[:, _chest_joint(clip)]
-        score = np.linalg.norm(pos[:, hands] - chest[:, None], axis=-1).max(axis=1)
-    gap = int(round(clip.fps))
-    order = np.argsort(-score)
-    chosen = []
-    threshold = np.percentile(score, 90)
-    for f in order:
-        if score[f] < threshold:
-            break
-        if all(abs(f - g) >= gap for g in chosen):
-            chosen.append(int(f))
-    return np.array(sorted(chosen), dtype=np.int64)
-
-
-def hand_joints(clip: Clip) -> list:
-    names = [n.lower() for n in clip.skeleton.names]
-    depth = clip.skeleton.depth()
-    out = []
-    for side in ("l", "r"):
-        cands = [j for j, n in enumerate(names) if ("hand" in n or "wrist" in n) and
-                 (n.startswith(side) or f"_{side}_" in n or ("left" if side == "l" else "right") in n)]
-        if cands:
-            out.append(min(cands, key=lambda j: depth[j]))
-    return out
-
-
-def _chest_joint(clip: Clip) -> int:
-    names = [n.lower() for n in clip.skeleton.names]
-    for key in ("chest", "spine", "thorax", "upperback"):
-        for j, n in enumerate(names):
-            if key in n:
-                return j
-    return 0
 
 
 def cut_segments(clips, settings: SegmentSettings | None = None) -> SegmentSet:
