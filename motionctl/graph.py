@@ -1,0 +1,373 @@
+"""Motion graphs (paper 004's construction: Lee et al. 2002 costs, Appendix B coalescing).
+
+Frames are compared by weighted joint-angle differences (each joint's rotation as a rotation
+vector, weighted by the length of the bones it moves, the root by the body height) plus the
+same for angular velocities; a transition i -> j is a candidate when frame i resembles frame
+j - 1, the cost is a local minimum within a 5-frame radius and below the threshold.  The cost
+matrix is computed in row blocks (never N x N at once).  Coalescing moves all transition ends
+inside a window of one minimum clip length onto the window's best frame, greedily by value with
+incremental updates, until clips are at least ``min_clip`` long; long clips are split at
+``max_clip``; the largest strongly connected component is kept, with statistics of what was
+kept and what was dropped.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+from scipy.ndimage import minimum_filter
+from scipy.sparse.csgraph import connected_components
+
+from . import quat
+from .jobs import check_stop
+from .motion import Clip, MotionDatabase, action_centres, resample, root_frame
+from .store import open_archive, save_archive
+
+GRAPH_FORMAT = "motionctl.graph/1"
+ACTION_TYPES = ("pick", "pickup", "duck", "kick", "punch", "jump", "strike", "reach")
+LOCOMOTION_TYPES = ("walk", "run", "jog", "sneak", "idle", "stand", "sidestep", "backward", "hop")
+
+
+@dataclass
+class GraphSettings:
+    fps: float = 30.0
+    threshold: float = 0.6  # cost (≈ weighted radians²) accepted for a transition
+    radius: int = 5  # frames: a candidate must be the minimum within this radius
+    min_clip: float = 0.5  # s
+    max_clip: float = 1.5  # s
+    velocity_weight: float = 0.3
+    block: int = 512  # rows of the cost matrix per block
+
+
+@dataclass(eq=False)
+class MotionGraph:
+    """Clips (frame ranges of source clips) and transitions between them (the largest SCC).
+
+    source  int [K] source clip; start, end int [K] frame range [start, end) at ``fps``
+    edges   int [E, 2] clip -> clip (natural continuations and transitions)
+    types   per clip, its motion types (tags); action per clip: (type, centre frame) or None
+    """
+
+    fps: float
+    names: list  # source clip names
+    source: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    edges: np.ndarray
+    types: list
+    actions: list
+    stats: dict = field(default_factory=dict)
+    root_paths: list = field(default_factory=list)  # per clip [n, 3] (x right, y forward, yaw) from its start
+
+    @property
+    def n(self) -> int:
+        return len(self.source)
+
+    @property
+    def duration(self) -> np.ndarray:
+        return (self.end - self.start) / self.fps
+
+    def successors(self) -> list:
+        out = [[] for _ in range(self.n)]
+        for a, b in self.edges.tolist():
+            out[a].append(b)
+        return out
+
+    def save(self, path) -> None:
+        meta = {"fps": self.fps, "names": self.names, "types": [sorted(t) for t in self.types],
+                "actions": self.actions, "stats": self.stats}
+        arrays = {"source": self.source, "start": self.start, "end": self.end, "edges": self.edges}
+        for i, p in enumerate(self.root_paths):
+            arrays[f"path{i}"] = p
+        save_archive(path, GRAPH_FORMAT, meta, arrays)
+
+    @classmethod
+    def load(cls, path) -> "MotionGraph":
+        with open_archive(path, GRAPH_FORMAT, "motion graph") as (meta, z):
+            k = len(z["source"])
+            return cls(meta["fps"], meta["names"], z["source"], z["start"], z["end"], z["edges"],
+                       [set(t) for t in meta["types"]], [tuple(a) if a else None for a in meta["actions"]],
+                       meta["stats"], [np.asarray(z[f"path{i}"]) for i in range(k)])
+
+
+# ----------------------------------------------------------------------------- frame costs
+
+def frame_features(clips, velocity_weight: float = 0.3, heading_smooth: float = 0.2) -> np.ndarray:
+    """[N, D] per frame: weighted rotation vectors of every joint (the root's relative to the
+    heading) and of their per-frame changes, so squared distances are Lee et al.'s costs."""
+    sk = clips[0].skeleton
+    n_joints = sk.n_joints
+    # A joint's weight: the length of the bones it moves (its subtree's bone lengths), root: height.
+    lengths = np.linalg.norm(sk.offsets, axis=1)
+    w = lengths.copy()
+    for j in range(n_joints - 1, 0, -1):
+        w[sk.parents[j]] += w[j]
+    w[0] = max(sk.height(), 1e-3)
+    w = np.sqrt(w / w.sum())
+    feats = []
+    for c in clips:
+        _, yaw = root_frame(c, heading_smooth)
+        rel = c.local_rot.copy()
+        rel[:, 0] = quat.mul(quat.about_axis(2, -yaw), c.local_rot[:, 0])
+        rv = quat.log(rel) * w[None, :, None]
+        vel = np.zeros_like(rv)
+        if c.n_frames > 1:
+            vel[1:] = rv[1:] - rv[:-1]
+            vel[0] = vel[1]
+        vel *= np.sqrt(velocity_weight) * c.fps / 30.0
+        feats.append(np.concatenate((rv.reshape(c.n_frames, -1), vel.reshape(c.n_frames, -1)), axis=1))
+    return np.concatenate(feats)
+
+
+def candidate_transitions(feats: np.ndarray, clip_of: np.ndarray, frame_in_clip: np.ndarray, clip_len: np.ndarray,
+                          s: GraphSettings, should_stop=None, progress=None) -> tuple:
+    """(from [T], to [T], cost [T]) of transitions i -> j where frame i ≈ frame j - 1 and
+    D(i, j - 1) is a local minimum within ``radius`` below ``threshold``; blocked over rows."""
+    n = len(feats)
+    sq = np.sum(feats**2, axis=1)
+    r = s.radius
+    out_f, out_t, out_c = [], [], []
+    for r0 in range(0, n, s.block):
+        check_stop(should_stop, "building the motion graph")
+        r1 = min(r0 + s.block, n)
+        a0, a1 = max(0, r0 - r), min(n, r1 + r)  # halo rows for the local-minimum test
+        d = sq[a0:a1, None] - 2.0 * feats[a0:a1] @ feats.T + sq[None]
+        np.maximum(d, 0, out=d)
+        local = minimum_filter(d, size=2 * r + 1, mode="nearest")
+        rows, cols = np.nonzero((d <= local) & (d < s.threshold))
+        keep = (rows + a0 >= r0) & (rows + a0 < r1)
+        i, j1 = rows[keep] + a0, cols[keep]  # i resembles j1 = j - 1: the transition goes i -> j1 + 1
+        j = j1 + 1
+        valid = (j < n) & (clip_of[np.minimum(j, n - 1)] == clip_of[j1])  # j1 + 1 stays in j1's clip
+        # Not a trivial jump within a clip (a few frames back or forth).
+        same = clip_of[i] == clip_of[np.minimum(j, n - 1)]
+        near = same & (np.abs(j - (i + 1)) < 2 * r + 1)
+        sel = valid & ~near
+        out_f.append(i[sel])
+        out_t.append(j[sel])
+        out_c.append(d[rows[keep][sel], cols[keep][sel]])
+        if progress is not None:
+            progress(r1 / n, f"frame costs {r1}/{n}")
+    return np.concatenate(out_f), np.concatenate(out_t), np.concatenate(out_c)
+
+
+# ----------------------------------------------------------------------------- coalescing
+
+def coalesce(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.ndarray, window: int,
+             threshold: float, should_stop=None) -> tuple[np.ndarray, np.ndarray]:
+    """Appendix B on cut positions: a transition i -> j cuts its source clip after i (position
+    i + 1) and its target clip before j (position j).  While some window of ``window`` positions
+    inside one source clip holds more than one cut (source starts and ends count as fixed cuts),
+    take the window and position c with the highest value — the summed quality (threshold - cost)
+    of every transition end in the window rerouted through c — and reroute them (ends that would
+    cost more than the threshold drop their transition).  Window values are updated incrementally
+    (a heap with lazy invalidation: only windows overlapping changed positions are rescored), so
+    the whole pass is about linear in the number of transitions.  Returns surviving (from, to)."""
+    n = len(feats)
+    sq = np.sum(feats**2, axis=1)
+    starts = np.r_[0, np.flatnonzero(np.diff(clip_of)) + 1]
+    stops = np.r_[starts[1:], n]
+    lo_of, hi_of = starts[clip_of], stops[clip_of]  # each frame's clip as [lo, hi)
+
+    frm, to = frm.copy(), to.copy()
+    alive = np.ones(len(frm), dtype=bool)
+    at = {}  # cut position -> set of (transition, side); side 0 = from end (position frm + 1)
+
+    def add(t, side):
+        at.setdefault(int(frm[t] + 1 if side == 0 else to[t]), set()).add((t, side))
+
+    for t in range(len(frm)):
+        add(t, 0)
+        add(t, 1)
+    fixed = set(starts.tolist()) | set(stops.tolist())
+
+    def clip_range(pos):
+        f = min(pos, n - 1)
+        return int(lo_of[f]), int(hi_of[f])
+
+    def rerouted_quality(members, cs):
+        """float [M, K]: quality of each member transition end rerouted through each candidate
+        cut position in ``cs`` (-1 where the rerouted transition would leave its clip).  Either
+        way one frame of the pair is the member's own (the frame before its target for a from
+        end, its from frame for a to end) and the other is c - 1: one small matrix product."""
+        ts = np.fromiter((t for t, _ in members), dtype=np.int64, count=len(members))[:, None]
+        side0 = np.fromiter((sd == 0 for _, sd in members), dtype=bool, count=len(members))[:, None]
+        c = np.asarray(cs, dtype=np.int64).reshape(1, -1)
+        own = np.where(side0, to[ts] - 1, frm[ts])[:, 0]  # [M]
+        tgt = np.where(side0, to[ts], c)
+        ok = (own[:, None] >= 0) & (c - 1 >= 0) & (tgt < n)
+        own, prev, tgt = np.clip(own, 0, n - 1), np.clip(c[0] - 1, 0, n - 1), np.clip(tgt, 0, n - 1)
+        # The rerouted transition's target must follow its compared frame in the same clip.
+        ok &= np.where(side0, lo_of[own][:, None] == lo_of[tgt], lo_of[prev][None, :] == lo_of[tgt])
+        d = np.maximum(sq[own][:, None] - 2 * feats[own] @ feats[prev].T + sq[prev][None, :], 0.0)
+        return np.where(ok, threshold - d, -1.0)
+
+    def score(w0, lo, hi):
+        positions = [p for p in range(w0, min(w0 + window, hi + 1)) if p in at or p in fixed]
+        if len(positions) <= 1 or not any(p in at for p in positions):
+            return None
+        members = [m for p in positions if p in at for m in at[p] if alive[m[0]]]
+        if not members:
+            return None
+        fixed_here = [p for p in positions if p in fixed]
+        cands = fixed_here if fixed_here else list(range(max(w0, lo + 1), min(w0 + window, hi)))
+        if not cands:
+            return None
+        values = np.maximum(rerouted_quality(members, cands), 0.0).sum(axis=0)
+        k = int(np.argmax(values))  # first best, as a sequential scan would pick
+        return float(values[k]), cands[k]
+
+    heap, version = [], {}
+
+    def push(w0, lo, hi):
+        version[w0] = version.get(w0, 0) + 1
+        sc = score(w0, lo, hi)
+        if sc is not None:
+            heapq.heappush(heap, (-sc[0], w0, sc[1], version[w0], lo, hi))
+
+    def windows_around(pos):
+        lo, hi = clip_range(pos)
+        return [(w, lo, hi) for w in range(max(lo, pos - window + 1), min(pos, hi) + 1)]
+
+    for pos in sorted(at):
+        for w in windows_around(pos):
+            if w[0] not in version:
+                push(*w)
+    steps = 0
+    while heap:
+        steps += 1
+        if steps % 200 == 0:
+            check_stop(should_stop, "coalescing transitions")
+        _, w0, c, ver, lo, hi = heapq.heappop(heap)
+        if version.get(w0) != ver:
+            continue
+        positions = [p for p in range(w0, min(w0 + window, hi + 1)) if p in at and p != c]
+        members = [m for p in positions for m in at.pop(p) if alive[m[0]]]
+        if not members:
+            push(w0, lo, hi)
+            continue
+        q = rerouted_quality(members, [c])[:, 0]
+        for (t, side), qq in zip(members, q.tolist()):
+            if side == 0:
+                frm[t] = c - 1
+            else:
+                to[t] = c
+            if qq <= 0:
+                alive[t] = False
+            else:
+                add(t, side)
+        for p in set(positions) | {c}:
+            for w in windows_around(p):
+                push(*w)
+    ok = alive & (frm >= 0) & (to < n)
+    return frm[ok], to[ok]
+
+
+# ----------------------------------------------------------------------------- building
+
+def build_graph(source, settings: GraphSettings | None = None, progress=None, should_stop=None) -> MotionGraph:
+    """A motion graph of a MotionDatabase or clip list; see the module docstring."""
+    s = settings or GraphSettings()
+    t0 = time.perf_counter()
+    clips = [resample(c, s.fps) for c in (source.clips if isinstance(source, MotionDatabase) else source)]
+    if not clips:
+        raise ValueError("no clips to build a motion graph from")
+    lengths = np.array([c.n_frames for c in clips])
+    clip_of = np.repeat(np.arange(len(clips)), lengths)
+    first = np.r_[0, np.cumsum(lengths)[:-1]]
+    frame_in = np.arange(len(clip_of)) - first[clip_of]
+    feats = frame_features(clips, s.velocity_weight)
+    sub = (lambda f, m: progress(0.6 * f, m)) if progress else None
+    frm, to, _ = candidate_transitions(feats, clip_of, frame_in, lengths, s, should_stop, sub)
+    n_candidates = len(frm)
+    window = max(2, int(round(s.min_clip * s.fps)))
+    if progress:
+        progress(0.6, f"coalescing {n_candidates} candidate transitions")
+    frm, to = coalesce(feats, frm, to, clip_of, window, s.threshold, should_stop)
+    # Clip boundaries: after every 'from' frame and before every 'to' frame, plus source ends.
+    cuts = np.unique(np.concatenate((first, first + lengths, frm + 1, to)))
+    cuts = _split_long(cuts, first, lengths, int(round(s.max_clip * s.fps)))
+    starts = cuts[:-1]
+    ends = cuts[1:]
+    src = clip_of[np.minimum(starts, len(clip_of) - 1)]
+    keep = (ends > starts) & (clip_of[ends - 1] == src)
+    starts, ends, src = starts[keep], ends[keep], src[keep]
+    k = len(starts)
+    clip_at = np.full(len(clip_of) + 1, -1)
+    for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
+        clip_at[a:b] = i
+    edges = []
+    nat = np.flatnonzero(src[1:] == src[:-1]) if k > 1 else np.zeros(0, int)
+    nat = nat[ends[nat] == starts[nat + 1]]
+    edges.append(np.column_stack((nat, nat + 1)))
+    a = clip_at[frm]
+    b = clip_at[to]
+    ok = (a >= 0) & (b >= 0) & (ends[np.maximum(a, 0)] == frm + 1) & (starts[np.maximum(b, 0)] == to)
+    edges.append(np.column_stack((a[ok], b[ok])))
+    edges = np.unique(np.concatenate(edges), axis=0) if k else np.zeros((0, 2), int)
+    # Largest strongly connected component.
+    adj = sparse.csr_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(k, k))
+    n_comp, labels = connected_components(adj, directed=True, connection="strong")
+    big = np.argmax(np.bincount(labels)) if k else 0
+    in_scc = labels == big
+    remap = np.cumsum(in_scc) - 1
+    e_keep = in_scc[edges[:, 0]] & in_scc[edges[:, 1]]
+    g_edges = remap[edges[e_keep]]
+    sel = np.flatnonzero(in_scc)
+    types, actions, paths = [], [], []
+    centres = [action_centres(c) for c in clips]  # annotated, or detected from the body
+    for i in sel:
+        c = clips[src[i]]
+        lo, hi = starts[i] - first[src[i]], ends[i] - first[src[i]]
+        types.append(set(c.tags))
+        actions.append(_clip_action(c, lo, hi, centres[src[i]]))
+        paths.append(_root_path(c, lo, hi))
+    kept = float((ends[sel] - starts[sel]).sum() / s.fps)
+    total = float(lengths.sum() / s.fps)
+    stats = {"candidates": int(n_candidates), "transitions": int(len(frm)), "clips_before_scc": int(k),
+             "clips": int(len(sel)), "edges": int(len(g_edges)), "seconds_kept": kept, "seconds_total": total,
+             "seconds_dropped": total - kept, "components": int(n_comp), "build_seconds": time.perf_counter() - t0,
+             "dropped_sources": [clips[i].name for i in range(len(clips)) if not np.any(src[sel] == i)]}
+    if progress:
+        progress(1.0, f"{len(sel)} clips, {len(g_edges)} transitions, {kept:.1f} of {total:.1f} s kept")
+    return MotionGraph(s.fps, [c.name for c in clips], src[sel], starts[sel] - first[src[sel]],
+                       ends[sel] - first[src[sel]], g_edges, types, actions, stats, paths)
+
+
+def _split_long(cuts, first, lengths, max_len):
+    out = [int(cuts[0])]
+    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        n = int(np.ceil((b - a) / max_len)) if max_len > 0 else 1
+        out += [a + (b - a) * k // n for k in range(1, n)] + [b]
+    return np.unique(np.array(out))
+
+
+def _clip_action(c: Clip, lo: int, hi: int, centres: np.ndarray):
+    kinds = [t for t in c.tags if t in ACTION_TYPES]
+    for f in np.asarray(centres).tolist():
+        if lo <= f < hi and kinds:
+            return (sorted(kinds)[0], int(f - lo))
+    return None
+
+
+def _root_path(c: Clip, lo: int, hi: int) -> np.ndarray:
+    """[n + 1, 3] the root's ground position and heading over frames lo..hi, in the frame at lo
+    (x right, y forward, yaw); the last row is where the next clip starts."""
+    ground, yaw = root_frame(c)
+    idx = np.arange(lo, min(hi + 1, c.n_frames))
+    d = ground[idx] - ground[lo]
+    cs, sn = np.cos(yaw[lo]), np.sin(yaw[lo])
+    return np.column_stack((cs * d[:, 0] + sn * d[:, 1], -sn * d[:, 0] + cs * d[:, 1], yaw[idx] - yaw[lo]))
+
+
+def one_clip_graph_types(graph: MotionGraph) -> dict:
+    """Seconds of motion per type in the graph (what a user reads to see what pruning kept)."""
+    out = {}
+    for t, d in zip(graph.types, graph.duration):
+        for k in t or {"untagged"}:
+            out[k] = out.get(k, 0.0) + float(d)
+    return out
