@@ -1,0 +1,294 @@
+"""Motion graphs and their evaluation in environments (paper 004)."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+from scipy import sparse
+from scipy.sparse.csgraph import connected_components, dijkstra
+
+from motionctl import bvh
+from motionctl.errors import Cancelled as JobCancelled, MotionFileError
+from motionctl.evaluate import (EditModel, EmbedSettings, Environment, Expander, Obstacle, clip_permissions,
+                                coverage, embed, environment_from_dict, footprints, rasterise, read_environment,
+                                shortest_path, strongly_connected, theoretical_maneuverability)
+from motionctl.graph import GraphSettings, MotionGraph, build_graph
+
+
+def arc(length, turn, frames=30):
+    """Root path [frames + 1, 3] walking ``length`` m while turning ``turn`` rad (x right, y fwd)."""
+    t = np.linspace(0, 1, frames + 1)
+    yaw = turn * t
+    if abs(turn) < 1e-9:
+        return np.column_stack((np.zeros_like(t), length * t, yaw))
+    r = length / turn
+    return np.column_stack((-r * (1 - np.cos(yaw)), r * np.sin(yaw), yaw))
+
+
+def toy_graph(with_jump=True):
+    paths = [arc(1.0, 0.0), arc(0.8, 0.9), arc(0.8, -0.9)]
+    types = [{"walk"}, {"walk"}, {"walk"}]
+    actions = [None, None, None]
+    if with_jump:
+        paths.append(arc(1.4, 0.0))
+        types.append({"jump"})
+        actions.append(("jump", 15))
+    n = len(paths)
+    edges = np.array([(a, b) for a in range(n) for b in range(n)])
+    return MotionGraph(30.0, ["toy"], np.zeros(n, int), np.zeros(n, int), np.full(n, 30), edges, types, actions, {}, paths)
+
+
+SMALL = EmbedSettings(cell=0.25, headings=8, edit=EditModel(r_x=0.15, r_y=0.15, r_theta=0.3))
+
+
+def explicit_graph(exp, valid):
+    ids = np.flatnonzero(valid)
+    src, tgt, rows = exp.out_edges(ids)
+    return ids[src], tgt, rows
+
+
+def test_flood_scc_equals_scipy_on_an_explicit_embedded_graph():
+    env = Environment((0, 0, 4, 3), [Obstacle("wall", centre=(2.0, 1.5), radius=0.4)])
+    g = toy_graph(with_jump=False)
+    grid = rasterise(env, SMALL.cell, SMALL.headings, SMALL.radius)
+    fp = footprints(g, grid, SMALL.edit)
+    forbid, _ = clip_permissions(g, grid)
+    exp = Expander(g, grid, fp, forbid)
+    valid = np.ascontiguousarray(exp.valid_nodes()).ravel()
+    s, t, _ = explicit_graph(exp, valid)
+    n = valid.size
+    adj = sparse.csr_matrix((np.ones(len(s)), (s, t)), shape=(n, n))
+    _, labels = connected_components(adj, directed=True, connection="strong")
+    big = np.argmax(np.bincount(labels[valid]))  # largest component among valid nodes
+    expected = (labels == big) & valid
+    seed = int(np.flatnonzero(expected)[0])
+    got = strongly_connected(exp, seed)
+    assert expected.sum() > 50 and np.array_equal(got, expected)
+    # Incoming edges are exactly the reversed outgoing edges.
+    ids = np.flatnonzero(valid)[:400]
+    ti, src = exp.in_edges(ids)
+    back = {(int(a), int(b)) for a, b in zip(src, ids[ti])}
+    fwd = {(int(a), int(b)) for a, b in zip(s, t) if b in set(ids.tolist())}
+    assert back == fwd
+
+
+def test_footprint_offsets_are_exactly_the_grid_points_inside_the_ellipsoid():
+    g = toy_graph()
+    grid = rasterise(Environment((0, 0, 5, 5)), 0.2, 18, 0.25)
+    edit = EditModel()
+    fp = footprints(g, grid, edit)
+    hb = 2 * np.pi / 18
+    for h in (0, 5, 11):
+        for c in range(g.n):
+            path = g.root_paths[c]
+            end, d = path[-1], g.duration[c]
+            s = np.linalg.norm(np.diff(path[:, :2], axis=0), axis=1).sum()
+            radii = (s + edit.alpha * d) * np.array([edit.r_x, edit.r_y, edit.r_theta])
+            th = h * hb
+            rot = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+            nat = rot @ end[:2]
+            found = {tuple(o) for o in fp.offsets[h][c].tolist()}
+            for dx in range(-15, 16):
+                for dy in range(-15, 16):
+                    local = rot.T @ (np.array([dx, dy]) * 0.2 - nat)
+                    for dh in range(-4, 5):
+                        e = (local[0] / radii[0]) ** 2 + (local[1] / radii[1]) ** 2 + ((dh * hb - end[2]) / radii[2]) ** 2
+                        assert (e <= 1.0) == ((dx, dy, dh) in found), (h, c, dx, dy, dh)
+
+
+def test_walls_block_edges_and_chasms_need_jumps():
+    wall = Environment((0, 0, 6, 4), [Obstacle("wall", points=np.array([[2.9, 0], [3.1, 0], [3.1, 4], [2.9, 4]]))])
+    g = toy_graph()
+    emb = embed(g, wall, SMALL)
+    xs = np.nonzero(emb.scc.any(axis=(1, 2, 3)))[0] * SMALL.cell
+    assert (xs.max() < 3.0) or (xs.min() > 3.0)  # one side only: no edge crosses the wall
+    cov = coverage(emb)
+    assert 0.35 < cov["xy"] < 0.55  # about half the room, the walled-off half is 0
+    chasm = Environment((0, 0, 6, 4), [Obstacle("chasm", points=np.array([[2.9, 0], [3.1, 0], [3.1, 4], [2.9, 4]]))])
+    with_jump = embed(g, chasm, SMALL)
+    xs = np.nonzero(with_jump.scc.any(axis=(1, 2, 3)))[0] * SMALL.cell
+    assert xs.min() < 2.5 and xs.max() > 3.5  # both sides
+    exp = with_jump._expander
+    ids = np.flatnonzero(with_jump.scc.ravel())
+    src, tgt, rows = exp.out_edges(ids)
+    x0 = exp.decode(ids[src])[0] * SMALL.cell
+    x1, _, _, clip = exp.decode(tgt)
+    crossing = (x0 < 3.0) != (x1 * SMALL.cell < 3.0)
+    assert crossing.any() and np.all(clip[crossing] == 3)  # only the jump clip crosses
+    without = embed(toy_graph(with_jump=False), chasm, SMALL)
+    xs = np.nonzero(without.scc.any(axis=(1, 2, 3)))[0] * SMALL.cell
+    assert (xs.max() < 3.0) or (xs.min() > 3.0)
+
+
+def test_empty_room_is_almost_fully_covered():
+    emb = embed(toy_graph(with_jump=False), Environment((0, 0, 8, 6)), SMALL)
+    cov = coverage(emb)
+    assert cov["xy"] > 0.95 and cov["xya"] > 0.75  # near the walls not every facing is possible
+
+
+def test_shortest_path_search_matches_dijkstra():
+    g = toy_graph(with_jump=False)
+    emb = embed(g, Environment((0, 0, 5, 4), [Obstacle("wall", centre=(2.5, 2.0), radius=0.5)]), SMALL)
+    exp = emb._expander
+    ids = np.flatnonzero(emb.scc.ravel())
+    src, tgt, rows = exp.out_edges(ids)
+    inside = emb.scc.ravel()[tgt]
+    src, tgt, rows = ids[src[inside]], tgt[inside], rows[inside]
+    w = np.maximum(exp.cost[rows], 0.5 * g.duration[exp.decode(tgt)[3]])
+    n = emb.scc.size
+    adj = sparse.csr_matrix((w, (src, tgt)), shape=(n, n))
+    x, y, _, _ = exp.decode(ids)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        a = ids[rng.integers(len(ids))]
+        ax, ay = exp.decode(np.array([a]))[:2]
+        starts = ids[(x == ax[0]) & (y == ay[0])]
+        b = ids[rng.integers(len(ids))]
+        bx, by = exp.decode(np.array([b]))[:2]
+        goal = np.zeros(n, dtype=bool)
+        goal[ids[(x == bx[0]) & (y == by[0])]] = True
+        dist = dijkstra(adj, indices=starts, min_only=True)
+        expected = dist[goal].min()
+        got, _ = shortest_path(emb, starts, goal, (bx[0], by[0]))
+        assert got == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+@pytest.fixture(scope="module")
+def demo_graph(demo_library):
+    clips = [bvh.read_bvh(os.path.join(demo_library, f + ".bvh"))
+             for f in ("demo_walk", "demo_walk_turn_left", "demo_walk_turn_right", "demo_run", "demo_jump")]
+    return build_graph(clips, GraphSettings(threshold=1.0))
+
+
+def test_coalescing_enforces_clip_lengths(demo_graph):
+    g = demo_graph
+    assert g.n > 5 and len(g.edges) > g.n
+    assert g.duration.min() >= 0.5 - 1e-9 and g.duration.max() <= 1.5 + 1 / 30 + 1e-9
+    assert g.stats["seconds_kept"] + g.stats["seconds_dropped"] == pytest.approx(g.stats["seconds_total"])
+    lm = theoretical_maneuverability(g, "jump")
+    assert lm["reachable"] == 1.0 and 0 < lm["mean"] < 20
+
+
+def test_one_looping_clip_makes_a_cycle(demo_library):
+    walk = bvh.read_bvh(os.path.join(demo_library, "demo_walk.bvh"))
+    g = build_graph([walk], GraphSettings(threshold=1.0))
+    assert g.n >= 2 and g.stats["seconds_kept"] > 0.5 * g.stats["seconds_total"]
+    # Every clip is in the one strongly connected component: it can loop forever.
+    adj = sparse.csr_matrix((np.ones(len(g.edges)), (g.edges[:, 0], g.edges[:, 1])), shape=(g.n, g.n))
+    assert connected_components(adj, directed=True, connection="strong")[0] == 1
+    # The walk moves forward on every clip.
+    assert all(p[-1, 1] > 0.3 for p in g.root_paths)
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("{not json", "invalid JSON"),
+        (json.dumps({"obstacles": []}), "bounds"),
+        (json.dumps({"bounds": [0, 0, -1, 5]}), "min < max"),
+        (json.dumps({"bounds": [0, 0, 5, 5], "obstacles": [{"kind": "wall", "polygon": [[0, 0], [1, 1]]}]}),
+         "obstacle 0: a polygon needs at least 3"),
+        (json.dumps({"bounds": [0, 0, 5, 5], "obstacles": [{"kind": "lava", "circle": [1, 1, 1]}]}),
+         "obstacle 0: unknown kind 'lava'"),
+        (json.dumps({"bounds": [0, 0, 5, 5], "obstacles": [{"kind": "region", "circle": [1, 1, 1]}]}),
+         "needs 'allow' or 'forbid'"),
+        (json.dumps({"bounds": [0, 0, 5, 5], "obstacles": [{"kind": "wall"}]}), "needs a 'polygon' or a 'circle'"),
+    ],
+)
+def test_malformed_environment_files_raise_clear_errors(tmp_path, content, message):
+    p = tmp_path / "room.json"
+    p.write_text(content)
+    with pytest.raises(MotionFileError, match="room.json") as err:
+        read_environment(p)
+    assert message in str(err.value)
+
+
+def test_environment_rasterises_kinds_and_regions():
+    env = environment_from_dict({"bounds": [0, 0, 4, 4], "obstacles": [
+        {"kind": "chasm", "polygon": [[0, 1.9], [4, 1.9], [4, 2.1], [0, 2.1]]},
+        {"kind": "region", "circle": [1, 1, 0.5], "allow": ["sneak"]}]})
+    grid = rasterise(env, 0.2, 18, 0.25)
+    assert (grid.bits[:, 10] & 2).all()  # the chasm row, dilated by the character's radius
+    assert (grid.bits[5, 5] & 8) and not (grid.bits[15, 15] & 8)
+    g = toy_graph()
+    forbid, selective = clip_permissions(g, grid)
+    assert forbid[0] & 8 and forbid[0] & 2 and not forbid[3] & 2  # walks: not the region, not the chasm
+    assert not selective.any()
+
+
+def test_a_walled_off_region_is_never_covered():
+    # A closed 2 m x 2 m box of walls inside a 9 x 6 m room: nothing inside can be reached.
+    walls = [[[3, 2], [5.2, 2], [5.2, 2.2], [3, 2.2]], [[3, 4], [5.2, 4], [5.2, 4.2], [3, 4.2]],
+             [[3, 2], [3.2, 2], [3.2, 4.2], [3, 4.2]], [[5, 2], [5.2, 2], [5.2, 4.2], [5, 4.2]]]
+    env = environment_from_dict({"bounds": [0, 0, 9, 6], "obstacles": [{"kind": "wall", "polygon": w} for w in walls]})
+    emb = embed(toy_graph(with_jump=False), env, SMALL)
+    cov = coverage(emb)
+    grid = emb.grid
+    x = (np.arange(cov["map"].shape[0]) + 0.5) * grid.cell + grid.origin[0]
+    y = (np.arange(cov["map"].shape[1]) + 0.5) * grid.cell + grid.origin[1]
+    inside = ((x[:, None] > 3.2) & (x[:, None] < 5.0)) & ((y[None, :] > 2.2) & (y[None, :] < 4.0))
+    assert cov["free"][inside].any()  # there is floor in there...
+    assert cov["map"][inside].sum() == 0  # ...that the character never reaches
+    assert cov["xy"] > 0.7  # while the rest of the room is well covered
+
+
+def test_embedding_and_graph_building_cancel_cleanly(demo_library):
+    walk = bvh.read_bvh(os.path.join(demo_library, "demo_walk.bvh"))
+    with pytest.raises(JobCancelled):
+        build_graph([walk], GraphSettings(threshold=1.0), should_stop=lambda: True)
+    with pytest.raises(JobCancelled):
+        embed(toy_graph(), Environment((0, 0, 6, 6)), SMALL, should_stop=lambda: True)
+
+
+def test_real_capture_graph_covers_an_empty_room_and_a_controller_can_be_certified(mocap):
+    """CMU subject 16 walks and turns: a graph that keeps most of the capture and covers a room."""
+    from motionctl.evaluate import evaluate, graph_from_controller
+    from motionctl.fragments import ControllerSettings
+    from motionctl.fragments.controller import train_controller
+    from motionctl.policy import PolicySettings
+    from motionctl.library import import_library
+
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("15", "16", "17", "18", "21", "22")]
+    db = import_library(files).groups[0].database
+    g = build_graph(db, GraphSettings(threshold=0.6))
+    assert g.n > 10 and len(g.edges) > g.n
+    assert g.stats["seconds_kept"] > 0.5 * g.stats["seconds_total"]
+    res = evaluate(g, Environment((0, 0, 8, 6), [], "room"), pairs=10, lm_sample=0.05)
+    assert res["coverage_xy"] > 0.9 and res["path_efficiency"]["median"] >= 1.0 - 1e-9
+    assert np.isfinite(res["path_efficiency"]["median"])
+    # The same capture as a greedy fragment controller (no training traces needed), certified in the same room.
+    s = ControllerSettings(policy=PolicySettings(kind="greedy"))
+    tc = train_controller(db, [], s)
+    fs, policy = tc.model.fragments, tc.policy
+    controls = np.array([[0, 1.2, 0, 0], [0, 1.2, 1.0, 0], [0, 1.2, -1.0, 0], [0, 0.6, 0, 0]])
+    cg = graph_from_controller(fs.frame_table(), lambda f, b: policy.table[f, b], fs.pieces, controls, policy.bins,
+                               steps=5, start=policy.start_fragment(controls[0]), fps=fs.fps, max_clips=120)
+    assert 0 < cg.n <= 120 and len(cg.edges) >= cg.n
+    # Walking forward while holding "forward" for 0.5 s covers ground.
+    assert max(np.hypot(*p[-1, :2]) for p in cg.root_paths) > 0.4
+    res = evaluate(cg, Environment((0, 0, 8, 6), [], "room"), pairs=5, lm_sample=0.05)
+    assert res["nodes"] > 0 and 0 < res["coverage_xy"] <= 1
+
+
+def test_command_line_builds_and_evaluates_a_graph(demo_library, tmp_path, capsys):
+    from motionctl.cli import main
+
+    out = str(tmp_path / "g.npz")
+    clips = [os.path.join(demo_library, f"demo_{n}.bvh") for n in ("walk", "walk_turn_left", "walk_turn_right", "jump")]
+    assert main(["graph", "build", "--clips", *clips, "--threshold", "1.0", "--out", out]) == 0
+    assert "transitions" in capsys.readouterr().out
+    room = tmp_path / "room.json"
+    room.write_text(json.dumps({"bounds": [0, 0, 7, 5], "obstacles": [
+        {"kind": "wall", "polygon": [[3, 0], [3.3, 0], [3.3, 3], [3, 3]]}, {"kind": "chasm", "circle": [5, 3.5, 0.4]}]}))
+    metrics, cmap = str(tmp_path / "m.json"), str(tmp_path / "map.npy")
+    assert main(["graph", "evaluate", "--graph", out, "--env", str(room), "--headings", "12", "--pairs", "6",
+                 "--json", metrics, "--map", cmap]) == 0
+    text = capsys.readouterr().out
+    assert "coverage:" in text and "path efficiency" in text
+    data = json.load(open(metrics))
+    assert 0.5 < data["coverage_xy"] <= 1 and data["nodes"] > 0
+    m = np.load(cmap)
+    assert m.shape == (35, 25) and m[15, 2] == 0  # the wall's cells are never covered
+    with pytest.raises(MotionFileError, match="nothing.json"):
+        main(["graph", "evaluate", "--graph", out, "--env", str(tmp_path / "nothing.json")])
