@@ -5,6 +5,7 @@ demo       generate (or take) a library, import it, train a fragment controller,
 info       read files or folders and print the skeleton groups they form
 convert    write any readable clip (BVH or AMC) as BVH
 fragments  train | eval | run | trace: motion-fragment controllers (paper 000)
+graph      build | evaluate: motion graphs and what they can do in an environment (paper 004)
 
 Everything but the .blend step is the engine's.  The demo's .blend is written by the
 extension's own operators running in Blender-as-a-module (``bpy``), loaded from this
@@ -325,6 +326,83 @@ def add_fragment_commands(sub) -> None:
     g.set_defaults(func=cmd_fragments_trace)
 
 
+# ----------------------------------------------------------------------------- motion graphs
+
+def cmd_graph_build(args) -> int:
+    from .graph import GraphSettings, build_graph
+    from .jobs import PrintProgress
+
+    db, _ = load_group(args.clips, args.group)
+    settings = GraphSettings(threshold=args.threshold, min_clip=args.min_clip, max_clip=args.max_clip)
+    t0 = time.perf_counter()
+    graph = build_graph(db, settings, PrintProgress("graph"))
+    graph.save(args.out)
+    st = graph.stats
+    print(f"{graph.n} clips, {len(graph.edges)} transitions; {st['seconds_kept']:.1f} of {st['seconds_total']:.1f} s "
+          f"kept ({st['seconds_dropped']:.1f} s dropped); wrote {args.out} in {time.perf_counter() - t0:.1f} s")
+    if st.get("dropped_sources"):
+        print("dropped entirely: " + ", ".join(st["dropped_sources"]))
+    return 0
+
+
+def cmd_graph_evaluate(args) -> int:
+    import json
+
+    import numpy as np
+
+    from .evaluate import EditModel, EmbedSettings, evaluate, read_environment
+    from .graph import MotionGraph
+    from .jobs import PrintProgress
+
+    graph = MotionGraph.load(args.graph)
+    env = read_environment(args.env)
+    settings = EmbedSettings(cell=args.cell, headings=args.headings, radius=args.radius,
+                             edit=EditModel(scale=args.edit_scale))
+    res = evaluate(graph, env, settings, pairs=args.pairs, lm_sample=args.lm_sample, progress=PrintProgress("evaluate"))
+    pe = res["path_efficiency"]
+    print(f"{res['nodes']} embedded nodes in {res['embed_seconds']:.1f} s; metrics in {res['metric_seconds']:.1f} s")
+    print(f"coverage: {100 * res['coverage_xy']:.1f}% XY, {100 * res['coverage_xya']:.1f}% XY-heading")
+    print(f"path efficiency: mean {pe['mean']:.2f}, median {pe['median']:.2f} over {pe['pairs']} pairs")
+    for kind, cov in res["action_coverage"].items():
+        ae = res["action_efficiency"].get(kind, {})
+        print(f"{kind}: coverage {100 * cov:.1f}%, action efficiency median {ae.get('median', float('nan')):.2f}")
+    for kind, lm in res["maneuverability"].items():
+        print(f"{kind}: local maneuverability {lm['theoretical']['mean']:.2f} s in theory, "
+              f"{lm['practical']['mean']:.2f} s in this room")
+    if args.json:
+        plain = {k: v for k, v in res.items() if k not in ("embedding", "coverage_map", "free", "action_maps")}
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(plain, fh, indent=1, default=lambda v: v.tolist() if isinstance(v, np.ndarray) else float(v))
+    if args.map:
+        np.save(args.map, res["coverage_map"])
+    return 0
+
+
+def add_graph_commands(sub) -> None:
+    g = sub.add_parser("graph", help="motion graphs and their evaluation in an environment (paper 004)")
+    gsub = g.add_subparsers(dest="graph_command", required=True)
+    b = gsub.add_parser("build", help="build a motion graph from clips and save it (.npz)")
+    b.add_argument("--clips", nargs="+", required=True, help="BVH/AMC files or folders (tags from sidecar JSON)")
+    b.add_argument("--group", type=int, help="skeleton group to use when the clips form several")
+    b.add_argument("--threshold", type=float, default=0.6, help="highest frame difference accepted for a transition")
+    b.add_argument("--min-clip", type=float, default=0.5, help="seconds: closer transitions are merged")
+    b.add_argument("--max-clip", type=float, default=1.5, help="seconds: longer clips are split")
+    b.add_argument("--out", required=True)
+    b.set_defaults(func=cmd_graph_build)
+    e = gsub.add_parser("evaluate", help="embed a graph in an environment (JSON) and print its metrics")
+    e.add_argument("--graph", required=True)
+    e.add_argument("--env", required=True, help="environment JSON (bounds and obstacles)")
+    e.add_argument("--cell", type=float, default=0.2)
+    e.add_argument("--headings", type=int, default=18)
+    e.add_argument("--radius", type=float, default=0.25, help="character radius (m)")
+    e.add_argument("--edit-scale", type=float, default=1.0, help="editing footprint size (1 = 100%%)")
+    e.add_argument("--pairs", type=int, default=100, help="Monte-Carlo path pairs 4-7 m apart")
+    e.add_argument("--lm-sample", type=float, default=0.1, help="fraction of nodes sampled for maneuverability")
+    e.add_argument("--json", help="write the metrics as JSON")
+    e.add_argument("--map", help="write the XY coverage map as .npy")
+    e.set_defaults(func=cmd_graph_evaluate)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m motionctl", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -347,6 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--unit-scale", type=float)
     c.set_defaults(func=cmd_convert)
     add_fragment_commands(sub)
+    add_graph_commands(sub)
     return p
 
 
