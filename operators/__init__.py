@@ -2,9 +2,9 @@
 
 import bpy
 
-from . import controller, demo, jobs, library, mannequin, preview  # noqa: F401  (demo: used by the CLI demo)
+from . import controller, demo, graph, jobs, library, mannequin, preview  # noqa: F401  (demo: used by the CLI demo)
 
-classes = (*library.classes, *jobs.classes, *controller.classes, *preview.classes, *mannequin.classes)
+classes = (*library.classes, *jobs.classes, *controller.classes, *preview.classes, *mannequin.classes, *graph.classes)
 
 _register, _unregister = bpy.utils.register_classes_factory(classes)
 

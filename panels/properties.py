@@ -162,6 +162,52 @@ class MOTIONCTL_PG_preview(PropertyGroup):
     session_frames: IntProperty(name="Frames Driven")
 
 
+class MOTIONCTL_PG_graph(PropertyGroup):
+    """Motion graph settings and statistics (paper 004's construction)."""
+
+    threshold: FloatProperty(name="Threshold", default=0.6, min=0.001,
+                             description="Highest frame difference (weighted joint angles and velocities) accepted "
+                             "for a transition: raise it for a larger graph with rougher transitions")
+    min_clip: FloatProperty(name="Min Clip", default=0.5, min=0.05, unit="TIME_ABSOLUTE",
+                            description="Transitions closer than this are merged (Appendix B coalescing)")
+    max_clip: FloatProperty(name="Max Clip", default=1.5, min=0.1, unit="TIME_ABSOLUTE",
+                            description="Longer clips are split, so the character can change course this often")
+    graph_path: StringProperty(name="Graph", subtype="FILE_PATH")
+    clips: IntProperty()
+    transitions: IntProperty()
+    candidates: IntProperty()
+    seconds_kept: FloatProperty()
+    seconds_total: FloatProperty()
+    dropped: StringProperty(description="Clips none of whose frames survived in the strongly connected component")
+
+
+class MOTIONCTL_PG_evaluate(PropertyGroup):
+    """Evaluation in an environment (paper 004's metrics)."""
+
+    source: EnumProperty(name="Source", default="GRAPH", items=[
+        ("GRAPH", "Motion Graph", "The graph built in the Motion Graph panel"),
+        ("CONTROLLER", "Fragment Controller", "The trained fragment controller's transitions (0.5 s held controls)")])
+    collection: PointerProperty(name="Obstacles", type=bpy.types.Collection,
+                                description="Mesh objects seen from above; custom property motionctl_kind = wall, "
+                                "chasm, low, region (with motionctl_allow) or bounds (else a 'floor' object)")
+    cell: FloatProperty(name="Cell", default=0.2, min=0.05, unit="LENGTH", description="Grid spacing")
+    headings: IntProperty(name="Headings", default=18, min=4, max=72, description="Facing directions (18 = 20°)")
+    radius: FloatProperty(name="Character Radius", default=0.25, min=0.0, unit="LENGTH")
+    edit_scale: FloatProperty(name="Edit Size", default=1.0, min=0.1, subtype="FACTOR",
+                              description="How far clips may be edited to land on grid points (1 = 100%)")
+    pairs: IntProperty(name="Path Pairs", default=100, min=5, description="Monte-Carlo start/end pairs 4-7 m apart")
+    lm_sample: FloatProperty(name="LM Sample", default=1.0, min=0.001, max=1.0, subtype="FACTOR",
+                             description="Fraction of embedded nodes averaged for local maneuverability")
+    coverage_xy: FloatProperty()
+    coverage_xya: FloatProperty()
+    path_mean: FloatProperty()
+    path_median: FloatProperty()
+    nodes: IntProperty()
+    seconds: FloatProperty()
+    details: StringProperty()
+    map_path: StringProperty(subtype="FILE_PATH")
+
+
 def _on_clip_index(self, context):
     if 0 <= self.clip_index < len(self.clips):
         show_clip(context, self.clips[self.clip_index])
@@ -175,10 +221,12 @@ class MOTIONCTL_PG_settings(PropertyGroup):
     last_import: StringProperty(name="Last Import", description="Summary of the last import")
     controller: PointerProperty(type=MOTIONCTL_PG_controller)
     preview: PointerProperty(type=MOTIONCTL_PG_preview)
+    graph: PointerProperty(type=MOTIONCTL_PG_graph)
+    evaluate: PointerProperty(type=MOTIONCTL_PG_evaluate)
     job_progress: FloatProperty(name="Progress", min=0.0, max=1.0, subtype="FACTOR")
     job_message: StringProperty(name="Job")
     job_running: BoolProperty()
 
 
 classes = (MOTIONCTL_PG_clip, MOTIONCTL_PG_group, MOTIONCTL_PG_trace, MOTIONCTL_PG_controller, MOTIONCTL_PG_preview,
-           MOTIONCTL_PG_settings)
+           MOTIONCTL_PG_graph, MOTIONCTL_PG_evaluate, MOTIONCTL_PG_settings)

@@ -1,0 +1,388 @@
+"""Motion Graph and Evaluate panels' operators: build a graph, evaluate it (or a trained fragment
+controller) in an environment made of scene objects, draw and save the coverage map, and bake a
+sampled best path."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..motionctl import quat
+from ..motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacle, evaluate, graph_from_controller,
+                                  shortest_path)
+from ..motionctl.graph import GraphSettings, MotionGraph, build_graph
+from ..motionctl.motion import Clip, MotionDatabase, resample
+from ..motionctl.synth import frame_table
+from .common import cache_dir, safe_name, settings
+from .jobs import BackgroundJobOperator
+
+_LAST: dict = {}  # the last evaluation (embedding and maps), for drawing and path sampling
+
+
+# ----------------------------------------------------------------------------- environment from the scene
+
+def environment_from_collection(collection) -> Environment:
+    """Obstacles from the mesh objects of a collection: each object's footprint is the convex
+    hull of its vertices seen from above; its kind comes from the custom property
+    ``motionctl_kind`` (wall, chasm, low, region; regions list ``motionctl_allow`` types) or from
+    the name of the collection it sits in.  An object of kind ``bounds`` (or named "floor")
+    gives the room; otherwise the obstacles' extent plus a metre."""
+    from scipy.spatial import ConvexHull
+
+    obstacles, bounds = [], None
+    objects = [o for o in collection.all_objects if o.type == "MESH"]
+    if not objects:
+        raise ValueError(f"collection {collection.name!r} holds no mesh objects to use as obstacles")
+    for ob in objects:
+        mw = np.array(ob.matrix_world)
+        co = np.zeros(len(ob.data.vertices) * 3)
+        ob.data.vertices.foreach_get("co", co)
+        pts = (co.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3])[:, :2]
+        kind = ob.get("motionctl_kind") or next((c.name.lower() for c in ob.users_collection
+                                                 if c.name.lower() in ("chasm", "low", "region", "wall")), "wall")
+        if kind == "bounds" or ob.name.lower().startswith("floor"):
+            bounds = (pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max())
+            continue
+        if kind not in ("wall", "chasm", "low", "region"):
+            raise ValueError(f"object {ob.name!r}: motionctl_kind must be wall, chasm, low, region or bounds")
+        if len(pts) < 3:
+            raise ValueError(f"object {ob.name!r} needs at least 3 vertices")
+        hull = pts[ConvexHull(pts).vertices]
+        o = Obstacle(kind, points=hull)
+        if kind == "region":
+            o.allow = tuple(str(ob.get("motionctl_allow", "")).replace(",", " ").split())
+            if not o.allow:
+                raise ValueError(f"region {ob.name!r}: set motionctl_allow to the motion types allowed in it")
+        obstacles.append(o)
+    if bounds is None:
+        allp = np.concatenate([o.points for o in obstacles])
+        bounds = (allp[:, 0].min() - 1, allp[:, 1].min() - 1, allp[:, 0].max() + 1, allp[:, 1].max() + 1)
+    return Environment(tuple(float(v) for v in bounds), obstacles, collection.name)
+
+
+# ----------------------------------------------------------------------------- jobs
+
+@dataclass
+class GraphInputs:
+    database: str
+    clip_tags: dict
+    settings: GraphSettings
+    out_path: str
+
+
+def graph_job(inputs: GraphInputs, progress=None, should_stop=None) -> dict:
+    db = MotionDatabase.load(inputs.database)
+    clips = [c for c in db.clips if c.name in inputs.clip_tags]
+    if not clips:
+        raise ValueError("no clips selected: tick some in the Library list")
+    for c in clips:
+        c.tags = set(inputs.clip_tags[c.name])
+    g = build_graph(clips, inputs.settings, progress, should_stop)
+    if g.n == 0:
+        raise ValueError("no transitions passed the threshold: raise it")
+    g.save(inputs.out_path)
+    return {"path": inputs.out_path, **{k: v for k, v in g.stats.items() if k != "dropped_sources"},
+            "dropped": ", ".join(g.stats["dropped_sources"])}
+
+
+def evaluate_job(graph: MotionGraph, env: Environment, settings: EmbedSettings, pairs: int, lm_sample: float,
+                 progress=None, should_stop=None) -> dict:
+    return evaluate(graph, env, settings, pairs, lm_sample, progress, should_stop)
+
+
+def controller_graph(context) -> MotionGraph:
+    """The trained fragment controller's transition structure as a motion graph."""
+    from .preview import policy_and_fragments
+
+    policy, fs = policy_and_fragments(context)
+    if not hasattr(policy, "table"):
+        raise ValueError("certification measures a motion-fragment controller; train one first")
+    top = float(np.percentile(np.linalg.norm(fs.control[:, :2], axis=1), 75))
+    ang = np.linspace(0, 2 * np.pi, 8, endpoint=False)
+    controls = [[0, 0, 0, 0]] + [[top * np.sin(a), top * np.cos(a), 0, 0] for a in ang]
+    controls += [[0, top, 1.0, 0], [0, top, -1.0, 0], [0, top, 0, 1]]
+    names = [c.name for c in fs.clips]
+    clip_tags = {i: c.tags for i, c in enumerate(fs.clips)}
+    return graph_from_controller(fs.frame_table(), lambda f, b: policy.table[f, b], fs.pieces, np.array(controls),
+                                 policy.bins, steps=max(1, int(round(0.5 / fs.settings.length))),
+                                 start=policy.start_fragment(controls[1]), fps=fs.fps,
+                                 types=lambda f: clip_tags[int(fs.clip[f])] if names else set(),
+                                 airborne=np.array([c[3] for c in controls]) > 0)
+
+
+class MOTIONCTL_OT_build_graph(BackgroundJobOperator, bpy.types.Operator):
+    """Build a motion graph from the ticked clips (Esc cancels)"""
+
+    bl_idname = "motionctl.build_graph"
+    bl_label = "Build Motion Graph"
+    job_label = "Build Graph"
+
+    def prepare(self, context):
+        from .controller import chosen_group
+
+        st = settings(context)
+        pg = st.graph
+        group = chosen_group(context)
+        clip_tags = {c.name: [t.strip() for t in c.tags.split(",") if t.strip()]
+                     for c in st.clips if c.group == group.name and c.use}
+        if not clip_tags:
+            raise ValueError("no clips selected: tick some in the Library list")
+        if pg.min_clip >= pg.max_clip:
+            raise ValueError("the minimum clip length must be shorter than the maximum")
+        gs = GraphSettings(threshold=pg.threshold, min_clip=pg.min_clip, max_clip=pg.max_clip)
+        out = os.path.join(cache_dir(context), f"{safe_name(group.name)}_graph.npz")
+        return graph_job, {"inputs": GraphInputs(group.database, clip_tags, gs, out)}
+
+    def finish(self, context, result) -> None:
+        pg = settings(context).graph
+        pg.graph_path = result["path"]
+        pg.clips, pg.transitions = result["clips"], result["edges"]
+        pg.seconds_kept, pg.seconds_total = result["seconds_kept"], result["seconds_total"]
+        pg.candidates = result["candidates"]
+        pg.dropped = result["dropped"]
+        self.report({"INFO"}, f"motion graph: {result['clips']} clips, {result['edges']} transitions, "
+                    f"{result['seconds_kept']:.1f} of {result['seconds_total']:.1f} s kept")
+
+
+class MOTIONCTL_OT_evaluate(BackgroundJobOperator, bpy.types.Operator):
+    """Embed the motion graph (or the fragment controller) in the environment and measure it"""
+
+    bl_idname = "motionctl.evaluate"
+    bl_label = "Evaluate"
+    job_label = "Evaluate"
+
+    def prepare(self, context):
+        st = settings(context)
+        ev = st.evaluate
+        if ev.collection is None:
+            raise ValueError("choose the collection of obstacle objects")
+        env = environment_from_collection(ev.collection)
+        if ev.source == "CONTROLLER":
+            graph = controller_graph(context)
+        else:
+            path = bpy.path.abspath(st.graph.graph_path)
+            if not st.graph.graph_path:
+                raise ValueError("build a motion graph first (Motion Graph panel)")
+            graph = MotionGraph.load(path)
+        es = EmbedSettings(cell=ev.cell, headings=ev.headings, radius=ev.radius,
+                           edit=EditModel(scale=ev.edit_scale))
+        self._env = env
+        return evaluate_job, {"graph": graph, "env": env, "settings": es, "pairs": ev.pairs, "lm_sample": ev.lm_sample}
+
+    def finish(self, context, result) -> None:
+        ev = settings(context).evaluate
+        _LAST.clear()
+        _LAST.update(result)
+        ev.coverage_xy, ev.coverage_xya = result["coverage_xy"], result["coverage_xya"]
+        pe = result["path_efficiency"]
+        ev.path_mean, ev.path_median = pe["mean"], pe["median"]
+        ev.nodes, ev.seconds = result["nodes"], result["embed_seconds"] + result["metric_seconds"]
+        lines = [f"{k}: coverage {100 * v:.1f}%" for k, v in result["action_coverage"].items()]
+        for k, v in result["action_efficiency"].items():
+            lines.append(f"{k}: action efficiency {v['mean']:.2f} mean, {v['median']:.2f} median")
+        for k, v in result["maneuverability"].items():
+            lines.append(f"{k}: maneuverability {v['theoretical']['mean']:.1f} s theory, "
+                         f"{v['practical']['mean']:.1f} s practice")
+        ev.details = "\n".join(lines)
+        ev.map_path = save_coverage_image(context, result)
+        self.report({"INFO"}, f"coverage {100 * ev.coverage_xy:.1f}% XY, {100 * ev.coverage_xya:.1f}% XYθ")
+
+
+def coverage_rgba(result) -> np.ndarray:
+    """[ny, nx, 4] float colours: obstacles dark red, uncovered free cells grey, covered cells
+    green, brighter where more nodes (ways to be there) exist."""
+    cov = result["coverage_map"].astype(float)
+    free = result["free"]
+    img = np.zeros(cov.shape + (4,))
+    img[..., 3] = 1.0
+    img[~free] = (0.45, 0.08, 0.08, 1.0)
+    img[free & (cov == 0)] = (0.35, 0.35, 0.35, 1.0)
+    on = free & (cov > 0)
+    t = np.log1p(cov[on]) / max(np.log1p(cov.max()), 1e-9)
+    img[on, 0] = 0.1 + 0.3 * t
+    img[on, 1] = 0.4 + 0.6 * t
+    img[on, 2] = 0.1 + 0.3 * t
+    return np.transpose(img, (1, 0, 2))  # rows = y
+
+
+def save_coverage_image(context, result) -> str:
+    rgba = coverage_rgba(result)
+    h, w = rgba.shape[:2]
+    name = "motionctl_coverage"
+    img = bpy.data.images.get(name) or bpy.data.images.new(name, w, h)
+    if tuple(img.size) != (w, h):
+        img.scale(w, h)
+    img.pixels.foreach_set(rgba.astype(np.float32).ravel())
+    path = os.path.join(cache_dir(context), "coverage.png")
+    img.filepath_raw = path
+    img.file_format = "PNG"
+    img.save()
+    return path
+
+
+def coverage_quads(result, lift: float = 0.005):
+    """(positions [6 K, 3], colours [6 K, 4]) triangles over the floor, one quad per grid cell."""
+    emb = result["embedding"]
+    grid = emb.grid
+    rgba = np.transpose(coverage_rgba(result), (1, 0, 2)).reshape(-1, 4)
+    nx, ny = grid.shape
+    ix, iy = np.meshgrid(np.arange(nx), np.arange(ny), indexing="ij")
+    x0 = grid.origin[0] + ix.ravel() * grid.cell
+    y0 = grid.origin[1] + iy.ravel() * grid.cell
+    c = grid.cell
+    corners = [(0, 0), (c, 0), (c, c), (0, 0), (c, c), (0, c)]
+    pos = np.stack([np.column_stack((x0 + dx, y0 + dy, np.full(len(x0), lift))) for dx, dy in corners], axis=1)
+    col = np.repeat(rgba[:, None, :], 6, axis=1)
+    col[..., 3] = 0.6
+    return pos.reshape(-1, 3).astype(np.float32), col.reshape(-1, 4).astype(np.float32)
+
+
+_DRAW = {}
+
+
+def draw_coverage() -> None:
+    import gpu
+    from gpu_extras.batch import batch_for_shader
+
+    if "batch" not in _DRAW:
+        if not _LAST:
+            return
+        pos, col = coverage_quads(_LAST)
+        shader = gpu.shader.from_builtin("SMOOTH_COLOR")
+        _DRAW["shader"] = shader
+        _DRAW["batch"] = batch_for_shader(shader, "TRIS", {"pos": pos, "color": col})
+    gpu.state.blend_set("ALPHA")
+    _DRAW["batch"].draw(_DRAW["shader"])
+    gpu.state.blend_set("NONE")
+
+
+class MOTIONCTL_OT_show_coverage(bpy.types.Operator):
+    """Show or hide the coverage map over the floor in the viewport"""
+
+    bl_idname = "motionctl.show_coverage"
+    bl_label = "Show Coverage"
+
+    def execute(self, context):
+        if "handle" in _DRAW:
+            bpy.types.SpaceView3D.draw_handler_remove(_DRAW.pop("handle"), "WINDOW")
+            _DRAW.pop("batch", None)
+        elif not _LAST:
+            self.report({"ERROR"}, "evaluate first")
+            return {"CANCELLED"}
+        else:
+            _DRAW["handle"] = bpy.types.SpaceView3D.draw_handler_add(draw_coverage, (), "WINDOW", "POST_VIEW")
+        for area in getattr(context.screen, "areas", []):
+            area.tag_redraw()
+        return {"FINISHED"}
+
+
+# ----------------------------------------------------------------------------- best path
+
+def sample_best_path(result, seed: int = 0, min_dist: float = 4.0, max_dist: float = 7.0):
+    """A random pair of covered cells and the best path between them in the embedded graph:
+    [(clip, world start x, y, heading, table row)] edges in order, or None."""
+    emb = result["embedding"]
+    exp = emb._expander
+    rng = np.random.default_rng(seed)
+    ids = np.flatnonzero(emb.scc.ravel())
+    x, y, h, c = exp.decode(ids)
+    cells = np.unique(np.column_stack((x, y)), axis=0)
+    for _ in range(200):
+        a, b = cells[rng.integers(0, len(cells), 2)]
+        d = np.hypot(*(a - b)) * emb.grid.cell
+        if not min_dist <= d <= max_dist:
+            continue
+        starts = ids[(x == a[0]) & (y == a[1])]
+        goal = np.zeros(emb.scc.size, dtype=bool)
+        goal[ids[(x == b[0]) & (y == b[1])]] = True
+        parents = {}
+        best, _ = shortest_path(emb, starts, goal, b, parents=parents)
+        if np.isfinite(best):
+            return path_edges(emb, parents["end"], parents)
+    return None
+
+
+def path_edges(emb, end: int, parents: dict) -> list:
+    exp = emb._expander
+    out, node = [], end
+    while node in parents["node"]:
+        prev, row = parents["node"][node], parents["row"][node]
+        px, py, ph, _ = exp.decode(np.array([prev]))
+        _, _, _, clip = exp.decode(np.array([node]))
+        out.append((int(clip[0]), int(px[0]), int(py[0]), int(ph[0]), int(row)))
+        node = prev
+    return out[::-1]
+
+
+def path_clip(context, result, edges, graph: MotionGraph) -> Clip:
+    """The motion along a sampled path: each clip's frames, root placed on its edited path."""
+    from .controller import chosen_group
+
+    db = MotionDatabase.load(chosen_group(context).database)
+    by_name = {c.name: resample(c, graph.fps) for c in db.clips if c.name in set(graph.names)}
+    emb = result["embedding"]
+    exp = emb._expander
+    table = frame_table([by_name[n] for n in graph.names])
+    grid = emb.grid
+    hb = 2 * np.pi / grid.headings
+    roots, rots = [], []
+    for clip, sx, sy, sh, row in edges:
+        src, lo, hi = int(graph.source[clip]), int(graph.start[clip]), int(graph.end[clip])
+        rows = table.first[src] + np.arange(lo, hi)
+        path = graph.root_paths[clip][:hi - lo]
+        th = sh * hb
+        rot2 = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+        end_off = exp.off[row]
+        nat = rot2 @ graph.root_paths[clip][-1, :2]
+        corr = end_off[:2] * grid.cell - nat
+        dth = end_off[2] * hb - graph.root_paths[clip][-1, 2]
+        frac = np.linspace(0, 1, len(path) + 1)[:-1]
+        start = grid.origin + (np.array([sx, sy]) + 0.5) * grid.cell
+        ground = start + (rot2 @ path[:, :2].T).T + frac[:, None] * corr
+        yaw = th + path[:, 2] + frac * dth
+        local = table.local_rot[rows].copy()
+        local[:, 0] = quat.mul(quat.about_axis(2, yaw), local[:, 0])
+        roots.append(np.column_stack((ground, table.height[rows])))
+        rots.append(local)
+    return Clip("best_path", table.skeleton, graph.fps, np.concatenate(roots), quat.make_continuous(np.concatenate(rots)))
+
+
+class MOTIONCTL_OT_show_best_path(bpy.types.Operator):
+    """Sample two points 4-7 m apart, find the best path between them and bake it as an action"""
+
+    bl_idname = "motionctl.show_best_path"
+    bl_label = "Bake a Best Path"
+    bl_options = {"REGISTER", "UNDO"}
+    seed: bpy.props.IntProperty(name="Seed", default=0)
+
+    def execute(self, context):
+        from .armature import bake_clip
+        from .preview import target_armature
+
+        st = settings(context)
+        if not _LAST:
+            self.report({"ERROR"}, "evaluate first")
+            return {"CANCELLED"}
+        if st.evaluate.source == "CONTROLLER":
+            self.report({"ERROR"}, "best paths are baked for motion graphs (Source: Motion Graph)")
+            return {"CANCELLED"}
+        try:
+            graph = MotionGraph.load(bpy.path.abspath(st.graph.graph_path))
+            edges = sample_best_path(_LAST, self.seed)
+            if not edges:
+                raise ValueError("no pair of covered points 4-7 m apart has a path")
+            clip = path_clip(context, _LAST, edges, graph)
+            ob = target_armature(context)
+            act = bake_clip(ob, clip, "best_path", scene_fps=context.scene.render.fps / context.scene.render.fps_base)
+        except (ValueError, OSError) as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        context.scene.frame_start, context.scene.frame_end = (int(v) for v in act.frame_range)
+        self.report({"INFO"}, f"baked a best path of {len(edges)} clips ({clip.duration:.1f} s)")
+        return {"FINISHED"}
+
+
+classes = (MOTIONCTL_OT_build_graph, MOTIONCTL_OT_evaluate, MOTIONCTL_OT_show_coverage, MOTIONCTL_OT_show_best_path)

@@ -1,0 +1,88 @@
+"""Motion Graph and Evaluate panels in Blender, headless."""
+
+import os
+
+import pytest
+
+pytestmark = pytest.mark.blender
+
+
+@pytest.fixture
+def scene_with_room(bpy_clean, demo_library):
+    bpy = bpy_clean
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.context.scene.render.fps = 30
+    assert bpy.ops.motionctl.import_bvh(directory=demo_library + os.sep, files=[]) == {"FINISHED"}
+    st = bpy.context.scene.motionctl
+    for c in st.clips:
+        c.use = c.name in {"demo_walk", "demo_walk_turn_left", "demo_walk_turn_right", "demo_run", "demo_jump"}
+    room = bpy.data.collections.new("room")
+    bpy.context.scene.collection.children.link(room)
+    bpy.ops.mesh.primitive_plane_add(size=1)
+    floor = bpy.context.active_object
+    floor.name = "floor"
+    floor.scale = (8, 6, 1)
+    floor.location = (4, 3, 0)
+    bpy.ops.mesh.primitive_cube_add(size=1, location=(4, 3, 0.5))
+    box = bpy.context.active_object
+    box.scale = (1.0, 1.0, 1.0)
+    box["motionctl_kind"] = "wall"
+    for ob in (floor, box):
+        for c in list(ob.users_collection):
+            c.objects.unlink(ob)
+        room.objects.link(ob)
+    st.evaluate.collection = room
+    return bpy
+
+
+def test_build_graph_evaluate_show_map_and_bake_a_best_path(scene_with_room, ext):
+    bpy = scene_with_room
+    st = bpy.context.scene.motionctl
+    st.graph.threshold = 1.0
+    assert bpy.ops.motionctl.build_graph() == {"FINISHED"}
+    assert st.graph.clips > 3 and st.graph.transitions > st.graph.clips and os.path.exists(st.graph.graph_path)
+    assert st.graph.seconds_kept <= st.graph.seconds_total
+    ev = st.evaluate
+    ev.pairs = 6
+    ev.headings = 12
+    ev.lm_sample = 0.2
+    assert bpy.ops.motionctl.evaluate() == {"FINISHED"}
+    assert 0.5 < ev.coverage_xy <= 1.0 and ev.nodes > 1000 and os.path.exists(ev.map_path)
+    assert ev.path_median >= 1.0 - 1e-9
+    # The box in the middle is an obstacle: its cells are not covered.
+    res = ext.operators.graph._LAST
+    grid = res["embedding"].grid
+    ix, iy = int((4 - grid.origin[0]) / grid.cell), int((3 - grid.origin[1]) / grid.cell)
+    assert res["coverage_map"][ix, iy] == 0 and not res["free"][ix, iy]
+    pos, col = ext.operators.graph.coverage_quads(res)
+    assert pos.shape[0] == col.shape[0] == 6 * grid.bits.size
+    bpy.context.view_layer.objects.active = st.groups[0].armature
+    assert bpy.ops.motionctl.show_best_path(seed=1) == {"FINISHED"}
+    act = st.groups[0].armature.animation_data.action
+    assert act.name == "best_path" and act.frame_range[1] > 30
+
+
+def test_certify_the_fragment_controller_in_the_same_room(scene_with_room):
+    bpy = scene_with_room
+    st = bpy.context.scene.motionctl
+    st.controller.trace_seconds = 60
+    st.controller.held_out = 0
+    assert bpy.ops.motionctl.train_controller() == {"FINISHED"}
+    ev = st.evaluate
+    ev.source = "CONTROLLER"
+    ev.pairs = 5
+    ev.headings = 12
+    ev.lm_sample = 0.2
+    assert bpy.ops.motionctl.evaluate() == {"FINISHED"}
+    assert ev.nodes > 0 and 0.0 < ev.coverage_xy <= 1.0
+
+
+def test_evaluate_errors_reach_the_user(scene_with_room):
+    bpy = scene_with_room
+    st = bpy.context.scene.motionctl
+    with pytest.raises(RuntimeError, match="build a motion graph first"):
+        bpy.ops.motionctl.evaluate()
+    empty = bpy.data.collections.new("nothing")
+    st.evaluate.collection = empty
+    with pytest.raises(RuntimeError, match="holds no mesh objects"):
+        bpy.ops.motionctl.evaluate()
