@@ -7,8 +7,10 @@ j - 1, the cost is a local minimum within a 5-frame radius and below the thresho
 matrix is computed in row blocks (never N x N at once).  Coalescing moves all transition ends
 inside a window of one minimum clip length onto the window's best frame, greedily by value with
 incremental updates, until clips are at least ``min_clip`` long; long clips are split at
-``max_clip``; the largest strongly connected component is kept, with statistics of what was
-kept and what was dropped.
+``max_clip``; each clip end keeps its ``branching`` best transitions (the cheapest into each
+other source file first; the paper tuned per-file weights by hand to the same end: graphs of
+3-8 transitions per clip); the largest strongly connected component is kept, with statistics of
+what was kept and what was dropped.
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ LOCOMOTION_TYPES = ("walk", "run", "jog", "sneak", "idle", "stand", "sidestep", 
 @dataclass
 class GraphSettings:
     fps: float = 30.0
-    threshold: float = 0.6  # cost (≈ weighted radians²) accepted for a transition
+    threshold: float = 0.08  # cost (≈ weighted mean squared joint-angle difference, rad²) accepted for a transition
     radius: int = 5  # frames: a candidate must be the minimum within this radius
     min_clip: float = 0.5  # s
     max_clip: float = 1.5  # s
     velocity_weight: float = 0.3
+    branching: int = 3  # most transitions kept from one clip end (0: all), the best one per source file first
     block: int = 512  # rows of the cost matrix per block
 
 
@@ -267,6 +270,26 @@ def coalesce(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.nda
     return frm[ok], to[ok]
 
 
+def limit_branching(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.ndarray, k: int):
+    """Keep at most ``k`` transitions out of each clip end (from frame): first the cheapest into
+    each other source file, best first, so a hub links to different motions rather than to
+    every cycle of the same walk; then the cheapest of the rest.  Returns surviving (from, to)."""
+    if len(frm) == 0:
+        return frm, to
+    cost = np.maximum(np.sum(feats[frm] ** 2, 1) - 2 * np.einsum("ij,ij->i", feats[frm], feats[to - 1])
+                      + np.sum(feats[to - 1] ** 2, 1), 0.0)
+    order = np.lexsort((cost, clip_of[to], frm))
+    f, t, c = frm[order], to[order], cost[order]
+    first_in_file = np.r_[True, (f[1:] != f[:-1]) | (clip_of[t[1:]] != clip_of[t[:-1]])]
+    # Rank within each from frame: files' best transitions (by cost) before the others.
+    order2 = np.lexsort((c, ~first_in_file, f))
+    f, t = f[order2], t[order2]
+    starts = np.r_[0, np.flatnonzero(f[1:] != f[:-1]) + 1]
+    rank = np.arange(len(f)) - np.repeat(starts, np.diff(np.r_[starts, len(f)]))
+    keep = rank < k
+    return f[keep], t[keep]
+
+
 # ----------------------------------------------------------------------------- building
 
 def build_graph(source, settings: GraphSettings | None = None, progress=None, should_stop=None) -> MotionGraph:
@@ -288,6 +311,8 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     if progress:
         progress(0.6, f"coalescing {n_candidates} candidate transitions")
     frm, to = coalesce(feats, frm, to, clip_of, window, s.threshold, should_stop)
+    if s.branching > 0:
+        frm, to = limit_branching(feats, frm, to, clip_of, s.branching)
     # Clip boundaries: after every 'from' frame and before every 'to' frame, plus source ends.
     cuts = np.unique(np.concatenate((first, first + lengths, frm + 1, to)))
     cuts = _split_long(cuts, first, lengths, int(round(s.max_clip * s.fps)))
