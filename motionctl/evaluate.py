@@ -311,8 +311,9 @@ def clip_permissions(graph: MotionGraph, grid: Grid) -> tuple[np.ndarray, np.nda
             if (allow and not types & allow) or (types & deny):
                 f |= bit
         forbid[c] = f
-        selective[c] = bool((graph.actions[c] is not None and graph.actions[c][0] in ACTION_TYPES and
-                             graph.actions[c][0] not in JUMP_TYPES) or (types & set(ACTION_TYPES) - JUMP_TYPES))
+        # Only the clip holding the action instance is selective; the rest of a "walk, kick" take is locomotion.
+        selective[c] = bool(graph.actions[c] is not None and graph.actions[c][0] in ACTION_TYPES and
+                            graph.actions[c][0] not in JUMP_TYPES)
     return forbid, selective
 
 
@@ -535,6 +536,12 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
     degree = np.where(backbone, degree, -1)
     ox, oy = np.unravel_index(np.argmax(room), room.shape)
     first_seed = int(exp.encode(ox, oy, 0, int(np.argmax(degree))))
+    # Later seeds: random locomotion nodes in the more open half of the floor (a node boxed in
+    # by obstacles is rarely in the big component).
+    cx = exp.decode(candidates)[:2]
+    open_ = room[cx] >= 0.5 * room.max()
+    if open_.any():
+        candidates = candidates[open_]
     best = None
     tried = 0
     for tried in range(1, s.seeds + 1):
@@ -552,18 +559,24 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
     # Augment with selective actions reached from the backbone, and short paths back.
     added = scc.copy()
     if selective.any():
+        # Every node one step off the backbone (an action clip, or the clip leading into one),
+        # then paths of up to ``augment_depth`` further clips from there.
         ids = np.flatnonzero(scc)
-        action_nodes = []
+        off = []
         for i in range(0, len(ids), 20000):
-            _, tgt, _ = exp.out_edges(ids[i:i + 20000], selective)
-            action_nodes.append(tgt)
-        frontier = np.unique(np.concatenate(action_nodes)) if action_nodes else np.zeros(0, np.int64)
+            check_stop(should_stop, "embedding")
+            _, tgt, _ = exp.out_edges(ids[i:i + 20000])
+            off.append(np.unique(tgt[~scc[tgt]]))
+        frontier = np.unique(np.concatenate(off)) if off else np.zeros(0, np.int64)
         added[frontier] = True
         for _ in range(s.augment_depth):
             if len(frontier) == 0:
                 break
-            _, tgt, _ = exp.out_edges(frontier)
-            tgt = np.unique(tgt[~added[tgt]])
+            tgts = []
+            for i in range(0, len(frontier), 20000):
+                _, tgt, _ = exp.out_edges(frontier[i:i + 20000])
+                tgts.append(tgt[~added[tgt]])
+            tgt = np.unique(np.concatenate(tgts))
             added[tgt] = True
             frontier = tgt
         if progress:
