@@ -333,7 +333,8 @@ def cmd_graph_build(args) -> int:
     from .jobs import PrintProgress
 
     db, _ = load_group(args.clips, args.group)
-    settings = GraphSettings(threshold=args.threshold, min_clip=args.min_clip, max_clip=args.max_clip)
+    settings = GraphSettings(threshold=args.threshold, min_clip=args.min_clip, max_clip=args.max_clip,
+                             branching=args.branching)
     t0 = time.perf_counter()
     graph = build_graph(db, settings, PrintProgress("graph"))
     graph.save(args.out)
@@ -384,7 +385,8 @@ def add_graph_commands(sub) -> None:
     b = gsub.add_parser("build", help="build a motion graph from clips and save it (.npz)")
     b.add_argument("--clips", nargs="+", required=True, help="BVH/AMC files or folders (tags from sidecar JSON)")
     b.add_argument("--group", type=int, help="skeleton group to use when the clips form several")
-    b.add_argument("--threshold", type=float, default=0.6, help="highest frame difference accepted for a transition")
+    b.add_argument("--threshold", type=float, default=0.08, help="highest frame difference accepted for a transition")
+    b.add_argument("--branching", type=int, default=3, help="most transitions kept from one clip end (0: all)")
     b.add_argument("--min-clip", type=float, default=0.5, help="seconds: closer transitions are merged")
     b.add_argument("--max-clip", type=float, default=1.5, help="seconds: longer clips are split")
     b.add_argument("--out", required=True)

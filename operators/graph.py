@@ -132,7 +132,8 @@ class MOTIONCTL_OT_build_graph(BackgroundJobOperator, bpy.types.Operator):
             raise ValueError("no clips selected: tick some in the Library list")
         if pg.min_clip >= pg.max_clip:
             raise ValueError("the minimum clip length must be shorter than the maximum")
-        gs = GraphSettings(threshold=pg.threshold, min_clip=pg.min_clip, max_clip=pg.max_clip)
+        gs = GraphSettings(threshold=pg.threshold, min_clip=pg.min_clip, max_clip=pg.max_clip,
+                           branching=pg.branching)
         out = os.path.join(cache_dir(context), f"{safe_name(group.name)}_graph.npz")
         return graph_job, {"inputs": GraphInputs(group.database, clip_tags, gs, out)}
 

@@ -23,6 +23,7 @@ class MOTIONCTL_PT_motion_graph(MotionPanel, Panel):
         layout.prop_search(st.controller, "group", st, "groups", text="Clips")
         col = layout.column(align=True)
         col.prop(pg, "threshold")
+        col.prop(pg, "branching")
         col.prop(pg, "min_clip")
         col.prop(pg, "max_clip")
         if not draw_job(layout, st, "Building"):

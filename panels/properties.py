@@ -165,9 +165,12 @@ class MOTIONCTL_PG_preview(PropertyGroup):
 class MOTIONCTL_PG_graph(PropertyGroup):
     """Motion graph settings and statistics (paper 004's construction)."""
 
-    threshold: FloatProperty(name="Threshold", default=0.6, min=0.001,
+    threshold: FloatProperty(name="Threshold", default=0.08, min=0.001,
                              description="Highest frame difference (weighted joint angles and velocities) accepted "
                              "for a transition: raise it for a larger graph with rougher transitions")
+    branching: IntProperty(name="Branching", default=3, min=0, max=64,
+                           description="Most transitions kept from one clip end, the best into each other take "
+                           "first (0 = all: larger graphs, slower evaluation)")
     min_clip: FloatProperty(name="Min Clip", default=0.5, min=0.05, unit="TIME_ABSOLUTE",
                             description="Transitions closer than this are merged (Appendix B coalescing)")
     max_clip: FloatProperty(name="Max Clip", default=1.5, min=0.1, unit="TIME_ABSOLUTE",

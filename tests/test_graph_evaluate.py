@@ -292,3 +292,14 @@ def test_command_line_builds_and_evaluates_a_graph(demo_library, tmp_path, capsy
     assert m.shape == (35, 25) and m[15, 2] == 0  # the wall's cells are never covered
     with pytest.raises(MotionFileError, match="nothing.json"):
         main(["graph", "evaluate", "--graph", out, "--env", str(tmp_path / "nothing.json")])
+
+
+def test_branching_limits_transitions_per_clip_end(demo_library):
+    clips = [bvh.read_bvh(os.path.join(demo_library, f + ".bvh"))
+             for f in ("demo_walk", "demo_walk_turn_left", "demo_walk_turn_right", "demo_run")]
+    every = build_graph(clips, GraphSettings(threshold=1.0, branching=0))
+    two = build_graph(clips, GraphSettings(threshold=1.0, branching=2))
+    assert len(every.edges) > len(two.edges)
+    # At most two transitions plus the natural continuation leave any clip.
+    assert max(len(s) for s in two.successors()) <= 3
+    assert max(len(s) for s in every.successors()) > 3
