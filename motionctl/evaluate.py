@@ -544,14 +544,16 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
         candidates = candidates[open_]
     best = None
     tried = 0
-    for tried in range(1, s.seeds + 1):
+    for tried in range(1, 4 * s.seeds + 1):
+        if tried > s.seeds and best.sum() >= 1000:
+            break  # past the usual seeds only while nothing but tiny components turned up
         check_stop(should_stop, "embedding")
         seed = first_seed if tried == 1 and valid[first_seed] else int(rng.choice(candidates))
         scc = strongly_connected(exp, seed, allow=backbone, should_stop=should_stop)
         if best is None or scc.sum() > best.sum():
             best = scc
         if progress:
-            progress(0.05 + 0.5 * tried / s.seeds, f"backbone SCC {int(best.sum())} nodes (seed {tried})")
+            progress(0.05 + 0.5 * min(tried, s.seeds) / s.seeds, f"backbone SCC {int(best.sum())} nodes (seed {tried})")
         if best.sum() > 0.1 * len(candidates):
             break
     scc = best
