@@ -13,9 +13,8 @@ from ..motionctl.fragments import (EVALUATION_PLAYER, ControllerSettings, Fragme
                                    PlayerSettings, QualitySettings, evaluate_controllers, player_traces, read_trace,
                                    scale_player)
 from ..motionctl.fragments.controller import train_to_file
-from ..motionctl.motion import MotionDatabase
 from ..motionctl.policy import PolicySettings
-from .common import cache_dir, safe_name, settings
+from .common import cache_dir, load_ticked_clips, safe_name, settings, ticked_clip_tags
 from .jobs import BackgroundJobOperator
 
 # In-memory caches for retuning: the fragment model (fragments + motion distances, the slow
@@ -50,12 +49,7 @@ def train_job(inputs: TrainInputs, progress=None, should_stop=None) -> dict:
     model = _MODELS.get(key)
     step = (lambda lo, hi: (lambda f, m: progress(lo + (hi - lo) * f, m))) if progress else (lambda lo, hi: None)
     if model is None:
-        db = MotionDatabase.load(inputs.database)
-        clips = [c for c in db.clips if c.name in inputs.clip_tags]
-        if not clips:
-            raise ValueError("no clips selected for the controller: tick some in the Library list")
-        for c in clips:
-            c.tags = set(inputs.clip_tags[c.name])
+        clips = load_ticked_clips(inputs.database, inputs.clip_tags)
         model = FragmentModel.build(clips, s.fragments, s.quality, step(0.0, 0.4), should_stop)
         _MODELS.clear()  # keep one model in memory
         _MODELS[key] = model
@@ -120,10 +114,7 @@ class MOTIONCTL_OT_train_controller(BackgroundJobOperator, bpy.types.Operator):
         group = chosen_group(context)
         if not os.path.exists(group.database):
             raise ValueError(f"the database cache of {group.name!r} is missing ({group.database}); import again")
-        clip_tags = {c.name: [t.strip() for t in c.tags.split(",") if t.strip()]
-                     for c in st.clips if c.group == group.name and c.use}
-        if not clip_tags:
-            raise ValueError("no clips selected for the controller: tick some in the Library list")
+        clip_tags = ticked_clip_tags(st, group)
         if pg.engine == "PLANNING":
             from .planning import PlanningInputs, planner_settings, planning_job
 

@@ -16,7 +16,7 @@ from ..motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacl
 from ..motionctl.graph import GraphSettings, MotionGraph, build_graph
 from ..motionctl.motion import Clip, MotionDatabase, resample
 from ..motionctl.synth import frame_table
-from .common import cache_dir, safe_name, settings
+from .common import cache_dir, load_ticked_clips, safe_name, settings, ticked_clip_tags
 from .jobs import BackgroundJobOperator
 
 _LAST: dict = {}  # the last evaluation (embedding and maps), for drawing and path sampling
@@ -74,12 +74,7 @@ class GraphInputs:
 
 
 def graph_job(inputs: GraphInputs, progress=None, should_stop=None) -> dict:
-    db = MotionDatabase.load(inputs.database)
-    clips = [c for c in db.clips if c.name in inputs.clip_tags]
-    if not clips:
-        raise ValueError("no clips selected: tick some in the Library list")
-    for c in clips:
-        c.tags = set(inputs.clip_tags[c.name])
+    clips = load_ticked_clips(inputs.database, inputs.clip_tags)
     g = build_graph(clips, inputs.settings, progress, should_stop)
     if g.n == 0:
         raise ValueError("no transitions passed the threshold: raise it")
@@ -126,10 +121,7 @@ class MOTIONCTL_OT_build_graph(BackgroundJobOperator, bpy.types.Operator):
         st = settings(context)
         pg = st.graph
         group = chosen_group(context)
-        clip_tags = {c.name: [t.strip() for t in c.tags.split(",") if t.strip()]
-                     for c in st.clips if c.group == group.name and c.use}
-        if not clip_tags:
-            raise ValueError("no clips selected: tick some in the Library list")
+        clip_tags = ticked_clip_tags(st, group)
         if pg.min_clip >= pg.max_clip:
             raise ValueError("the minimum clip length must be shorter than the maximum")
         gs = GraphSettings(threshold=pg.threshold, min_clip=pg.min_clip, max_clip=pg.max_clip,

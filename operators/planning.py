@@ -17,6 +17,7 @@ from ..motionctl.fitted.segments import SegmentSettings
 from ..motionctl.motion import Clip, MotionDatabase
 from ..motionctl.synth import SynthState, frame_table, synthesize_blends
 from ..motionctl.tasks import wrap
+from .common import load_ticked_clips
 
 TARGET_NAME = "motionctl_target"
 GATE_NAME = "motionctl_gate"
@@ -43,12 +44,7 @@ def planner_settings(pg) -> PlannerSettings:
 
 def planning_job(inputs: PlanningInputs, progress=None, should_stop=None) -> dict:
     """Worker-thread job: train and save a planner, then measure it from random starts."""
-    db = MotionDatabase.load(inputs.database)
-    clips = [c for c in db.clips if c.name in inputs.clip_tags]
-    if not clips:
-        raise ValueError("no clips selected for the controller: tick some in the Library list")
-    for c in clips:
-        c.tags = set(inputs.clip_tags[c.name])
+    clips = load_ticked_clips(inputs.database, inputs.clip_tags)
     planner, fit, seg, groups = train_planner_to_file(clips, inputs.out_path, inputs.settings, progress, should_stop)
     rng = np.random.default_rng(0)
     x = planner.problem.task.sample(rng, 300)
