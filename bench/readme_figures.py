@@ -1,7 +1,9 @@
 """Pictures for the README, drawn from the engine's own arrays (no renderer needed):
-a strip of poses of a clip seen from the side and its root trajectory seen from above.
+a strip of poses of a clip seen from the side and its root trajectory seen from above; with
+``--coverage``, the coverage map of bench_evaluate.py's motion graph in its baseline room.
 
     .venv/bin/python bench/readme_figures.py [--clip BVH] [--out docs/library_strip.png]
+    .venv/bin/python bench/readme_figures.py --coverage [--mocap DIR] [--out docs/coverage_baseline.png]
 """
 
 from __future__ import annotations
@@ -100,11 +102,43 @@ def draw_strip(clip, path, n_poses=9):
     write_png(path, c.result())
 
 
+def draw_coverage(mocap: str, path: str, scale: int = 8) -> None:
+    """The benchmark's baseline graph embedded in its furnished room: covered floor green (brighter
+    where more clips and headings land), uncovered free floor grey, walls dark red, the chasm blue,
+    the low wall orange (both widened by the character's radius)."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from bench_evaluate import BASELINE, baseline_room, load_clips
+
+    from motionctl.evaluate import CHASM, LOW, coverage, coverage_rgba, embed
+    from motionctl.graph import build_graph
+
+    graph = build_graph(load_clips(mocap), BASELINE)
+    emb = embed(graph, baseline_room())
+    cov = coverage(emb)
+    rgba = coverage_rgba({"coverage_map": cov["map"], "free": cov["free"]})
+    bits = emb.grid.bits.T  # rows = y, like the image
+    rgba[(bits & CHASM) != 0] = (0.15, 0.25, 0.6, 1.0)  # the chasm (only jumps cross it)
+    rgba[(bits & LOW) != 0] = (0.8, 0.55, 0.1, 1.0)  # the low wall (jump or step over)
+    rgba = rgba[::-1]  # north up
+    rgb = np.repeat(np.repeat((255 * rgba[..., :3]).round(), scale, axis=0), scale, axis=1)
+    write_png(path, rgb)
+    print(f"{graph.n} clips, {emb.n_nodes} nodes, coverage {100 * cov['xy']:.1f}% XY")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--clip", help="BVH or AMC file (default: the generated walk turning left)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "library_strip.png"))
+    ap.add_argument("--coverage", action="store_true", help="draw the motion graph coverage map instead")
+    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    ap.add_argument("--out")
     args = ap.parse_args()
+    if args.coverage:
+        args.out = args.out or os.path.join(ROOT, "docs", "coverage_baseline.png")
+        os.makedirs(os.path.dirname(args.out), exist_ok=True)
+        draw_coverage(args.mocap, args.out)
+        print(f"wrote {args.out}")
+        return
+    args.out = args.out or os.path.join(ROOT, "docs", "library_strip.png")
     if args.clip:
         clip = read_clip(args.clip, ImportSettings())
     else:

@@ -625,6 +625,23 @@ def coverage(emb: Embedding) -> dict:
             "map": emb.scc.sum(axis=(2, 3)).astype(np.int32), "free": free}
 
 
+def coverage_rgba(result) -> np.ndarray:
+    """[ny, nx, 4] float colours: obstacles dark red, uncovered free cells grey, covered cells
+    green, brighter where more nodes (ways to be there) exist."""
+    cov = result["coverage_map"].astype(float)
+    free = result["free"]
+    img = np.zeros(cov.shape + (4,))
+    img[..., 3] = 1.0
+    img[~free] = (0.45, 0.08, 0.08, 1.0)
+    img[free & (cov == 0)] = (0.35, 0.35, 0.35, 1.0)
+    on = free & (cov > 0)
+    t = np.log1p(cov[on]) / max(np.log1p(cov.max()), 1e-9)
+    img[on, 0] = 0.1 + 0.3 * t
+    img[on, 1] = 0.4 + 0.6 * t
+    img[on, 2] = 0.1 + 0.3 * t
+    return np.transpose(img, (1, 0, 2))  # rows = y
+
+
 def action_centres_cells(emb: Embedding, ids: np.ndarray):
     """(node index, cell x, cell y) of the action centres of nodes whose clip is an action."""
     exp = emb._expander

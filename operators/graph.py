@@ -11,8 +11,8 @@ import bpy
 import numpy as np
 
 from ..motionctl import quat
-from ..motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacle, evaluate, graph_from_controller,
-                                  shortest_path)
+from ..motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacle, coverage_rgba, evaluate,
+                                  graph_from_controller, shortest_path)
 from ..motionctl.graph import GraphSettings, MotionGraph, build_graph
 from ..motionctl.motion import Clip, MotionDatabase, resample
 from ..motionctl.synth import frame_table
@@ -182,23 +182,6 @@ class MOTIONCTL_OT_evaluate(BackgroundJobOperator, bpy.types.Operator):
         ev.details = "\n".join(lines)
         ev.map_path = save_coverage_image(context, result)
         self.report({"INFO"}, f"coverage {100 * ev.coverage_xy:.1f}% XY, {100 * ev.coverage_xya:.1f}% XYθ")
-
-
-def coverage_rgba(result) -> np.ndarray:
-    """[ny, nx, 4] float colours: obstacles dark red, uncovered free cells grey, covered cells
-    green, brighter where more nodes (ways to be there) exist."""
-    cov = result["coverage_map"].astype(float)
-    free = result["free"]
-    img = np.zeros(cov.shape + (4,))
-    img[..., 3] = 1.0
-    img[~free] = (0.45, 0.08, 0.08, 1.0)
-    img[free & (cov == 0)] = (0.35, 0.35, 0.35, 1.0)
-    on = free & (cov > 0)
-    t = np.log1p(cov[on]) / max(np.log1p(cov.max()), 1e-9)
-    img[on, 0] = 0.1 + 0.3 * t
-    img[on, 1] = 0.4 + 0.6 * t
-    img[on, 2] = 0.1 + 0.3 * t
-    return np.transpose(img, (1, 0, 2))  # rows = y
 
 
 def save_coverage_image(context, result) -> str:
