@@ -1049,3 +1049,19 @@ def graph_from_controller(table, next_fragment, pieces, controls, bins_of, steps
     return MotionGraph(fps, ["controller"], np.zeros(len(sel), dtype=np.int64), np.array([starts[k] for k in sel]),
                        np.array([ends[k] for k in sel]), remap[e], [tps[k] for k in sel], [acts[k] for k in sel],
                        stats, [paths[k] for k in sel])
+
+
+def certify_controller(policy, fs, max_clips: int = 600) -> MotionGraph:
+    """A trained fragment controller (``Policy`` + its ``FragmentSet``) as a motion graph for
+    ``evaluate``: its clips are what it plays while a player holds one of 12 controls for 0.5 s
+    (stand, walk in 8 directions at the data's 75th-percentile speed, turn left/right, jump)."""
+    top = float(np.percentile(np.linalg.norm(fs.control[:, :2], axis=1), 75))
+    ang = np.linspace(0, 2 * np.pi, 8, endpoint=False)
+    controls = [[0, 0, 0, 0]] + [[top * np.sin(a), top * np.cos(a), 0, 0] for a in ang]
+    controls += [[0, top, 1.0, 0], [0, top, -1.0, 0], [0, top, 0, 1]]
+    clip_tags = [set(c.tags) for c in fs.clips]
+    return graph_from_controller(fs.frame_table(), lambda f, b: policy.table[f, b], fs.pieces, np.array(controls),
+                                 policy.bins, steps=max(1, int(round(0.5 / fs.settings.length))),
+                                 start=policy.start_fragment(controls[1]), fps=fs.fps, max_clips=max_clips,
+                                 types=lambda f: clip_tags[int(fs.clip[f])],
+                                 airborne=np.array([c[3] for c in controls]) > 0)

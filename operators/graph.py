@@ -11,8 +11,8 @@ import bpy
 import numpy as np
 
 from ..motionctl import quat
-from ..motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacle, coverage_rgba, evaluate,
-                                  graph_from_controller, shortest_path)
+from ..motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacle, certify_controller, coverage_rgba,
+                                  evaluate, shortest_path)
 from ..motionctl.graph import GraphSettings, MotionGraph, build_graph
 from ..motionctl.motion import Clip, MotionDatabase, resample
 from ..motionctl.synth import frame_table
@@ -95,17 +95,7 @@ def controller_graph(context) -> MotionGraph:
     policy, fs = policy_and_fragments(context)
     if not hasattr(policy, "table"):
         raise ValueError("certification measures a motion-fragment controller; train one first")
-    top = float(np.percentile(np.linalg.norm(fs.control[:, :2], axis=1), 75))
-    ang = np.linspace(0, 2 * np.pi, 8, endpoint=False)
-    controls = [[0, 0, 0, 0]] + [[top * np.sin(a), top * np.cos(a), 0, 0] for a in ang]
-    controls += [[0, top, 1.0, 0], [0, top, -1.0, 0], [0, top, 0, 1]]
-    names = [c.name for c in fs.clips]
-    clip_tags = {i: c.tags for i, c in enumerate(fs.clips)}
-    return graph_from_controller(fs.frame_table(), lambda f, b: policy.table[f, b], fs.pieces, np.array(controls),
-                                 policy.bins, steps=max(1, int(round(0.5 / fs.settings.length))),
-                                 start=policy.start_fragment(controls[1]), fps=fs.fps,
-                                 types=lambda f: clip_tags[int(fs.clip[f])] if names else set(),
-                                 airborne=np.array([c[3] for c in controls]) > 0)
+    return certify_controller(policy, fs)
 
 
 class MOTIONCTL_OT_build_graph(BackgroundJobOperator, bpy.types.Operator):
