@@ -31,7 +31,6 @@ from .store import open_archive, save_archive
 
 GRAPH_FORMAT = "motionctl.graph/1"
 ACTION_TYPES = ("pick", "pickup", "duck", "kick", "punch", "jump", "strike", "reach")
-LOCOMOTION_TYPES = ("walk", "run", "jog", "sneak", "idle", "stand", "sidestep", "backward", "hop")
 
 
 @dataclass
@@ -99,9 +98,10 @@ class MotionGraph:
 
 # ----------------------------------------------------------------------------- frame costs
 
-def frame_features(clips, velocity_weight: float = 0.3, heading_smooth: float = 0.2) -> np.ndarray:
+def frame_features(clips, velocity_weight: float = 0.3, headings=None) -> np.ndarray:
     """[N, D] per frame: weighted rotation vectors of every joint (the root's relative to the
-    heading) and of their per-frame changes, so squared distances are Lee et al.'s costs."""
+    heading, each clip's ``root_frame`` yaw unless given) and of their per-frame changes, so
+    squared distances are Lee et al.'s costs."""
     sk = clips[0].skeleton
     n_joints = sk.n_joints
     # A joint's weight: the length of the bones it moves (its subtree's bone lengths), root: height.
@@ -112,8 +112,8 @@ def frame_features(clips, velocity_weight: float = 0.3, heading_smooth: float = 
     w[0] = max(sk.height(), 1e-3)
     w = np.sqrt(w / w.sum())
     feats = []
-    for c in clips:
-        _, yaw = root_frame(c, heading_smooth)
+    for i, c in enumerate(clips):
+        yaw = root_frame(c)[1] if headings is None else headings[i]
         rel = c.local_rot.copy()
         rel[:, 0] = quat.mul(quat.about_axis(2, -yaw), c.local_rot[:, 0])
         rv = quat.log(rel) * w[None, :, None]
@@ -126,8 +126,8 @@ def frame_features(clips, velocity_weight: float = 0.3, heading_smooth: float = 
     return np.concatenate(feats)
 
 
-def candidate_transitions(feats: np.ndarray, clip_of: np.ndarray, frame_in_clip: np.ndarray, clip_len: np.ndarray,
-                          s: GraphSettings, should_stop=None, progress=None) -> tuple:
+def candidate_transitions(feats: np.ndarray, clip_of: np.ndarray, s: GraphSettings, should_stop=None,
+                          progress=None) -> tuple:
     """(from [T], to [T], cost [T]) of transitions i -> j where frame i ≈ frame j - 1 and
     D(i, j - 1) is a local minimum within ``radius`` below ``threshold``; blocked over rows."""
     n = len(feats)
@@ -302,10 +302,10 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     lengths = np.array([c.n_frames for c in clips])
     clip_of = np.repeat(np.arange(len(clips)), lengths)
     first = np.r_[0, np.cumsum(lengths)[:-1]]
-    frame_in = np.arange(len(clip_of)) - first[clip_of]
-    feats = frame_features(clips, s.velocity_weight)
+    frames = [root_frame(c) for c in clips]  # ground track and heading, once per source clip
+    feats = frame_features(clips, s.velocity_weight, [yaw for _, yaw in frames])
     sub = (lambda f, m: progress(0.6 * f, m)) if progress else None
-    frm, to, _ = candidate_transitions(feats, clip_of, frame_in, lengths, s, should_stop, sub)
+    frm, to, _ = candidate_transitions(feats, clip_of, s, should_stop, sub)
     n_candidates = len(frm)
     window = max(2, int(round(s.min_clip * s.fps)))
     if progress:
@@ -322,9 +322,9 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     keep = (ends > starts) & (clip_of[ends - 1] == src)
     starts, ends, src = starts[keep], ends[keep], src[keep]
     k = len(starts)
-    clip_at = np.full(len(clip_of) + 1, -1)
-    for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
-        clip_at[a:b] = i
+    clip_at = np.full(len(clip_of) + 1, -1)  # frame -> the graph clip holding it
+    spans = ends - starts
+    clip_at[np.arange(spans.sum()) + np.repeat(starts - np.cumsum(spans) + spans, spans)] = np.repeat(np.arange(k), spans)
     edges = []
     nat = np.flatnonzero(src[1:] == src[:-1]) if k > 1 else np.zeros(0, int)
     nat = nat[ends[nat] == starts[nat + 1]]
@@ -350,7 +350,7 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
         lo, hi = starts[i] - first[src[i]], ends[i] - first[src[i]]
         types.append(set(c.tags))
         actions.append(_clip_action(c, lo, hi, centres[src[i]]))
-        paths.append(_root_path(c, lo, hi))
+        paths.append(_root_path(*frames[src[i]], lo, hi))
     kept = float((ends[sel] - starts[sel]).sum() / s.fps)
     total = float(lengths.sum() / s.fps)
     stats = {"candidates": int(n_candidates), "transitions": int(len(frm)), "clips_before_scc": int(k),
@@ -379,20 +379,11 @@ def _clip_action(c: Clip, lo: int, hi: int, centres: np.ndarray):
     return None
 
 
-def _root_path(c: Clip, lo: int, hi: int) -> np.ndarray:
-    """[n + 1, 3] the root's ground position and heading over frames lo..hi, in the frame at lo
-    (x right, y forward, yaw); the last row is where the next clip starts."""
-    ground, yaw = root_frame(c)
-    idx = np.arange(lo, min(hi + 1, c.n_frames))
+def _root_path(ground: np.ndarray, yaw: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """[n + 1, 3] the root's ground position and heading (a clip's ``root_frame``) over frames
+    lo..hi, in the frame at lo (x right, y forward, yaw); the last row is where the next clip starts."""
+    idx = np.arange(lo, min(hi + 1, len(yaw)))
     d = ground[idx] - ground[lo]
     cs, sn = np.cos(yaw[lo]), np.sin(yaw[lo])
     return np.column_stack((cs * d[:, 0] + sn * d[:, 1], -sn * d[:, 0] + cs * d[:, 1], yaw[idx] - yaw[lo]))
 
-
-def one_clip_graph_types(graph: MotionGraph) -> dict:
-    """Seconds of motion per type in the graph (what a user reads to see what pruning kept)."""
-    out = {}
-    for t, d in zip(graph.types, graph.duration):
-        for k in t or {"untagged"}:
-            out[k] = out.get(k, 0.0) + float(d)
-    return out
