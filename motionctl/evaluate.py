@@ -608,11 +608,6 @@ def count_edges(emb: Embedding, chunk: int = 20000) -> int:
 
 # ----------------------------------------------------------------------------- metrics
 
-def _node_cells(exp: Expander, ids: np.ndarray):
-    x, y, h, c = exp.decode(ids)
-    return x, y, h, c
-
-
 def coverage(emb: Embedding) -> dict:
     """XY and XYθ coverage (eq. 6) with their maps: cells (and cell-headings) holding at least one
     node of the embedded graph, over the cells a character can stand in."""
@@ -642,6 +637,11 @@ def coverage_rgba(result) -> np.ndarray:
     return np.transpose(img, (1, 0, 2))  # rows = y
 
 
+def action_kinds(graph: MotionGraph) -> np.ndarray:
+    """str [C]: each clip's action type ("" for none), for vectorised selection of nodes."""
+    return np.array([a[0] if a is not None else "" for a in graph.actions], dtype=object)
+
+
 def action_centres_cells(emb: Embedding, ids: np.ndarray):
     """(node index, cell x, cell y) of the action centres of nodes whose clip is an action."""
     exp = emb._expander
@@ -668,17 +668,17 @@ def action_centres_cells(emb: Embedding, ids: np.ndarray):
     return np.concatenate(out_i), np.concatenate(out_x), np.concatenate(out_y)
 
 
-def action_coverage(emb: Embedding) -> dict:
-    """Per action type, the fraction of free cells where its centre can happen (eq. 7), and maps."""
+def action_coverage(emb: Embedding, centres=None) -> dict:
+    """Per action type, the fraction of free cells where its centre can happen (eq. 7), and maps;
+    ``centres``: ``action_centres_cells`` of the SCC's nodes if already computed."""
     ids = np.flatnonzero(emb.scc.ravel())
-    idx, cx, cy = action_centres_cells(emb, ids)
+    idx, cx, cy = action_centres_cells(emb, ids) if centres is None else centres
     free = emb.grid.free()
     nx, ny = free.shape
     out = {}
-    clips = emb._expander.decode(ids[idx])[3] if len(idx) else np.zeros(0, dtype=np.int64)
+    kinds = action_kinds(emb.graph)[emb._expander.decode(ids[idx])[3]]
     for kind in sorted({a[0] for a in emb.graph.actions if a is not None}):
-        sel = np.array([emb.graph.actions[c] is not None and emb.graph.actions[c][0] == kind for c in clips], dtype=bool)
-        ok = sel & (cx >= 0) & (cx < nx) & (cy >= 0) & (cy < ny)
+        ok = (kinds == kind) & (cx >= 0) & (cx < nx) & (cy >= 0) & (cy < ny)
         m = np.zeros((nx, ny), dtype=bool)
         m[cx[ok], cy[ok]] = True
         m &= free
@@ -711,13 +711,6 @@ def reference_graph(grid: Grid, hops: int = 5):
             cols.append(idx[tx[ok], ty[ok]])
             w.append(np.full(ok.sum(), np.hypot(dx, dy) * grid.cell))
     return sparse.csr_matrix((np.concatenate(w), (np.concatenate(rows), np.concatenate(cols))), shape=(nx * ny, nx * ny))
-
-
-def clip_costs(emb: Embedding):
-    """Per clip: duration (s) and the search cost of playing it: its length with a minimum
-    effective speed of 0.5 m/s (so stopping to turn is not free)."""
-    d = emb.graph.duration
-    return d, np.maximum(np.array([path_length(p) for p in emb.graph.root_paths]), 0.5 * d)
 
 
 def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy, bound: float = np.inf,
@@ -798,11 +791,13 @@ def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy,
 
 
 def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None, min_dist: float = 4.0,
-                    max_ref: float = 7.0, seed: int = 0, ref=None, should_stop=None) -> dict:
+                    max_ref: float = 7.0, seed: int = 0, ref=None, centres=None, should_stop=None) -> dict:
     """Monte-Carlo path (or action) efficiency (eqs. 8, 9): pairs of covered cells at least
     ``min_dist`` apart whose reference path is at most ``max_ref`` long; the shortest embedded
     path (ending in an ``action`` centred on the end cell, for action efficiency) over the
-    reference path.  Returns mean, median, percentiles and all ratios."""
+    reference path.  ``ref`` and ``centres`` (``reference_graph``, ``action_centres_cells`` of the
+    SCC's nodes) may be passed in when already computed.  Returns mean, median, percentiles and
+    all ratios."""
     exp = emb._expander
     grid = emb.grid
     rng = np.random.default_rng(seed)
@@ -813,9 +808,8 @@ def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None,
     ids = np.flatnonzero(scc.ravel())
     node_x, node_y, _, node_c = exp.decode(ids)
     if action is not None:
-        idx, cx, cy = action_centres_cells(emb, ids)
-        is_act = np.array([emb.graph.actions[c] is not None and emb.graph.actions[c][0] == action
-                           for c in node_c[idx]], dtype=bool)
+        idx, cx, cy = action_centres_cells(emb, ids) if centres is None else centres
+        is_act = action_kinds(emb.graph)[node_c[idx]] == action
         idx, cx, cy = idx[is_act], cx[is_act], cy[is_act]
         if len(idx) == 0:
             return {"pairs": 0, "ratios": [], "mean": float("nan"), "median": float("nan")}
@@ -944,7 +938,8 @@ def evaluate(graph: MotionGraph, env: Environment, settings: EmbedSettings | Non
     t_embed = time.perf_counter() - t0
     t1 = time.perf_counter()
     cov = coverage(emb)
-    acts = action_coverage(emb)
+    centres = action_centres_cells(emb, np.flatnonzero(emb.scc.ravel()))
+    acts = action_coverage(emb, centres)
     if progress:
         progress(0.55, "path efficiency")
     ref = reference_graph(emb.grid)
@@ -953,7 +948,7 @@ def evaluate(graph: MotionGraph, env: Environment, settings: EmbedSettings | Non
     for kind in acts:
         if progress:
             progress(0.7, f"action efficiency: {kind}")
-        ae[kind] = path_efficiency(emb, max(10, pairs // 4), kind, ref=ref, should_stop=should_stop)
+        ae[kind] = path_efficiency(emb, max(10, pairs // 4), kind, ref=ref, centres=centres, should_stop=should_stop)
     lm = {}
     for kind in sorted({a[0] for a in graph.actions if a is not None}):
         if progress:
