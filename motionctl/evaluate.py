@@ -24,8 +24,10 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import dijkstra
 
+from . import quat
 from .errors import MotionFileError
 from .graph import ACTION_TYPES, MotionGraph
+from .motion import Clip
 from .jobs import check_stop, parallel_map
 
 WALL, CHASM, LOW = 1, 2, 4
@@ -788,6 +790,70 @@ def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy,
             node = int(par[node])
         parents.update(end=best_node, node=chain, row=rowmap)
     return best, best_true
+
+
+# ----------------------------------------------------------------------------- a best path as motion
+
+def sample_best_path(emb: Embedding, seed: int = 0, min_dist: float = 4.0, max_dist: float = 7.0, tries: int = 200,
+                     should_stop=None) -> list | None:
+    """A random pair of covered cells ``min_dist``-``max_dist`` apart and the best path between
+    them in the embedded graph, as edges [(clip, start cell x, y, heading bin, edit row)] in order;
+    None if no tried pair has a path."""
+    exp = emb._expander
+    rng = np.random.default_rng(seed)
+    ids = np.flatnonzero(emb.scc.ravel())
+    x, y, _, _ = exp.decode(ids)
+    cells = np.unique(np.column_stack((x, y)), axis=0)
+    for _ in range(tries):
+        check_stop(should_stop, "best path")
+        a, b = cells[rng.integers(0, len(cells), 2)]
+        if not min_dist <= np.hypot(*(a - b)) * emb.grid.cell <= max_dist:
+            continue
+        goal = np.zeros(emb.scc.size, dtype=bool)
+        goal[ids[(x == b[0]) & (y == b[1])]] = True
+        parents = {}
+        best, _ = shortest_path(emb, ids[(x == a[0]) & (y == a[1])], goal, b, parents=parents)
+        if np.isfinite(best):
+            out, node = [], parents["end"]
+            while node in parents["node"]:
+                prev = parents["node"][node]
+                px, py, ph, _ = exp.decode(np.array([prev]))
+                out.append((int(exp.decode(np.array([node]))[3][0]), int(px[0]), int(py[0]), int(ph[0]),
+                            int(parents["row"][node])))
+                node = prev
+            return out[::-1]
+    return None
+
+
+def path_motion(emb: Embedding, edges: list, clips) -> Clip:
+    """The motion along a path of ``sample_best_path``: each graph clip's frames with the root on
+    its edited path (eq. 16), in world coordinates.  ``clips``: the graph's source clips, in the
+    order of ``graph.names``."""
+    from .motion import resample
+    from .synth import frame_table
+
+    graph, exp, grid = emb.graph, emb._expander, emb.grid
+    table = frame_table([resample(c, graph.fps) for c in clips])
+    hb = 2 * np.pi / grid.headings
+    roots, rots = [], []
+    for clip, sx, sy, sh, row in edges:
+        src, lo, hi = int(graph.source[clip]), int(graph.start[clip]), int(graph.end[clip])
+        rows = table.first[src] + np.arange(lo, hi)
+        full = graph.root_paths[clip]
+        path = full[:hi - lo]
+        th = sh * hb
+        rot2 = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+        end_off = exp.off[row]
+        corr = end_off[:2] * grid.cell - rot2 @ full[-1, :2]
+        dth = end_off[2] * hb - full[-1, 2]
+        frac = np.linspace(0, 1, len(path) + 1)[:-1]
+        start = grid.origin + (np.array([sx, sy]) + 0.5) * grid.cell
+        ground = start + (rot2 @ path[:, :2].T).T + frac[:, None] * corr
+        local = table.local_rot[rows].copy()
+        local[:, 0] = quat.mul(quat.about_axis(2, th + path[:, 2] + frac * dth), local[:, 0])
+        roots.append(np.column_stack((ground, table.height[rows])))
+        rots.append(local)
+    return Clip("best_path", table.skeleton, graph.fps, np.concatenate(roots), quat.make_continuous(np.concatenate(rots)))
 
 
 def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None, min_dist: float = 4.0,

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from ..motionctl import quat
 from ..motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacle, certify_controller, coverage_rgba,
-                                  evaluate, shortest_path)
+                                  evaluate, path_motion, sample_best_path)
+from ..motionctl.fragments.controller import fragments_for_policy
 from ..motionctl.graph import GraphSettings, MotionGraph, build_graph
-from ..motionctl.motion import Clip, MotionDatabase, resample
-from ..motionctl.synth import frame_table
+from ..motionctl.motion import MotionDatabase
+from ..motionctl.policy import Policy
 from .common import cache_dir, load_ticked_clips, safe_name, settings, ticked_clip_tags
 from .jobs import BackgroundJobOperator
 
@@ -83,19 +83,26 @@ def graph_job(inputs: GraphInputs, progress=None, should_stop=None) -> dict:
             "dropped": ", ".join(g.stats["dropped_sources"])}
 
 
-def evaluate_job(graph: MotionGraph, env: Environment, settings: EmbedSettings, pairs: int, lm_sample: float,
-                 progress=None, should_stop=None) -> dict:
-    return evaluate(graph, env, settings, pairs, lm_sample, progress, should_stop)
+def certify_job(policy, fragments, database: str, env: Environment, settings: EmbedSettings, pairs: int,
+                lm_sample: float, progress=None, should_stop=None) -> dict:
+    """Worker-thread job: a fragment controller's transition structure measured like a graph;
+    its fragments are re-cut from the database when this session has not cached them."""
+    if fragments is None:
+        names = set(policy.clip_names)
+        fragments = fragments_for_policy(policy, [c for c in MotionDatabase.load(database).clips if c.name in names])
+    return evaluate(certify_controller(policy, fragments), env, settings, pairs, lm_sample, progress, should_stop)
 
 
-def controller_graph(context) -> MotionGraph:
-    """The trained fragment controller's transition structure as a motion graph."""
-    from .preview import policy_and_fragments
-
-    policy, fs = policy_and_fragments(context)
-    if not hasattr(policy, "table"):
-        raise ValueError("certification measures a motion-fragment controller; train one first")
-    return certify_controller(policy, fs)
+def best_path_job(embedding, database: str, seed: int, progress=None, should_stop=None) -> dict:
+    """Worker-thread job: sample a best path in the last embedding and build its motion."""
+    edges = sample_best_path(embedding, seed, should_stop=should_stop)
+    if not edges:
+        raise ValueError("no pair of covered points 4-7 m apart has a path")
+    by_name = {c.name: c for c in MotionDatabase.load(database).clips}
+    missing = [n for n in embedding.graph.names if n not in by_name]
+    if missing:
+        raise ValueError(f"the graph's clips {', '.join(missing[:3])} are no longer in the Library; build it again")
+    return {"clip": path_motion(embedding, edges, [by_name[n] for n in embedding.graph.names]), "edges": len(edges)}
 
 
 class MOTIONCTL_OT_build_graph(BackgroundJobOperator, bpy.types.Operator):
@@ -142,18 +149,22 @@ class MOTIONCTL_OT_evaluate(BackgroundJobOperator, bpy.types.Operator):
         ev = st.evaluate
         if ev.collection is None:
             raise ValueError("choose the collection of obstacle objects")
+        from .controller import chosen_group
+        from .preview import cached_fragments, trained_policy
+
         env = environment_from_collection(ev.collection)
+        inputs = {"env": env, "pairs": ev.pairs, "lm_sample": ev.lm_sample,
+                  "settings": EmbedSettings(cell=ev.cell, headings=ev.headings, radius=ev.radius,
+                                            edit=EditModel(scale=ev.edit_scale))}
         if ev.source == "CONTROLLER":
-            graph = controller_graph(context)
-        else:
-            path = bpy.path.abspath(st.graph.graph_path)
-            if not st.graph.graph_path:
-                raise ValueError("build a motion graph first (Motion Graph panel)")
-            graph = MotionGraph.load(path)
-        es = EmbedSettings(cell=ev.cell, headings=ev.headings, radius=ev.radius,
-                           edit=EditModel(scale=ev.edit_scale))
-        self._env = env
-        return evaluate_job, {"graph": graph, "env": env, "settings": es, "pairs": ev.pairs, "lm_sample": ev.lm_sample}
+            policy = trained_policy(context)
+            if not isinstance(policy, Policy):
+                raise ValueError("certification measures a motion-fragment controller; train one first")
+            return certify_job, {"policy": policy, "fragments": cached_fragments(policy),
+                                 "database": chosen_group(context).database, **inputs}
+        if not st.graph.graph_path:
+            raise ValueError("build a motion graph first (Motion Graph panel)")
+        return evaluate, {"graph": MotionGraph.load(bpy.path.abspath(st.graph.graph_path)), **inputs}
 
     def finish(self, context, result) -> None:
         ev = settings(context).evaluate
@@ -247,108 +258,36 @@ class MOTIONCTL_OT_show_coverage(bpy.types.Operator):
 
 # ----------------------------------------------------------------------------- best path
 
-def sample_best_path(result, seed: int = 0, min_dist: float = 4.0, max_dist: float = 7.0):
-    """A random pair of covered cells and the best path between them in the embedded graph:
-    [(clip, world start x, y, heading, table row)] edges in order, or None."""
-    emb = result["embedding"]
-    exp = emb._expander
-    rng = np.random.default_rng(seed)
-    ids = np.flatnonzero(emb.scc.ravel())
-    x, y, h, c = exp.decode(ids)
-    cells = np.unique(np.column_stack((x, y)), axis=0)
-    for _ in range(200):
-        a, b = cells[rng.integers(0, len(cells), 2)]
-        d = np.hypot(*(a - b)) * emb.grid.cell
-        if not min_dist <= d <= max_dist:
-            continue
-        starts = ids[(x == a[0]) & (y == a[1])]
-        goal = np.zeros(emb.scc.size, dtype=bool)
-        goal[ids[(x == b[0]) & (y == b[1])]] = True
-        parents = {}
-        best, _ = shortest_path(emb, starts, goal, b, parents=parents)
-        if np.isfinite(best):
-            return path_edges(emb, parents["end"], parents)
-    return None
-
-
-def path_edges(emb, end: int, parents: dict) -> list:
-    exp = emb._expander
-    out, node = [], end
-    while node in parents["node"]:
-        prev, row = parents["node"][node], parents["row"][node]
-        px, py, ph, _ = exp.decode(np.array([prev]))
-        _, _, _, clip = exp.decode(np.array([node]))
-        out.append((int(clip[0]), int(px[0]), int(py[0]), int(ph[0]), int(row)))
-        node = prev
-    return out[::-1]
-
-
-def path_clip(context, result, edges, graph: MotionGraph) -> Clip:
-    """The motion along a sampled path: each clip's frames, root placed on its edited path."""
-    from .controller import chosen_group
-
-    db = MotionDatabase.load(chosen_group(context).database)
-    by_name = {c.name: resample(c, graph.fps) for c in db.clips if c.name in set(graph.names)}
-    emb = result["embedding"]
-    exp = emb._expander
-    table = frame_table([by_name[n] for n in graph.names])
-    grid = emb.grid
-    hb = 2 * np.pi / grid.headings
-    roots, rots = [], []
-    for clip, sx, sy, sh, row in edges:
-        src, lo, hi = int(graph.source[clip]), int(graph.start[clip]), int(graph.end[clip])
-        rows = table.first[src] + np.arange(lo, hi)
-        path = graph.root_paths[clip][:hi - lo]
-        th = sh * hb
-        rot2 = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
-        end_off = exp.off[row]
-        nat = rot2 @ graph.root_paths[clip][-1, :2]
-        corr = end_off[:2] * grid.cell - nat
-        dth = end_off[2] * hb - graph.root_paths[clip][-1, 2]
-        frac = np.linspace(0, 1, len(path) + 1)[:-1]
-        start = grid.origin + (np.array([sx, sy]) + 0.5) * grid.cell
-        ground = start + (rot2 @ path[:, :2].T).T + frac[:, None] * corr
-        yaw = th + path[:, 2] + frac * dth
-        local = table.local_rot[rows].copy()
-        local[:, 0] = quat.mul(quat.about_axis(2, yaw), local[:, 0])
-        roots.append(np.column_stack((ground, table.height[rows])))
-        rots.append(local)
-    return Clip("best_path", table.skeleton, graph.fps, np.concatenate(roots), quat.make_continuous(np.concatenate(rots)))
-
-
-class MOTIONCTL_OT_show_best_path(bpy.types.Operator):
+class MOTIONCTL_OT_show_best_path(BackgroundJobOperator, bpy.types.Operator):
     """Sample two points 4-7 m apart, find the best path between them and bake it as an action"""
 
     bl_idname = "motionctl.show_best_path"
     bl_label = "Bake a Best Path"
     bl_options = {"REGISTER", "UNDO"}
+    job_label = "Best Path"
     seed: bpy.props.IntProperty(name="Seed", default=0)
 
-    def execute(self, context):
+    def prepare(self, context):
+        from .controller import chosen_group
+        from .preview import target_armature
+
+        if not _LAST:
+            raise ValueError("evaluate first")
+        if settings(context).evaluate.source == "CONTROLLER":
+            raise ValueError("best paths are baked for motion graphs (Source: Motion Graph)")
+        target_armature(context)  # fail now, not after the search
+        return best_path_job, {"embedding": _LAST["embedding"], "database": chosen_group(context).database,
+                               "seed": self.seed}
+
+    def finish(self, context, result) -> None:
         from .armature import bake_clip
         from .preview import target_armature
 
-        st = settings(context)
-        if not _LAST:
-            self.report({"ERROR"}, "evaluate first")
-            return {"CANCELLED"}
-        if st.evaluate.source == "CONTROLLER":
-            self.report({"ERROR"}, "best paths are baked for motion graphs (Source: Motion Graph)")
-            return {"CANCELLED"}
-        try:
-            graph = MotionGraph.load(bpy.path.abspath(st.graph.graph_path))
-            edges = sample_best_path(_LAST, self.seed)
-            if not edges:
-                raise ValueError("no pair of covered points 4-7 m apart has a path")
-            clip = path_clip(context, _LAST, edges, graph)
-            ob = target_armature(context)
-            act = bake_clip(ob, clip, "best_path", scene_fps=context.scene.render.fps / context.scene.render.fps_base)
-        except (ValueError, OSError) as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        clip = result["clip"]
+        act = bake_clip(target_armature(context), clip, "best_path",
+                        scene_fps=context.scene.render.fps / context.scene.render.fps_base)
         context.scene.frame_start, context.scene.frame_end = (int(v) for v in act.frame_range)
-        self.report({"INFO"}, f"baked a best path of {len(edges)} clips ({clip.duration:.1f} s)")
-        return {"FINISHED"}
+        self.report({"INFO"}, f"baked a best path of {result['edges']} clips ({clip.duration:.1f} s)")
 
 
 classes = (MOTIONCTL_OT_build_graph, MOTIONCTL_OT_evaluate, MOTIONCTL_OT_show_coverage, MOTIONCTL_OT_show_best_path)

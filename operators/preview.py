@@ -163,22 +163,33 @@ def control_arrow(root: np.ndarray, yaw: float, control: np.ndarray, scale: floa
     return np.array([base, tip, tip, back + side, tip, back - side], dtype=np.float32)
 
 
-def policy_and_fragments(context):
-    """The trained policy and its fragments (from the training cache, else re-cut from the group);
-    for the planning engine, the Planner and its working clips."""
+def trained_policy(context):
+    """The trained controller: a fragment ``Policy`` or, for the planning engine, a ``Planner``."""
     pg = settings(context).controller
     path = bpy.path.abspath(pg.policy_path)
     if not pg.policy_path or not os.path.exists(path):
         raise ValueError("train a controller first (Controller panel)")
-    if pg.trained_engine == "PLANNING":
-        planner = Planner.load(path)
-        return planner, planning.planner_clips(context, planner)
-    policy = Policy.load(path)
+    return Planner.load(path) if pg.trained_engine == "PLANNING" else Policy.load(path)
+
+
+def cached_fragments(policy: Policy):
+    """The fragments a policy was trained on, if the training cache of this session holds them."""
     for model in controller_ops._MODELS.values():
         if [c.name for c in model.fragments.clips] == list(policy.clip_names):
-            return policy, model.fragments
-    group = controller_ops.chosen_group(context)
-    db = MotionDatabase.load(group.database)
+            return model.fragments
+    return None
+
+
+def policy_and_fragments(context):
+    """The trained policy and its fragments (from the training cache, else re-cut from the group);
+    for the planning engine, the Planner and its working clips."""
+    policy = trained_policy(context)
+    if isinstance(policy, Planner):
+        return policy, planning.planner_clips(context, policy)
+    fs = cached_fragments(policy)
+    if fs is not None:
+        return policy, fs
+    db = MotionDatabase.load(controller_ops.chosen_group(context).database)
     names = set(policy.clip_names)
     return policy, fragments_for_policy(policy, [c for c in db.clips if c.name in names])
 
