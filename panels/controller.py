@@ -35,8 +35,7 @@ class MOTIONCTL_PT_controller(MotionPanel, Panel):
         st = context.scene.motionctl
         pg = st.controller
         layout = self.layout
-        if not st.groups:
-            layout.label(text="Import clips in the Library panel first")
+        if self.no_clips(layout, st):
             return
         layout.prop(pg, "engine", expand=True)
         layout.prop_search(pg, "group", st, "groups", text="Clips")

@@ -17,8 +17,7 @@ class MOTIONCTL_PT_motion_graph(MotionPanel, Panel):
         st = context.scene.motionctl
         pg = st.graph
         layout = self.layout
-        if not st.groups:
-            layout.label(text="Import clips in the Library panel first")
+        if self.no_clips(layout, st):
             return
         layout.prop_search(st.controller, "group", st, "groups", text="Clips")
         col = layout.column(align=True)

@@ -11,6 +11,13 @@ class MotionPanel:
     bl_region_type = "UI"
     bl_category = "Motion"
 
+    @staticmethod
+    def no_clips(layout, st) -> bool:
+        """For panels that work on imported clips: say so and return True when there are none."""
+        if not st.groups:
+            layout.label(text="Import clips in the Library panel first")
+        return not st.groups
+
 
 class MOTIONCTL_UL_clips(UIList):
     """Clip name, frames, fps, duration and editable tags."""

@@ -86,3 +86,35 @@ def test_evaluate_errors_reach_the_user(scene_with_room):
     st.evaluate.collection = empty
     with pytest.raises(RuntimeError, match="holds no mesh objects"):
         bpy.ops.motionctl.evaluate()
+
+
+class _Layout:
+    """Stands in for a panel's UILayout: accepts every call and records the labels drawn."""
+
+    def __init__(self, labels):
+        self.labels = labels
+
+    def label(self, text="", **_):
+        self.labels.append(text)
+
+    def __getattr__(self, name):
+        return lambda *a, **k: self
+
+
+def test_panels_draw_before_and_after_clips_are_imported(bpy_clean, demo_library, ext):
+    from types import SimpleNamespace
+
+    bpy = bpy_clean
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    panels = [getattr(bpy.types, n) for n in ("MOTIONCTL_PT_controller", "MOTIONCTL_PT_motion_graph",
+                                              "MOTIONCTL_PT_evaluate")]
+
+    def draw_all():
+        labels = []
+        for cls in panels:
+            cls.draw(SimpleNamespace(layout=_Layout(labels), no_clips=cls.no_clips), bpy.context)
+        return labels
+
+    assert draw_all().count("Import clips in the Library panel first") == 2
+    assert bpy.ops.motionctl.import_bvh(directory=demo_library + os.sep, files=[]) == {"FINISHED"}
+    assert "Import clips in the Library panel first" not in draw_all()
