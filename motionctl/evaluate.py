@@ -29,11 +29,12 @@ from .errors import MotionFileError
 from .graph import ACTION_TYPES, MotionGraph
 from .motion import Clip
 from .jobs import check_stop, parallel_map
+from .tags import JUMPS, STEP_OVER, canonical_set
 
 WALL, CHASM, LOW = 1, 2, 4
 KINDS = {"wall": WALL, "chasm": CHASM, "low": LOW}
-JUMP_TYPES = {"jump", "hop", "leap"}
-STEP_TYPES = {"step", "jump", "hop", "leap"}
+JUMP_TYPES = JUMPS  # may cross chasms
+STEP_TYPES = STEP_OVER  # may cross low obstacles
 
 
 # ----------------------------------------------------------------------------- environment
@@ -191,7 +192,7 @@ def rasterise(env: Environment, cell: float = 0.2, headings: int = 18, radius: f
         near = ob.distance(pts) < (radius if ob.kind != "region" else 1e-9)
         if ob.kind == "region":
             bit = 8 << len(grid.regions)
-            grid.regions.append((bit, set(ob.allow), set(ob.forbid)))
+            grid.regions.append((bit, canonical_set(ob.allow), canonical_set(ob.forbid)))
             bits = bits | np.where(ob.distance(pts) <= 0, bit, 0)
         else:
             bits = bits | np.where(near, KINDS[ob.kind], 0)
@@ -301,7 +302,7 @@ def clip_permissions(graph: MotionGraph, grid: Grid) -> tuple[np.ndarray, np.nda
     forbid = np.zeros(graph.n, dtype=np.int64)
     selective = np.zeros(graph.n, dtype=bool)
     for c in range(graph.n):
-        types = set(graph.types[c])
+        types = canonical_set(graph.types[c])
         if graph.actions[c] is not None:
             types.add(graph.actions[c][0])
         f = WALL

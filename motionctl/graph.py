@@ -28,9 +28,9 @@ from . import quat
 from .jobs import check_stop
 from .motion import Clip, MotionDatabase, action_centres, resample, root_frame
 from .store import open_archive, save_archive
+from .tags import ACTIONS as ACTION_TYPES, canonical_set
 
 GRAPH_FORMAT = "motionctl.graph/1"
-ACTION_TYPES = ("pick", "pickup", "duck", "kick", "punch", "jump", "strike", "reach")
 
 
 @dataclass
@@ -348,7 +348,7 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     for i in sel:
         c = clips[src[i]]
         lo, hi = starts[i] - first[src[i]], ends[i] - first[src[i]]
-        types.append(set(c.tags))
+        types.append(canonical_set(c.tags))
         actions.append(_clip_action(c, lo, hi, centres[src[i]]))
         paths.append(_root_path(*frames[src[i]], lo, hi))
     kept = float((ends[sel] - starts[sel]).sum() / s.fps)
@@ -372,7 +372,7 @@ def _split_long(cuts, first, lengths, max_len):
 
 
 def _clip_action(c: Clip, lo: int, hi: int, centres: np.ndarray):
-    kinds = [t for t in c.tags if t in ACTION_TYPES]
+    kinds = [t for t in canonical_set(c.tags) if t in ACTION_TYPES]
     for f in np.asarray(centres).tolist():
         if lo <= f < hi and kinds:
             return (sorted(kinds)[0], int(f - lo))

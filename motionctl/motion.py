@@ -19,6 +19,7 @@ from . import quat
 from .errors import MotionFileError, SkeletonMismatchError
 from .skeleton import Skeleton, end_site_positions, forward_kinematics
 from .store import open_archive, save_archive
+from .tags import FOOT_ACTIONS, canonical_set, tags_from_text
 
 
 @dataclass(eq=False)
@@ -397,19 +398,21 @@ def action_centres(clip: Clip) -> np.ndarray:
     per extreme at least 1 s apart (empty for clips without an action tag)."""
     if "action_centres" in clip.annotations:
         return np.asarray(clip.annotations["action_centres"], dtype=np.int64)
+    tags = canonical_set(clip.tags)
+    if not tags & ({"pick", "reach", "punch", "duck", "jump"} | FOOT_ACTIONS):
+        return np.zeros(0, dtype=np.int64)
     pos, _ = clip.world()
-    tags = clip.tags
-    if tags & {"pick", "pickup", "grasp", "reach"} and hand_joints(clip):
+    if tags & {"pick", "reach"} and hand_joints(clip):
         score = -pos[:, hand_joints(clip), 2].min(axis=1)
-    elif tags & {"punch", "strike"} and hand_joints(clip):
+    elif tags & {"punch"} and hand_joints(clip):
         chest = pos[:, _chest_joint(clip)]
         score = np.linalg.norm(pos[:, hand_joints(clip)] - chest[:, None], axis=-1).max(axis=1)
-    elif tags & {"kick"}:
+    elif tags & FOOT_ACTIONS:
         feet = [v[1] for v in foot_joints(clip.skeleton).values()]
         score = np.linalg.norm(pos[:, feet] - pos[:, :1], axis=-1).max(axis=1)
     elif tags & {"duck"}:
         score = -pos[:, _head_joint(clip), 2]
-    elif tags & {"jump", "hop", "leap"}:
+    elif tags & {"jump"}:
         score = pos[:, 0, 2]
     else:
         return np.zeros(0, dtype=np.int64)
@@ -454,16 +457,9 @@ def _chest_joint(clip: Clip) -> int:
 
 # --------------------------------------------------------------------------- tags
 
-TAG_WORDS = (
-    "walk", "run", "jog", "jump", "hop", "leap", "turn", "veer", "sidestep", "side", "backward",
-    "stop", "start", "idle", "stand", "kick", "punch", "strike", "pick", "pickup", "crouch",
-    "duck", "sneak", "dive", "roll", "squat", "dance", "left", "right", "slow", "brisk", "fast",
-)
-
-
 def tags_from_name(name: str) -> set:
-    words = set("".join(ch if ch.isalpha() else " " for ch in name.lower()).split())
-    return {w for w in TAG_WORDS if w in words}
+    """Tags read from a file or clip name (see ``motionctl.tags``)."""
+    return tags_from_text(name)
 
 
 def sidecar_path(path: str) -> str:
@@ -471,26 +467,42 @@ def sidecar_path(path: str) -> str:
 
 
 def read_sidecar(path: str) -> dict:
-    """Tags and annotations from ``<file>.json`` beside a motion file ({} if absent).
+    """Tags, description and annotations from ``<file>.json`` beside a motion file ({} if absent).
 
-    Format: {"tags": ["walk", ...], "action_centres": [frame, ...]}.
+    Format: {"tags": ["walk", ...], "description": "walk, veer left", "action_centres": [frame, ...]};
+    every key is optional.
     """
     side = sidecar_path(path)
-    if not os.path.exists(side):
+    if not os.path.isfile(side):
         return {}
     try:
         with open(side, encoding="utf-8") as fh:
             data = json.load(fh)
     except json.JSONDecodeError as exc:
         raise MotionFileError(side, f"invalid JSON: {exc.msg}", exc.lineno) from None
-    if not isinstance(data, dict) or not isinstance(data.get("tags", []), list):
-        raise MotionFileError(side, 'expected an object like {"tags": ["walk"]}')
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MotionFileError(side, f"cannot read sidecar: {exc}") from None
+    if not isinstance(data, dict):
+        raise MotionFileError(side, 'expected an object like {"tags": ["walk"]} or {"description": "walk"}')
+    tags = data.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise MotionFileError(side, '"tags" must be a list of words, like ["walk", "turn"]')
+    if not isinstance(data.get("description", ""), str):
+        raise MotionFileError(side, '"description" must be text')
+    centres = data.get("action_centres", [])
+    if not isinstance(centres, list) or not all(isinstance(f, int) and not isinstance(f, bool) for f in centres):
+        raise MotionFileError(side, '"action_centres" must be a list of frame numbers')
     return data
 
 
 def apply_tags(clip: Clip, path: str) -> Clip:
+    """Tags from the sidecar's "tags"; else from its "description" (the CMU index's words) and the
+    file name; without a sidecar, from the file name.  Always in the canonical vocabulary."""
     side = read_sidecar(path)
-    clip.tags |= set(side.get("tags", [])) if side else tags_from_name(clip.name)
+    if side.get("tags"):
+        clip.tags |= canonical_set(side["tags"])
+    else:
+        clip.tags |= tags_from_text(side.get("description", "")) | tags_from_name(clip.name)
     if "action_centres" in side:
         clip.annotations["action_centres"] = np.asarray(side["action_centres"], dtype=np.int64) - clip.frame_offset
     return clip

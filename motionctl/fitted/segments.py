@@ -17,8 +17,9 @@ import numpy as np
 from .. import quat
 from ..motion import ContactSettings, action_centres, foot_contacts, hand_joints, mirror_clip, resample
 from ..synth import frame_table
+from ..tags import FOOT_ACTIONS, HAND_ACTIONS, canonical_set
 
-ACTION_TAGS = {"pick", "pickup", "reach", "grasp", "punch", "strike", "kick"}
+ACTION_TAGS = HAND_ACTIONS | FOOT_ACTIONS  # clips that yield an action segment around each action centre
 
 
 @dataclass
@@ -98,7 +99,7 @@ def cut_segments(clips, settings: SegmentSettings | None = None) -> SegmentSet:
         contacts = foot_contacts(c, s.contacts)
         cuts = _regular_cuts(np.concatenate(([0], strike_frames(contacts), [c.n_frames])), lo, hi)
         rows += [(i, int(a), int(b), 0, -1) for a, b in zip(cuts[:-1], cuts[1:]) if b - a >= 2]
-        if c.tags & ACTION_TAGS:
+        if canonical_set(c.tags) & ACTION_TAGS:
             for centre in action_centres(c):
                 a = max(0, int(centre - s.action_before * s.fps))
                 b = min(c.n_frames, int(centre + s.action_after * s.fps))
@@ -115,7 +116,7 @@ def cut_segments(clips, settings: SegmentSettings | None = None) -> SegmentSet:
         pos, _ = c.world()
         hands = hand_joints(c)
         f = centre[k]
-        hand = max(hands, key=lambda j: -pos[f, j, 2]) if c.tags & {"pick", "pickup", "grasp"} else \
+        hand = max(hands, key=lambda j: -pos[f, j, 2]) if canonical_set(c.tags) & {"pick"} else \
             max(hands, key=lambda j: np.linalg.norm(pos[f, j, :2] - pos[f, 0, :2]))
         reach[k] = _in_frame(table, first[k] + end[k] - 1, pos[f, hand, :2])
     trans = transition_rewards(table, first + start, first + end, table.first[clip_i] + table.length[clip_i], s)

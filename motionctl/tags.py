@@ -1,0 +1,147 @@
+"""One tag vocabulary for every engine: what a clip shows, from its sidecar, its description or its
+file name.
+
+Tags are plain lower-case words on a clip (``Clip.tags``).  Every engine reads them through this
+module, so "hop", "jumps" and "jump" mean the same motion everywhere: ``canonical`` maps any tag
+or synonym to the vocabulary word, and the sets below say which words are actions, jumps and so
+on.  ``tags_from_text`` reads tags from free text such as a CMU trial description ("run/jog,
+sudden stop") or a file name ("forward_jumps_turn_around", "WalkTurnLeft"), matching whole words,
+word stems ("jumps", "running", "kicked") and vocabulary words inside longer tokens ("walkrun").
+"""
+
+from __future__ import annotations
+
+import re
+
+# The vocabulary: locomotion, actions and modifiers.
+LOCOMOTION = ("walk", "run", "sneak", "sidestep", "backward", "turn", "veer", "stop", "start", "idle", "crouch")
+ACTION_WORDS = ("jump", "kick", "punch", "pick", "reach", "duck", "dive", "roll", "stepover", "dance")
+MODIFIERS = ("left", "right", "slow", "fast")
+VOCABULARY = frozenset(LOCOMOTION + ACTION_WORDS + MODIFIERS)
+
+# Words people (and the CMU index) use for the same motions.
+SYNONYMS = {
+    "jog": "run", "jogging": "run", "sprint": "run", "dash": "run",
+    "hop": "jump", "leap": "jump",
+    "pickup": "pick", "scoop": "pick",
+    "grasp": "reach", "grab": "reach",
+    "strike": "punch", "jab": "punch", "boxing": "punch",
+    "geri": "kick", "maegeri": "kick", "mawashigeri": "kick", "yokogeri": "kick", "roundhouse": "kick",
+    "squat": "crouch", "kneel": "crouch", "bend": "crouch",
+    "stealth": "sneak", "stealthy": "sneak", "stealthily": "sneak", "tiptoe": "sneak", "creep": "sneak",
+    "sideways": "sidestep", "strafe": "sidestep",
+    "backwards": "backward",
+    "brisk": "fast",
+    "stand": "idle", "standing": "idle",
+    "halt": "stop",
+    "curve": "veer",
+}
+# Two-word phrases, read before single words ("pick up", "side step").
+PHRASES = {("pick", "up"): "pick", ("side", "step"): "sidestep", ("step", "over"): "stepover",
+           ("turn", "around"): "turn", ("jumping", "jacks"): "jump"}
+
+# What the engines ask of tags.
+HAND_ACTIONS = frozenset({"pick", "reach", "punch"})  # a hand goes to a target
+FOOT_ACTIONS = frozenset({"kick"})
+JUMPS = frozenset({"jump"})  # airborne: may cross a chasm
+STEP_OVER = frozenset({"jump", "stepover"})  # may cross a low obstacle
+ACTIONS = HAND_ACTIONS | FOOT_ACTIONS | {"duck", "jump"}  # have an action centre (paper 004)
+
+_SUFFIXES = ("ings", "ing", "ers", "er", "ed", "es", "s", "ly")
+
+
+def canonical(tag: str) -> str:
+    """The vocabulary word for a tag or synonym (lower-cased; unknown tags are kept as they are)."""
+    t = tag.strip().lower()
+    return SYNONYMS.get(t, t)
+
+
+def canonical_set(tags) -> set:
+    """Canonical form of every tag in ``tags``."""
+    return {canonical(t) for t in tags if t and t.strip()}
+
+
+def has(tags, group) -> bool:
+    """True when any of ``tags`` (any spelling) falls in ``group`` (a vocabulary word or a set)."""
+    wanted = {group} if isinstance(group, str) else set(group)
+    return bool(canonical_set(tags) & wanted)
+
+
+def _known(word: str) -> str | None:
+    if word in VOCABULARY:
+        return word
+    return SYNONYMS.get(word)
+
+
+def _stem(word: str) -> str | None:
+    """The vocabulary word a token is an inflection of ("jumps", "running", "kicked"), or None."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            for cand in (base, base + "e", base[:-1] if len(base) > 3 and base[-1] == base[-2] else base):
+                found = _known(cand)
+                if found:
+                    return found
+    return None
+
+
+# Words that carry no tag but may be glued to tag words in a name ("forwardjump", "runover").
+NEUTRAL = ("forwards", "forward", "underneath", "around", "under", "over", "into", "onto", "from", "then", "with",
+           "place", "straight", "normal", "twice", "down", "and", "the", "up", "to", "in", "on", "of", "a")
+_LONG = sorted((w for w in VOCABULARY | set(SYNONYMS) if len(w) >= 4), key=len, reverse=True)
+_SHORT = sorted(w for w in VOCABULARY | set(SYNONYMS) if len(w) == 3)
+
+
+def _inside(token: str) -> set:
+    """Vocabulary words glued into a longer token ("walkrun", "runstop", "forwardjump"): accepted
+    only when tag words and neutral words make up the whole token (give or take two letters), so
+    "controller" does not read as "roll"."""
+    found, rest = set(), token
+    for w in _LONG:
+        if w in rest:
+            found.add(_known(w))
+            rest = rest.replace(w, " ")
+    parts = []
+    for p in rest.split():
+        for w in _SHORT:  # three-letter words only at either end of a part
+            if p.startswith(w):
+                found.add(_known(w))
+                p = p[len(w):]
+            if p.endswith(w):
+                found.add(_known(w))
+                p = p[: -len(w)]
+        parts.append(p)
+    rest = " ".join(parts)
+    for w in NEUTRAL:
+        rest = rest.replace(w, " ") if len(w) > 2 else " ".join(p for p in rest.split() if p != w)
+    return found if len(rest.replace(" ", "")) <= 2 else set()
+
+
+def words(text: str) -> list:
+    """Lower-case words of free text or a file name: split at non-letters and at camelCase."""
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
+    return re.sub(r"[^A-Za-z]+", " ", text).lower().split()
+
+
+def tags_from_text(text: str) -> set:
+    """Canonical tags read from a description or a file name (see the module docstring)."""
+    tokens = words(text)
+    out, used = set(), set()
+    for i in range(len(tokens) - 1):
+        tag = PHRASES.get((tokens[i], tokens[i + 1]))
+        if tag:
+            out.add(tag)
+            used.update((i, i + 1))
+    for i, tok in enumerate(tokens):
+        if i in used or len(tok) < 3:
+            continue
+        tag = _known(tok) or _stem(tok)
+        if tag:
+            out.add(tag)
+        elif len(tok) >= 6:
+            out |= _inside(tok)
+    return out
+
+
+__all__ = ["ACTIONS", "FOOT_ACTIONS", "HAND_ACTIONS", "JUMPS", "STEP_OVER", "SYNONYMS", "VOCABULARY", "canonical",
+           "canonical_set", "has", "tags_from_text", "words"]
