@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from motionctl import demo_data  # noqa: E402
-from motionctl.library import ImportSettings, read_clip  # noqa: E402
+from motionctl.library import ImportSettings, load_clip  # noqa: E402
 from motionctl.motion import foot_contacts, foot_joints, root_frame, world_with_ends  # noqa: E402
 
 
@@ -140,7 +140,7 @@ def main():
         return
     args.out = args.out or os.path.join(ROOT, "docs", "library_strip.png")
     if args.clip:
-        clip = read_clip(args.clip, ImportSettings())
+        clip, _, _ = load_clip(args.clip, ImportSettings())
     else:
         clip = next(c for c, _, _ in demo_data.demo_clips(0) if c.name == "demo_walk_turn_left")
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

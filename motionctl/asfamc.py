@@ -4,7 +4,9 @@ Each ASF bone becomes one joint placed at the bone's start (its parent's end), w
 31-joint topology of the CMU BVH conversions.  A bone's rotation honours its ``axis`` (the local
 frame C, angles applied in the listed order) and its ``dof`` order: L = C · R_dof · C⁻¹, with the
 first listed degree of freedom applied first.  Lengths are converted with the ASF's
-``:units length`` (CMU: 1 unit = 1/0.45 inch), Y up becomes Z up as for BVH.
+``:units length`` (CMU: 1 unit = 1/0.45 inch), Y up becomes Z up as for BVH.  Every problem in
+either file (a cycle in the hierarchy, a bone defined twice, a NaN length, a frame missing a
+bone) is a ``MotionFileError`` naming the file and line.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from . import quat
 from .errors import MotionFileError
 from .motion import Clip, apply_tags
 from .store import read_bytes
-from .skeleton import Q_Y_UP_TO_Z_UP, Y_UP_TO_Z_UP, Skeleton
+from .orient import Orientation, floor_lift, orient
+from .skeleton import Y_UP_TO_Z_UP, Skeleton
 
 CMU_FPS = 120.0
 INCH = 0.0254
@@ -38,7 +41,11 @@ class AsfBone:
 
 @dataclass
 class AsfSkeleton:
-    """A parsed ASF file: its bones, hierarchy and the Skeleton built from them."""
+    """A parsed ASF file: its bones, hierarchy and the Skeleton built from them.
+
+    ``file_skeleton`` is in the file's own axes and length units; ``skeleton`` in motionctl's
+    (Z up, metres: the ASF convention is Y up, lengths in ``length_unit`` metres).
+    """
 
     path: str
     bones: dict
@@ -50,10 +57,15 @@ class AsfSkeleton:
     length_unit: float  # metres per file length unit
     degrees: bool
     skeleton: Skeleton = field(init=False)
+    file_skeleton: Skeleton = field(init=False)
     dof: dict = field(init=False)  # joint name -> dof tuple as listed in the AMC
 
     def __post_init__(self):
-        self.skeleton = self._build()
+        self.file_skeleton = self._build()
+        conv = Y_UP_TO_Z_UP * self.length_unit
+        sk = self.file_skeleton
+        self.skeleton = Skeleton(sk.names, sk.parents, sk.offsets @ conv.T, sk.channels, sk.end_parent,
+                                 sk.end_offsets @ conv.T, self.length_unit)
         self.dof = {"root": tuple(o.lower() for o in self.root_order)}
         self.dof.update({b.name: b.dof for b in self.bones.values()})
 
@@ -75,9 +87,8 @@ class AsfSkeleton:
                 end_parent.append(idx)
                 end_offsets.append(bone.direction * bone.length)
             stack.extend((c, idx) for c in reversed(kids))
-        conv = Y_UP_TO_Z_UP.T * self.length_unit
-        return Skeleton(names, parents, np.array(offsets) @ conv, channels, end_parent,
-                        np.array(end_offsets).reshape(-1, 3) @ conv, self.length_unit)
+        return Skeleton(names, parents, np.array(offsets), channels, end_parent, np.array(end_offsets).reshape(-1, 3),
+                        1.0)
 
     def axis_quat(self, name: str) -> np.ndarray:
         """C of a bone (or the root's orientation) in the file's Y-up frame."""
@@ -94,20 +105,27 @@ def _asf_error(path, line, msg):
     return MotionFileError(path, msg, line)
 
 
+ROOT_ORDER = ("TX", "TY", "TZ", "RX", "RY", "RZ")
+BONE_DOFS = ("rx", "ry", "rz")
+AXIS_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+MAX_LENGTH = 1e6  # file units
+
+
 def read_asf(path, unit_scale: float | None = None) -> AsfSkeleton:
     """Parse an ASF skeleton file.  ``unit_scale`` overrides metres per length unit."""
     path = os.fspath(path)
-    try:
-        with open(path, encoding="latin-1") as fh:
-            lines = fh.read().replace("\r", "").split("\n")
-    except OSError as exc:
-        raise MotionFileError(path, f"cannot read: {exc.strerror}") from None
+    return parse_asf(read_bytes(path), path, unit_scale)
+
+
+def parse_asf(data: bytes, path: str = "<memory>", unit_scale: float | None = None) -> AsfSkeleton:
+    """An ASF skeleton from a file's bytes; every problem is a MotionFileError naming the line."""
+    lines = data.decode("latin-1").replace("\r", "").split("\n")
     section = None
     bones: dict[str, AsfBone] = {}
-    children: dict[str, list] = {}
     length = 1.0
+    length_line = None
     degrees = True
-    root_order, root_axis, root_pos, root_ori = ("TX", "TY", "TZ", "RX", "RY", "RZ"), "XYZ", np.zeros(3), np.zeros(3)
+    root_order, root_axis, root_pos, root_ori = ROOT_ORDER, "XYZ", np.zeros(3), np.zeros(3)
     cur = None
     hierarchy_lines = []
     for n, raw in enumerate(lines, 1):
@@ -115,27 +133,33 @@ def read_asf(path, unit_scale: float | None = None) -> AsfSkeleton:
         if not line:
             continue
         if line.startswith(":"):
-            key, *rest = line.split()
-            section = key[1:].lower()
+            section = line.split()[0][1:].lower()
             continue
         words = line.split()
         key = words[0].lower()
         if section == "units":
             if key == "length":
-                length = float(words[1])
+                length = float(_floats(path, n, words[1:2], 1, "length unit")[0])
+                length_line = n
+                if not length > 0:
+                    raise _asf_error(path, n, f"length unit must be positive, got {length:g}")
             elif key == "angle":
-                degrees = words[1].lower().startswith("deg")
+                degrees = len(words) < 2 or words[1].lower().startswith("deg")
         elif section == "root":
             if key == "order":
                 root_order = tuple(w.upper() for w in words[1:])
+                if sorted(root_order) != sorted(ROOT_ORDER):
+                    raise _asf_error(path, n, f"root order must list each of {' '.join(ROOT_ORDER)} once")
             elif key == "axis":
-                root_axis = words[1].upper()
+                root_axis = _axis_order(path, n, words[1] if len(words) > 1 else "")
             elif key == "position":
                 root_pos = _floats(path, n, words[1:4], 3, "root position")
             elif key == "orientation":
                 root_ori = _floats(path, n, words[1:4], 3, "root orientation")
         elif section == "bonedata":
             if key == "begin":
+                if cur is not None:
+                    raise _asf_error(path, n, f"'begin' inside the bone block opened at line {cur['line']}")
                 cur = {"line": n, "dof": ()}
             elif key == "end":
                 if cur is None or "name" not in cur:
@@ -143,27 +167,42 @@ def read_asf(path, unit_scale: float | None = None) -> AsfSkeleton:
                 for need in ("direction", "length", "axis"):
                     if need not in cur:
                         raise _asf_error(path, cur["line"], f"bone {cur['name']!r} has no {need}")
+                if cur["name"] in bones or cur["name"] == "root":
+                    first = bones[cur["name"]].line if cur["name"] in bones else "the root section"
+                    raise _asf_error(path, cur["line"], f"bone {cur['name']!r} is defined twice (also at line {first})")
                 bones[cur["name"]] = AsfBone(cur["name"], cur["direction"], cur["length"], cur["axis"],
                                              cur["axis_order"], cur["dof"], cur["line"])
                 cur = None
             elif cur is not None:
                 if key == "name":
+                    if len(words) < 2:
+                        raise _asf_error(path, n, "bone name missing")
                     cur["name"] = words[1]
                 elif key == "direction":
                     cur["direction"] = _floats(path, n, words[1:4], 3, "direction")
                 elif key == "length":
                     cur["length"] = float(_floats(path, n, words[1:2], 1, "length")[0])
+                    if cur["length"] < 0:
+                        raise _asf_error(path, n, f"bone length must not be negative, got {cur['length']:g}")
                 elif key == "axis":
                     cur["axis"] = _floats(path, n, words[1:4], 3, "axis")
-                    cur["axis_order"] = words[4].upper() if len(words) > 4 else "XYZ"
+                    cur["axis_order"] = _axis_order(path, n, words[4] if len(words) > 4 else "XYZ")
                 elif key == "dof":
-                    cur["dof"] = tuple(w.lower() for w in words[1:])
+                    dof = tuple(w.lower() for w in words[1:])
+                    bad = [d for d in dof if d not in BONE_DOFS]
+                    if bad:
+                        raise _asf_error(path, n, f"dof {bad[0]!r} is not supported (bones rotate: rx ry rz)")
+                    if len(set(dof)) != len(dof):
+                        raise _asf_error(path, n, "a dof is listed twice")
+                    cur["dof"] = dof
         elif section == "hierarchy":
             if key in ("begin", "end"):
                 continue
             hierarchy_lines.append((n, words))
     if cur is not None:
         raise _asf_error(path, cur["line"], "bone block is not closed with 'end'")
+    children: dict[str, list] = {}
+    parent_line: dict[str, int] = {}
     for n, words in hierarchy_lines:
         parent = words[0]
         if parent != "root" and parent not in bones:
@@ -171,9 +210,14 @@ def read_asf(path, unit_scale: float | None = None) -> AsfSkeleton:
         for c in words[1:]:
             if c not in bones:
                 raise _asf_error(path, n, f"hierarchy names unknown bone {c!r}")
+            if c in parent_line:
+                raise _asf_error(path, n, f"bone {c!r} is given a second parent (first at line {parent_line[c]})")
+            parent_line[c] = n
         children.setdefault(parent, []).extend(words[1:])
     if not children.get("root"):
-        raise _asf_error(path, None, "no :hierarchy below 'root'")
+        raise _asf_error(path, len(lines), "no :hierarchy below 'root'")
+    # Every bone has at most one parent, so walking down from the root visits each once; bones
+    # never reached sit on a cycle or hang below one.
     reached = set()
     stack = ["root"]
     while stack:
@@ -182,30 +226,74 @@ def read_asf(path, unit_scale: float | None = None) -> AsfSkeleton:
         stack.extend(children.get(b, []))
     missing = [b for b in bones if b not in reached]
     if missing:
-        raise _asf_error(path, bones[missing[0]].line, f"bone {missing[0]!r} is not in the hierarchy")
-    metres = INCH / length if unit_scale is None else float(unit_scale)
+        b = missing[0]
+        where = f"line {parent_line[b]}" if b in parent_line else "the hierarchy"
+        raise _asf_error(path, parent_line.get(b, bones[b].line),
+                         f"bone {b!r} is not connected to the root (a cycle, or missing from {where})")
+    if unit_scale is not None:
+        metres = float(unit_scale)
+    else:
+        metres = INCH / length
+        if not 1e-6 <= metres <= 1e3:
+            raise _asf_error(path, length_line, f"length unit {length:g} gives {metres:g} m per unit")
     return AsfSkeleton(path, bones, children, root_order, root_axis, root_pos, root_ori, metres, degrees)
+
+
+def _axis_order(path, line, word):
+    order = word.upper()
+    if order not in AXIS_ORDERS:
+        raise _asf_error(path, line, f"axis order must be one of {', '.join(AXIS_ORDERS)}, got {word!r}")
+    return order
 
 
 def _floats(path, line, words, count, what):
     if len(words) < count:
         raise _asf_error(path, line, f"{what} needs {count} numbers")
     try:
-        return np.array([float(w) for w in words[:count]])
+        values = np.array([float(w) for w in words[:count]])
     except ValueError:
-        raise _asf_error(path, line, f"non-numeric {what}: {' '.join(words[:count])!r}") from None
+        raise _asf_error(path, line, f"non-numeric {what}: {' '.join(words[:count])[:60]!r}") from None
+    if not np.all(np.abs(values) <= MAX_LENGTH):
+        raise _asf_error(path, line, f"{what} is not a finite number in range: {' '.join(words[:count])[:60]!r}")
+    return values
 
 
 _INT = re.compile(rb"^\s*(\d+)\s*$")
 
 
-def read_amc(path, asf: AsfSkeleton, fps: float = CMU_FPS, tags: bool = True) -> Clip:
-    """Read an AMC motion on its subject's ASF skeleton (frames numbered from 1)."""
+def read_amc_oriented(path, asf: AsfSkeleton, fps: float = CMU_FPS, tags: bool = True, axis_up: str | None = "Y",
+                      axis_forward: str | None = None, floor: str = "keep") -> tuple[Clip, Orientation]:
+    """Read an AMC motion on its subject's ASF skeleton (frames numbered from 1), in the ASF's
+    length unit; ``axis_up`` is the ASF convention (Y) unless given, or None to detect it."""
     path = os.fspath(path)
     data = read_bytes(path)
+    return parse_amc(data, path, asf, fps, tags, axis_up, axis_forward, floor)
+
+
+def read_amc(path, asf: AsfSkeleton, fps: float = CMU_FPS, tags: bool = True, axis_up: str | None = "Y",
+             axis_forward: str | None = None, floor: str = "keep") -> Clip:
+    """Read an AMC motion (see ``read_amc_oriented``)."""
+    return read_amc_oriented(path, asf, fps, tags, axis_up, axis_forward, floor)[0]
+
+
+def parse_amc(data: bytes, path: str, asf: AsfSkeleton, fps: float = CMU_FPS, tags: bool = True,
+              axis_up: str | None = "Y", axis_forward: str | None = None, floor: str = "keep"):
+    """(Clip, Orientation) of an AMC file's bytes on ``asf``; errors name the file and line."""
+    if not (np.isfinite(fps) and 0.1 <= fps <= 10000):
+        raise MotionFileError(path, f"frame rate {fps:g} is not between 0.1 and 10000 fps")
     values, order = _parse_amc(data, path, asf)
-    clip = _amc_clip(values, order, asf, fps, path)
-    return apply_tags(clip, path) if tags else clip
+    sk_file, root_pos, local_rot = _amc_motion(values, order, asf)
+    try:
+        sk, root_pos, local_rot, _, info = orient(sk_file, root_pos, local_rot, None, asf.length_unit, axis_up,
+                                                  axis_forward or ("-Z" if axis_up == "Y" else None))
+        info.floor = floor_lift(sk, root_pos, local_rot, None, floor)
+    except ValueError as exc:
+        raise MotionFileError(path, str(exc)) from None
+    root_pos[:, 2] += info.floor
+    if floor == "auto":
+        info.detected.add("floor")
+    clip = Clip(os.path.splitext(os.path.basename(path))[0], sk, fps, root_pos, local_rot, None, source=path)
+    return (apply_tags(clip, path) if tags else clip), info
 
 
 def _parse_amc(data: bytes, path: str, asf: AsfSkeleton):
@@ -223,7 +311,11 @@ def _parse_amc(data: bytes, path: str, asf: AsfSkeleton):
         words = lines[i].split()
         layout.append((words[0].decode("latin-1"), len(words) - 1, i + 1))
         i += 1
+    seen = {}
     for name, count, line in layout:
+        if name in seen:
+            raise MotionFileError(path, f"bone {name!r} is listed twice in frame 1 (also at line {seen[name]})", line)
+        seen[name] = line
         if name not in asf.dof:
             raise MotionFileError(path, f"unknown bone {name!r} (not in {os.path.basename(asf.path)})", line)
         if count != len(asf.dof[name]):
@@ -247,11 +339,18 @@ def _parse_amc(data: bytes, path: str, asf: AsfSkeleton):
                 ok = bool(np.all(numbers == np.arange(numbers[0], numbers[0] + n_frames)))
                 value_cols = np.setdiff1d(np.arange(1, per_frame), name_cols)
                 values = grid[:, value_cols].astype(np.float64)
-            except ValueError:
+            except (ValueError, OverflowError):
                 ok = False
     if not ok:
         _locate_amc_error(lines, first, layout, path)
         raise MotionFileError(path, "frames do not all list the same bones", first + 1)
+    bad = np.argwhere(~(np.abs(values) <= MAX_LENGTH))
+    if len(bad):
+        f, k = (int(v) for v in bad[0])
+        col = np.cumsum([0] + [c for _, c, _ in layout])
+        b = int(np.searchsorted(col, k, side="right") - 1)
+        raise MotionFileError(path, f"frame {f + 1}: bone {layout[b][0]!r} has a value that is not a finite number in "
+                              f"range ({values[f, k]:g})", first + 1 + f * (len(layout) + 1) + b + 1)
     if not degrees:
         values = np.degrees(values)
     return values, [(n, c) for n, c, _ in layout]
@@ -293,8 +392,9 @@ def _locate_amc_error(lines, first, layout, path):
         raise MotionFileError(path, f"truncated: last frame is missing bone {layout[k][0]!r}", len(lines))
 
 
-def _amc_clip(values: np.ndarray, order, asf: AsfSkeleton, fps: float, path: str) -> Clip:
-    sk = asf.skeleton
+def _amc_motion(values: np.ndarray, order, asf: AsfSkeleton):
+    """(file skeleton, root positions [F, 3], local rotations [F, J, 4]) in the file's axes and units."""
+    sk = asf.file_skeleton
     n_frames = len(values)
     local_rot = quat.identity((n_frames, sk.n_joints))
     root_pos = np.broadcast_to(asf.root_position, (n_frames, 3)).copy()
@@ -315,10 +415,7 @@ def _amc_clip(values: np.ndarray, order, asf: AsfSkeleton, fps: float, path: str
         m = quat.from_euler(rad[:, ::-1], axes[::-1])  # first listed dof applied first
         c = asf.axis_quat(name)
         local_rot[:, j] = quat.mul(quat.mul(c, m), quat.conj(c))
-    local_rot = quat.mul(quat.mul(Q_Y_UP_TO_Z_UP, local_rot), quat.conj(Q_Y_UP_TO_Z_UP))
-    root_pos = root_pos @ Y_UP_TO_Z_UP.T * asf.length_unit
-    name = os.path.splitext(os.path.basename(path))[0]
-    return Clip(name, sk, fps, root_pos, local_rot, None, source=path)
+    return sk, root_pos, local_rot
 
 
 def find_asf_for(amc_path: str) -> str | None:
@@ -329,5 +426,8 @@ def find_asf_for(amc_path: str) -> str | None:
     cand = os.path.join(folder, subject + ".asf")
     if os.path.exists(cand):
         return cand
-    asfs = [f for f in os.listdir(folder) if f.lower().endswith(".asf")]
+    try:
+        asfs = [f for f in os.listdir(folder) if f.lower().endswith(".asf")]
+    except OSError:
+        return None
     return os.path.join(folder, asfs[0]) if len(asfs) == 1 else None

@@ -1,9 +1,10 @@
 """BVH reader and writer.
 
 The reader accepts any channel layout (3, 6 or any other count on any joint, rotations in any
-order), End Sites, tabs, CRLF and exponent notation.  It converts the file's Y-up frame to
-motionctl's Z-up metres exactly as Blender's BVH importer does with its default axes, and
-guesses the unit scale from the skeleton height unless one is given.  The MOTION block is parsed
+order), End Sites, tabs, CRLF and exponent notation, and any nesting depth.  Given the file's
+axes and unit it converts to motionctl's Z-up metres exactly as Blender's BVH importer does;
+left unset, the unit and up axis are detected from the motion (``motionctl.orient``), since the
+rest pose of many exporters says nothing about either.  The MOTION block is parsed
 in bulk (one split and one conversion for the whole block; per-line value counts are found with
 array operations), so reading is tens of MB/s.  Any malformed file raises ``MotionFileError``
 naming the file and line, and no partial clip is ever returned.
@@ -21,30 +22,13 @@ from . import quat
 from .errors import MotionFileError
 from .motion import Clip, apply_tags
 from .store import read_bytes
-from .skeleton import POS_CHANNELS, Q_Y_UP_TO_Z_UP, ROT_CHANNELS, Y_UP_TO_Z_UP, Skeleton, axis_conversion
+from .orient import Orientation, floor_lift, orient
+from .skeleton import POS_CHANNELS, ROT_CHANNELS, Skeleton, axis_conversion
 
 KNOWN_CHANNELS = {c.lower(): c for c in POS_CHANNELS + ROT_CHANNELS}
-
-# Metres per unit of common capture units; the one giving a human-sized skeleton wins.
-UNIT_CANDIDATES = {
-    "m": 1.0,
-    "dm": 0.1,
-    "cm": 0.01,
-    "mm": 0.001,
-    "inch": 0.0254,
-    "cmu": 0.0254 / 0.45,  # CMU's (1/0.45) inch units
-    "foot": 0.3048,
-}
-HUMAN_HEIGHT = 1.7  # metres; a rest pose with arms down or out is 1.5-1.9 m tall
-
-
-def guess_unit_scale(height_in_file_units: float) -> float:
-    """Metres per file unit that makes the skeleton closest to a human height (log scale)."""
-    if not height_in_file_units > 0:
-        return 1.0
-    scales = np.array(list(UNIT_CANDIDATES.values()))
-    err = np.abs(np.log(height_in_file_units * scales / HUMAN_HEIGHT))
-    return float(scales[np.argmin(err)])
+MAX_CHANNELS = 64  # per joint; real files use 0, 3 or 6
+MAX_VALUE = 1e8  # |position| in file units or |angle| in degrees beyond this is not capture
+FRAME_TIME = (1e-4, 10.0)  # seconds: 10 kHz to 0.1 Hz
 
 
 # --------------------------------------------------------------------------- reading
@@ -77,19 +61,42 @@ class _Tokens:
     def number(self, what):
         tok, line = self.next(what)
         try:
-            return float(tok), line
+            value = float(tok)
         except ValueError:
             raise MotionFileError(self.path, f"non-numeric value {tok!r} for {what}", line) from None
+        if not abs(value) <= MAX_VALUE:  # also NaN and inf
+            raise MotionFileError(self.path, f"{what} is {tok!r}: not a finite number in range", line)
+        return value, line
+
+
+class _Names:
+    """Unique joint names in linear time; duplicates get Blender's ".001" suffixes."""
+
+    def __init__(self):
+        self.names, self.taken, self.next_suffix = [], set(), {}
+
+    def add(self, name: str) -> str:
+        if name in self.taken:
+            k = self.next_suffix.get(name, 1)
+            while f"{name}.{k:03d}" in self.taken:
+                k += 1
+            self.next_suffix[name] = k + 1
+            name = f"{name}.{k:03d}"
+        self.taken.add(name)
+        self.names.append(name)
+        return name
 
 
 def _parse_hierarchy(tokens: _Tokens):
-    names, parents, offsets, channels, end_parent, end_offsets = [], [], [], [], [], []
+    """Joints, parents, offsets, channels and end sites; iterative, so any nesting depth parses."""
+    names, parents, offsets, channels, end_parent, end_offsets = _Names(), [], [], [], [], []
     tokens.expect("HIERARCHY")
     tok, line = tokens.next("ROOT")
     if tok.upper() != "ROOT":
         raise MotionFileError(tokens.path, f"expected 'ROOT', found {tok!r}", line)
+    stack = []  # (joint index, line its '{' was on)
 
-    def joint(parent, keyword_line):
+    def open_joint(parent, keyword_line):
         # Name: every token on the keyword's line up to '{' (Blender joins spaces with '_').
         parts = []
         while True:
@@ -100,13 +107,8 @@ def _parse_hierarchy(tokens: _Tokens):
             tokens.i += 1
         if not parts:
             raise MotionFileError(tokens.path, "joint without a name", keyword_line)
-        name = "_".join(parts)
-        base, k = name, 1
-        while name in names:  # duplicate names get Blender's ".001" suffixes
-            name, k = f"{base}.{k:03d}", k + 1
+        name = names.add("_".join(parts))
         open_line = tokens.expect("{")
-        idx = len(names)
-        names.append(name)
         parents.append(parent)
         tokens.expect("OFFSET")
         offsets.append([tokens.number(f"OFFSET of {name}")[0] for _ in range(3)])
@@ -114,40 +116,46 @@ def _parse_hierarchy(tokens: _Tokens):
         if (tokens.peek()[0] or "").upper() == "CHANNELS":
             tokens.i += 1
             count, cline = tokens.number(f"CHANNELS count of {name}")
-            if count != int(count) or count < 0:
-                raise MotionFileError(tokens.path, f"bad channel count {count} for {name}", cline)
+            if count != int(count) or not 0 <= count <= MAX_CHANNELS:
+                raise MotionFileError(tokens.path, f"bad channel count {count:g} for {name}", cline)
             for _ in range(int(count)):
                 tok, line = tokens.next(f"a channel name of {name}")
                 if tok.lower() not in KNOWN_CHANNELS:
                     raise MotionFileError(tokens.path, f"unknown channel {tok!r} on joint {name!r}", line)
-                chans.append(KNOWN_CHANNELS[tok.lower()])
+                chan = KNOWN_CHANNELS[tok.lower()]
+                if chan in chans:
+                    raise MotionFileError(tokens.path, f"channel {chan} listed twice on joint {name!r}", line)
+                chans.append(chan)
         channels.append(tuple(chans))
-        while True:
-            if tokens.peek()[0] is None:
-                raise MotionFileError(tokens.path, f"missing '}}' for joint {name!r} opened at line {open_line}",
-                                      tokens.last_line)
-            tok, line = tokens.next("'}'")
-            up = tok.upper()
-            if tok == "}":
-                return
-            if up == "JOINT":
-                joint(idx, line)
-            elif up == "END":
-                tokens.expect("Site")
-                # Some exporters name end sites; skip anything before '{'.
-                while tokens.peek()[0] not in ("{", None):
-                    tokens.i += 1
-                tokens.expect("{")
-                tokens.expect("OFFSET")
-                end_parent.append(idx)
-                end_offsets.append([tokens.number(f"End Site OFFSET of {name}")[0] for _ in range(3)])
-                tokens.expect("}")
-            elif up in ("MOTION", "ROOT"):
-                raise MotionFileError(tokens.path, f"missing '}}' for joint {name!r} opened at line {open_line}", line)
-            else:
-                raise MotionFileError(tokens.path, f"unexpected {tok!r} inside joint {name!r}", line)
+        stack.append((len(names.names) - 1, open_line))
 
-    joint(-1, line)
+    open_joint(-1, line)
+    while stack:
+        idx, open_line = stack[-1]
+        name = names.names[idx]
+        if tokens.peek()[0] is None:
+            raise MotionFileError(tokens.path, f"missing '}}' for joint {name!r} opened at line {open_line}",
+                                  tokens.last_line)
+        tok, line = tokens.next("'}'")
+        up = tok.upper()
+        if tok == "}":
+            stack.pop()
+        elif up == "JOINT":
+            open_joint(idx, line)
+        elif up == "END":
+            tokens.expect("Site")
+            # Some exporters name end sites; skip anything before '{'.
+            while tokens.peek()[0] not in ("{", None):
+                tokens.i += 1
+            tokens.expect("{")
+            tokens.expect("OFFSET")
+            end_parent.append(idx)
+            end_offsets.append([tokens.number(f"End Site OFFSET of {name}")[0] for _ in range(3)])
+            tokens.expect("}")
+        elif up in ("MOTION", "ROOT"):
+            raise MotionFileError(tokens.path, f"missing '}}' for joint {name!r} opened at line {open_line}", line)
+        else:
+            raise MotionFileError(tokens.path, f"unexpected {tok!r} inside joint {name!r}", line)
     tok, line = tokens.peek()
     if tok is not None:
         if tok == "}":
@@ -155,7 +163,8 @@ def _parse_hierarchy(tokens: _Tokens):
         if tok.upper() == "ROOT":
             raise MotionFileError(tokens.path, "files with several ROOT joints are not supported", line)
         raise MotionFileError(tokens.path, f"unexpected {tok!r} after the hierarchy", line)
-    return names, parents, np.array(offsets, dtype=float).reshape(-1, 3), channels, end_parent, np.array(end_offsets, dtype=float).reshape(-1, 3)
+    return (names.names, parents, np.array(offsets, dtype=float).reshape(-1, 3), channels, end_parent,
+            np.array(end_offsets, dtype=float).reshape(-1, 3))
 
 
 _WS = np.zeros(256, dtype=bool)
@@ -179,7 +188,7 @@ def _parse_motion(data: bytes, n_channels: int, n_frames: int, path: str, first_
         ln = int(np.searchsorted(newlines, at))
         tok_i = int(np.searchsorted(starts, at, side="right") - 1)
         tok = data[starts[tok_i]:].split(None, 1)[0].decode("latin-1") if tok_i >= 0 else chr(buf[at])
-        raise MotionFileError(path, f"non-numeric value {tok!r} in frame data", first_line + ln)
+        raise MotionFileError(path, f"non-numeric value {tok[:40]!r} in frame data", first_line + ln)
     nonblank = np.flatnonzero(counts)
     wrong = nonblank[counts[nonblank] != n_channels]
     if len(wrong) and np.searchsorted(nonblank, wrong[0]) < n_frames:
@@ -217,8 +226,14 @@ def _parse_motion(data: bytes, n_channels: int, n_frames: int, path: str, first_
                 float(tok)
             except ValueError:
                 ln = int(token_line[k])
-                raise MotionFileError(path, f"non-numeric value {tok.decode()!r} in frame data", first_line + ln) from None
+                raise MotionFileError(path, f"non-numeric value {tok.decode()[:40]!r} in frame data",
+                                      first_line + ln) from None
         raise MotionFileError(path, "frame data could not be read as numbers", first_line)
+    bad = np.flatnonzero(~(np.abs(values) <= MAX_VALUE))  # overflowing (1e999 -> inf) or absurd values
+    if len(bad):
+        k = int(bad[0])
+        raise MotionFileError(path, f"frame {k // max(n_channels, 1)}: value {values[k]:g} is not a finite number "
+                              f"in range (|value| <= {MAX_VALUE:g})", first_line + int(token_line[k]))
     return values.reshape(n_frames, n_channels)
 
 
@@ -227,13 +242,16 @@ _FRAME_TIME = re.compile(rb"^[ \t]*Frame[ \t]+Time:[ \t]*(\S+)[ \t]*\r?$", re.IG
 _MOTION = re.compile(rb"^[ \t]*MOTION[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
 
 
-def parse_bvh(data: bytes, path: str = "<memory>", unit_scale: float | None = None, name: str | None = None,
-              axis_forward: str = "-Z", axis_up: str = "Y") -> Clip:
-    """A Clip from the bytes of a BVH file.
+def parse_bvh_oriented(data: bytes, path: str = "<memory>", unit_scale: float | None = None,
+                       name: str | None = None, axis_forward: str | None = None, axis_up: str | None = None,
+                       floor: str = "keep") -> tuple[Clip, Orientation]:
+    """A Clip (Z up, metres) from the bytes of a BVH file, and what was decided about its units,
+    axes and floor (``motionctl.orient``).
 
-    unit_scale   metres per file unit (None: guess from the skeleton height)
-    axis_forward, axis_up   the file's axes, as in Blender's importer (defaults: -Z, Y); the
-                 writer always writes the default axes
+    unit_scale   metres per file unit (None: detected from the motion)
+    axis_forward, axis_up   the file's axes, as in Blender's importer ("-Z", "Y" for most files);
+                 None: up detected from the motion, forward paired with it
+    floor        "keep", "auto" (stance feet on z = 0) or "lowest" (lowest point on z = 0)
     """
     if b"\n" not in data and b"\r" in data:
         data = data.replace(b"\r", b"\n")  # classic Mac line endings
@@ -253,42 +271,56 @@ def parse_bvh(data: bytes, path: str = "<memory>", unit_scale: float | None = No
     try:
         n_frames = int(fm.group(1))
     except ValueError:
-        raise MotionFileError(path, f"non-numeric frame count {fm.group(1).decode()!r}", line_of(fm.start())) from None
+        raise MotionFileError(path, f"non-numeric frame count {fm.group(1).decode('latin-1')[:40]!r}",
+                              line_of(fm.start())) from None
     tm = _FRAME_TIME.search(data, fm.end())
     if tm is None or data[fm.end():tm.start()].strip():
         raise MotionFileError(path, "expected 'Frame Time: seconds' after 'Frames:'", line_of(fm.end()) + 1)
     try:
         frame_time = float(tm.group(1))
     except ValueError:
-        raise MotionFileError(path, f"non-numeric frame time {tm.group(1).decode()!r}", line_of(tm.start())) from None
+        raise MotionFileError(path, f"non-numeric frame time {tm.group(1).decode('latin-1')[:40]!r}",
+                              line_of(tm.start())) from None
     if n_frames < 1:
         raise MotionFileError(path, f"'Frames: {n_frames}': the file holds no motion", line_of(fm.start()))
-    if not frame_time > 0:
-        raise MotionFileError(path, f"'Frame Time: {frame_time}' must be positive", line_of(tm.start()))
+    if not FRAME_TIME[0] <= frame_time <= FRAME_TIME[1]:
+        raise MotionFileError(path, f"'Frame Time: {frame_time:g}' must be between {FRAME_TIME[0]:g} and "
+                              f"{FRAME_TIME[1]:g} s", line_of(tm.start()))
     body_start = tm.end() + 1 if data[tm.end():tm.end() + 1] == b"\n" else tm.end()
     n_channels = sum(len(c) for c in channels)
     values = _parse_motion(data[body_start:], n_channels, n_frames, path, line_of(body_start))
 
-    conv = axis_conversion(axis_forward, axis_up)
-    skeleton, root_pos, local_rot, local_pos = _to_motion(names, parents, offsets, channels, end_parent, end_offsets,
-                                                          values, unit_scale, conv)
+    skel_file, root_pos, local_rot, local_pos = _to_motion(names, parents, offsets, channels, end_parent,
+                                                           end_offsets, values)
+    try:
+        skeleton, root_pos, local_rot, local_pos, info = orient(skel_file, root_pos, local_rot, local_pos, unit_scale,
+                                                                axis_up, axis_forward)
+        info.floor = floor_lift(skeleton, root_pos, local_rot, local_pos, floor)
+    except ValueError as exc:  # an axis or floor setting that is not one
+        raise MotionFileError(path, str(exc)) from None
+    root_pos[:, 2] += info.floor
+    if floor == "auto":
+        info.detected.add("floor")
     fps = 1.0 / frame_time
     if abs(fps - round(fps)) < 1e-3 * fps:
         fps = float(round(fps))  # "Frame Time: .0083333" means 120 fps
     clip_name = name or os.path.splitext(os.path.basename(path))[0]
-    return Clip(clip_name, skeleton, fps, root_pos, local_rot, local_pos, source=path)
+    return Clip(clip_name, skeleton, fps, root_pos, local_rot, local_pos, source=path), info
 
 
-def _to_motion(names, parents, offsets_file, channels, end_parent, end_offsets_file, values, unit_scale,
-               conv=Y_UP_TO_Z_UP):
-    """Channel values [F, C] -> Z-up skeleton, root positions and local rotations."""
-    q_conv = quat.from_matrix(conv)
-    skel_file = Skeleton(names, parents, offsets_file @ conv.T, channels, end_parent, end_offsets_file @ conv.T)
-    scale = guess_unit_scale(skel_file.height()) if unit_scale is None else float(unit_scale)
+def parse_bvh(data: bytes, path: str = "<memory>", unit_scale: float | None = None, name: str | None = None,
+              axis_forward: str | None = None, axis_up: str | None = None, floor: str = "keep") -> Clip:
+    """A Clip from the bytes of a BVH file (see ``parse_bvh_oriented``)."""
+    return parse_bvh_oriented(data, path, unit_scale, name, axis_forward, axis_up, floor)[0]
+
+
+def _to_motion(names, parents, offsets_file, channels, end_parent, end_offsets_file, values):
+    """Channel values [F, C] -> skeleton, root positions, local rotations and positions, in the
+    file's own axes and units (``motionctl.orient`` converts them)."""
+    skeleton = Skeleton(names, parents, offsets_file, channels, end_parent, end_offsets_file, 1.0)
     n_frames, n_joints = len(values), len(names)
-    skeleton = Skeleton(names, parents, skel_file.offsets * scale, channels, end_parent, skel_file.end_offsets * scale, scale)
     local_rot = quat.identity((n_frames, n_joints))
-    trans_file = np.broadcast_to(offsets_file, (n_frames, n_joints, 3)).copy()
+    trans = np.broadcast_to(offsets_file, (n_frames, n_joints, 3)).copy()
     has_pos = np.zeros(n_joints, dtype=bool)
     col = 0
     by_order: dict[str, tuple[list, list]] = {}  # Euler order -> (joints, their value columns)
@@ -296,7 +328,7 @@ def _to_motion(names, parents, offsets_file, channels, end_parent, end_offsets_f
         rot_axes = "".join(c[0] for c in chans if c in ROT_CHANNELS)
         for k, c in enumerate(chans):
             if c in POS_CHANNELS:
-                trans_file[:, j, "XYZ".index(c[0])] = values[:, col + k]
+                trans[:, j, "XYZ".index(c[0])] = values[:, col + k]
                 has_pos[j] = True
         if rot_axes:
             joints, cols = by_order.setdefault(rot_axes, ([], []))
@@ -305,47 +337,43 @@ def _to_motion(names, parents, offsets_file, channels, end_parent, end_offsets_f
         col += len(chans)
     for order, (joints, cols) in by_order.items():  # one call per Euler order, all joints at once
         local_rot[:, joints] = quat.from_euler(np.radians(values[:, np.array(cols)]), order)
-    # Change of basis C: rotations become C R C^T, vectors C v.
-    local_rot = quat.mul(quat.mul(q_conv, local_rot), quat.conj(q_conv))
-    trans = trans_file @ conv.T * scale
     root_pos = trans[:, 0].copy()
     local_pos = trans if has_pos[1:].any() else None
     return skeleton, root_pos, local_rot, local_pos
 
 
-def read_bvh(path, unit_scale: float | None = None, tags: bool = True, axis_forward: str = "-Z",
-             axis_up: str = "Y") -> Clip:
-    """Read a BVH file into a Clip (Z up, metres); tags from a sidecar JSON or the file name."""
+def read_bvh_oriented(path, unit_scale: float | None = None, tags: bool = True, axis_forward: str | None = None,
+                      axis_up: str | None = None, floor: str = "keep") -> tuple[Clip, Orientation]:
+    """Read a BVH file into a Clip (Z up, metres) and its Orientation; tags from a sidecar JSON
+    (its tags or description) or the file name."""
     path = os.fspath(path)
-    data = read_bytes(path)
-    clip = parse_bvh(data, path, unit_scale, axis_forward=axis_forward, axis_up=axis_up)
-    return apply_tags(clip, path) if tags else clip
+    clip, info = parse_bvh_oriented(read_bytes(path), path, unit_scale, axis_forward=axis_forward, axis_up=axis_up,
+                                    floor=floor)
+    return (apply_tags(clip, path) if tags else clip), info
 
 
-def read_bvh_skeleton(path, unit_scale: float | None = None) -> Skeleton:
-    """Only the hierarchy of a BVH file (fast: the MOTION block is not parsed)."""
-    path = os.fspath(path)
-    with open(path, "rb") as fh:
-        head = fh.read(1 << 20)
-    m = _MOTION.search(head)
-    lines = head[: m.start() if m else len(head)].decode("latin-1").replace("\r", " ").split("\n")
-    names, parents, offsets, channels, end_parent, end_offsets = _parse_hierarchy(_Tokens(lines, path))
-    sk, _, _, _ = _to_motion(names, parents, offsets, channels, end_parent, end_offsets, np.zeros((0, sum(map(len, channels)))), unit_scale)
-    return sk
+def read_bvh(path, unit_scale: float | None = None, tags: bool = True, axis_forward: str | None = None,
+             axis_up: str | None = None, floor: str = "keep") -> Clip:
+    """Read a BVH file into a Clip (see ``read_bvh_oriented``)."""
+    return read_bvh_oriented(path, unit_scale, tags, axis_forward, axis_up, floor)[0]
 
 
 # --------------------------------------------------------------------------- writing
 
-def clip_channels(clip: Clip, unit_scale: float | None = None) -> np.ndarray:
-    """[F, C] BVH channel values of a clip in the skeleton's channel layout (file units, degrees).
+def clip_channels(clip: Clip, unit_scale: float | None = None, axis_forward: str = "-Z",
+                  axis_up: str = "Y") -> np.ndarray:
+    """[F, C] BVH channel values of a clip in the skeleton's channel layout (file units, degrees),
+    in a file whose axes are ``axis_forward`` / ``axis_up`` (BVH's usual -Z / Y by default).
 
     Euler angles are made continuous over time (each frame picks the equivalent triple nearest
     the previous one), so written curves have no 360-degree jumps.
     """
     sk = clip.skeleton
     scale = sk.unit_scale if unit_scale is None else unit_scale
-    back = Y_UP_TO_Z_UP.T  # Z-up -> file Y-up
-    rot_file = quat.mul(quat.mul(quat.conj(Q_Y_UP_TO_Z_UP), clip.local_rot), Q_Y_UP_TO_Z_UP)
+    conv = axis_conversion(axis_forward, axis_up)  # file -> motionctl
+    back = conv.T
+    q = quat.from_matrix(conv)
+    rot_file = quat.mul(quat.mul(quat.conj(q), clip.local_rot), q)
     if clip.local_pos is not None:
         trans = clip.local_pos.copy()
     else:
@@ -385,10 +413,11 @@ def _continuous_euler(eul: np.ndarray) -> np.ndarray:
     return np.unwrap(chosen, axis=0)
 
 
-def format_bvh(clip: Clip, unit_scale: float | None = None, precision: int = 6) -> str:
+def format_bvh(clip: Clip, unit_scale: float | None = None, precision: int = 6, axis_forward: str = "-Z",
+               axis_up: str = "Y") -> str:
     sk = clip.skeleton
     scale = sk.unit_scale if unit_scale is None else unit_scale
-    back = Y_UP_TO_Z_UP.T
+    back = axis_conversion(axis_forward, axis_up).T
     offs = sk.offsets @ back.T / scale
     ends = sk.end_offsets @ back.T / scale
     fmt = f"%.{precision}f"
@@ -413,7 +442,7 @@ def format_bvh(clip: Clip, unit_scale: float | None = None, precision: int = 6) 
         out.append(pad + "}")
 
     write(0, 0)
-    values = clip_channels(clip, scale)
+    values = clip_channels(clip, scale, axis_forward, axis_up)
     out.append("MOTION")
     out.append(f"Frames: {clip.n_frames}")
     out.append(f"Frame Time: {1.0 / clip.fps:.8f}")
@@ -423,10 +452,12 @@ def format_bvh(clip: Clip, unit_scale: float | None = None, precision: int = 6) 
     return body + (row * clip.n_frames) % tuple(values.ravel().tolist())
 
 
-def write_bvh(clip: Clip, path, unit_scale: float | None = None, precision: int = 6) -> None:
-    """Write a clip as BVH (Y up, the skeleton's file units and channel layout); atomic."""
+def write_bvh(clip: Clip, path, unit_scale: float | None = None, precision: int = 6, axis_forward: str = "-Z",
+              axis_up: str = "Y") -> None:
+    """Write a clip as BVH (Y up unless told otherwise, the skeleton's file units and channel
+    layout); atomic."""
     path = os.fspath(path)
-    text = format_bvh(clip, unit_scale, precision)
+    text = format_bvh(clip, unit_scale, precision, axis_forward, axis_up)
     tmp = path + ".partial"
     try:
         with open(tmp, "w", encoding="ascii", newline="\n") as fh:

@@ -11,17 +11,20 @@ own bone lengths.  Files that cannot be read are listed with the reason: none is
 from __future__ import annotations
 
 import os
+import stat
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from . import quat
-from .asfamc import AsfSkeleton, find_asf_for, read_amc, read_asf
-from .bvh import read_bvh
+from .asfamc import AsfSkeleton, find_asf_for, read_amc_oriented, read_asf
+from .bvh import read_bvh_oriented
 from .errors import MotionFileError
+from .jobs import check_stop
 from .motion import Clip, MotionDatabase, detect_calibration_frames, resample
-from .skeleton import Skeleton, end_site_positions, forward_kinematics
+from .orient import FLOOR_MODES, Orientation, floor_lift, level_floor
+from .skeleton import AXES, Skeleton, forward_kinematics
 
 MOTION_EXTENSIONS = (".bvh", ".amc")
 # Rest poses whose bone directions differ by more than this are reported as another rest pose
@@ -53,21 +56,41 @@ NAMING_CONVENTIONS = {
 
 @dataclass
 class ImportSettings:
-    """How files become clips.
+    """How files become clips.  None means "decide from the motion" (``motionctl.orient``).
 
-    unit_scale        metres per file unit; None reads ASF units or guesses from the height
+    unit_scale        metres per file unit; None: ASF files use their own units, BVH files the
+                      unit that makes the body human-sized
+    axis_up           the file's up axis ("Y", "-Z", ...); None: detected (ASF: its convention, Y)
+    axis_forward      the file's forward axis, with ``axis_up`` (default: paired with up)
+    floor             "auto": stance feet on z = 0; "keep": the file's floor; "lowest": the
+                      lowest point of the clip on z = 0
     keep_calibration  keep leading calibration frames (T-pose) instead of trimming them
-    snap_to_floor     shift each clip vertically so its lowest joint touches z = 0
     amc_fps           frame rate of AMC files (not stored in them; CMU's is 120)
-    axis_forward, axis_up   BVH file axes (Blender's importer defaults)
     """
 
     unit_scale: float | None = None
-    axis_forward: str = "-Z"
-    axis_up: str = "Y"
+    axis_up: str | None = None
+    axis_forward: str | None = None
+    floor: str = "auto"
     keep_calibration: bool = False
-    snap_to_floor: bool = False
     amc_fps: float = 120.0
+
+    def validate(self) -> None:
+        """Raise ValueError naming the setting that is out of range."""
+        if self.unit_scale is not None and not (np.isfinite(self.unit_scale) and 1e-6 <= self.unit_scale <= 1e3):
+            raise ValueError(f"unit_scale must be between 1e-6 and 1000 metres per unit, got {self.unit_scale}")
+        for name in ("axis_up", "axis_forward"):
+            value = getattr(self, name)
+            if value is not None and value not in AXES:
+                raise ValueError(f"{name} must be one of {', '.join(AXES)}, got {value!r}")
+        if self.axis_forward is not None and self.axis_up is None:
+            raise ValueError("axis_forward needs axis_up (the up axis is detected otherwise)")
+        if self.axis_up and self.axis_forward and self.axis_up.lstrip("-") == self.axis_forward.lstrip("-"):
+            raise ValueError(f"axis_forward {self.axis_forward!r} and axis_up {self.axis_up!r} must differ")
+        if self.floor not in FLOOR_MODES:
+            raise ValueError(f"floor must be one of {', '.join(FLOOR_MODES)}, got {self.floor!r}")
+        if not (np.isfinite(self.amc_fps) and 0.1 <= self.amc_fps <= 10000):
+            raise ValueError(f"amc_fps must be between 0.1 and 10000, got {self.amc_fps}")
 
 
 @dataclass
@@ -91,95 +114,204 @@ class ClipGroup:
 
 @dataclass
 class LibraryImport:
+    """groups: one per skeleton; failed: (path, message) of files or folders that could not be
+    read; skipped: (path, reason) of files that are not motion (sidecars, ASF skeletons);
+    orientations: path -> Orientation, what was decided about each file's units, axes and floor."""
+
     groups: list
-    failed: list  # (path, message)
-    skipped: list  # (path, reason): files that are not motion (sidecars, ASF skeletons)
+    failed: list
+    skipped: list
+    orientations: dict = field(default_factory=dict)
 
     def summary(self) -> str:
         n_files = sum(len(g.files) for g in self.groups) + len(self.failed)
         lines = [f"{len(self.groups)} skeleton group(s) from {n_files} motion file(s), {len(self.failed)} failed"]
         for i, g in enumerate(self.groups, 1):
             lines.append(f"  group {i}: {g.describe()}")
+            lines.extend(f"    - {n}" for n in orientation_summary([self.orientations[f] for f in g.files
+                                                                     if f in self.orientations]))
             lines.extend(f"    - {n}" for n in g.notes)
         for path, msg in self.failed:
             lines.append(f"  FAILED {path}: {msg}")
         return "\n".join(lines)
 
 
-def motion_files(paths) -> tuple[list, list]:
-    """Expand files and folders (recursively) into motion files, sorted; plus skipped files."""
-    found, skipped = [], []
+def orientation_summary(infos) -> list:
+    """Lines saying what was decided about units and axes (files grouped by decision) and which
+    files' floors moved by more than a centimetre."""
+    def key(o):
+        return o.unit or f"{o.unit_scale:g} m/unit", o.up, o.source("unit"), o.source("up")
+
+    by = Counter(key(o) for o in infos)
+    lines = []
+    for k, n in sorted(by.items(), key=lambda kv: -kv[1]):
+        unit, up, how_unit, how_up = k
+        heights = [o.height for o in infos if key(o) == k]
+        lines.append(f"{n} file(s): units {unit} ({how_unit}), up axis {up} ({how_up}); "
+                     f"body {min(heights):.2f}-{max(heights):.2f} m tall")
+    moved = [o.floor for o in infos if abs(o.floor) >= 0.01]
+    if moved:
+        lines.append(f"floor: {len(moved)} file(s) moved onto z = 0 by {100 * min(moved, key=abs):+.0f} to "
+                     f"{100 * max(moved, key=abs):+.0f} cm")
+    tilted = [o.tilt for o in infos if o.tilt]
+    if tilted:
+        lines.append(f"floor: {len(tilted)} file(s) captured on a tilted floor, levelled by "
+                     f"{min(tilted):.1f}-{max(tilted):.1f}°")
+    return lines
+
+
+def motion_files(paths) -> tuple[list, list, list]:
+    """Expand files and folders (recursively) into motion files (sorted), skipped files (not
+    motion, or not regular files such as pipes) and failed folders (unreadable), each with why."""
+    found, skipped, failed = [], [], []
+
+    def take(full):
+        name = os.path.basename(full)
+        try:
+            regular = stat.S_ISREG(os.stat(full).st_mode)
+        except OSError as exc:
+            failed.append((full, f"cannot read: {exc.strerror}"))
+            return
+        if not name.lower().endswith(MOTION_EXTENSIONS):
+            skipped.append((full, "skeleton file, read with its AMC motions" if name.lower().endswith(".asf")
+                            else "not a motion file"))
+        elif not regular:
+            skipped.append((full, "not a regular file (a pipe, device or socket)"))
+        else:
+            found.append(full)
+
     for p in [paths] if isinstance(paths, (str, os.PathLike)) else paths:
         p = os.fspath(p)
         if os.path.isdir(p):
-            for dirpath, dirnames, filenames in os.walk(p):
+            def unreadable(err):
+                failed.append((err.filename or p, f"cannot read folder: {err.strerror}"))
+
+            for dirpath, dirnames, filenames in os.walk(p, onerror=unreadable):
                 dirnames.sort()
                 for f in sorted(filenames):
-                    full = os.path.join(dirpath, f)
-                    (found if f.lower().endswith(MOTION_EXTENSIONS) else skipped).append(full)
-        elif os.path.exists(p):
-            (found if p.lower().endswith(MOTION_EXTENSIONS) else skipped).append(p)
+                    take(os.path.join(dirpath, f))
+        elif os.path.lexists(p):
+            take(p)
         else:
             raise FileNotFoundError(f"{p}: no such file or folder")
-    skipped = [(s, "skeleton file, read with its AMC motions" if s.lower().endswith(".asf") else "not a motion file")
-               for s in skipped]
-    return found, skipped
+    return found, skipped, failed
 
 
-def read_clip(path: str, settings: ImportSettings, asf_cache: dict | None = None) -> Clip:
-    """One BVH or AMC file as a Clip (AMC: with its subject's ASF from beside it)."""
+def read_clip(path: str, settings: ImportSettings, asf_cache: dict | None = None) -> tuple[Clip, Orientation]:
+    """One BVH or AMC file as a Clip (AMC: with its subject's ASF from beside it), in motionctl's
+    units and axes, with what was decided about them.  The floor is not moved here."""
     if path.lower().endswith(".amc"):
         asf_path = find_asf_for(path)
         if asf_path is None:
             raise MotionFileError(path, "no ASF skeleton found beside this AMC (expected SUBJECT.asf)")
         cache = asf_cache if asf_cache is not None else {}
         if asf_path not in cache:
-            cache[asf_path] = read_asf(asf_path, settings.unit_scale)
-        return read_amc(path, cache[asf_path], settings.amc_fps)
-    return read_bvh(path, settings.unit_scale, axis_forward=settings.axis_forward, axis_up=settings.axis_up)
+            try:
+                cache[asf_path] = read_asf(asf_path, settings.unit_scale)
+            except MotionFileError as exc:
+                cache[asf_path] = exc  # read (and fail) once per folder, not once per motion
+        asf = cache[asf_path]
+        if isinstance(asf, MotionFileError):
+            raise MotionFileError(path, f"its skeleton cannot be read: {asf}")
+        up = settings.axis_up or "Y"  # the ASF convention; its own units
+        clip, info = read_amc_oriented(path, asf, settings.amc_fps, axis_up=up,
+                                       axis_forward=settings.axis_forward)
+        info.declared = ({"unit"} if settings.unit_scale is None else set()) | \
+            ({"up"} if settings.axis_up is None else set())
+        return clip, info
+    return read_bvh_oriented(path, settings.unit_scale, axis_forward=settings.axis_forward, axis_up=settings.axis_up)
+
+
+def load_clip(path: str, settings: ImportSettings, asf_cache: dict | None = None):
+    """Read one file and prepare it for a library: units and axes, calibration frames trimmed,
+    feet on the floor, joint names Blender can hold.  Returns (clip, Orientation, notes).
+
+    Any problem with the file is a MotionFileError naming it (and the line where there is one)."""
+    clip, info = read_clip(path, settings, asf_cache)
+    return prepare_clip(clip, info, settings, path)
+
+
+def prepare_clip(clip: Clip, info: Orientation, settings: ImportSettings, path: str):
+    """The steps after reading (see ``load_clip``); returns (clip, Orientation, notes)."""
+    notes = []
+    n_cal = 0 if settings.keep_calibration else detect_calibration_frames(clip)
+    if n_cal:
+        if n_cal >= clip.n_frames - 1:
+            raise MotionFileError(path, "only calibration frames")
+        clip = clip.slice(n_cal, clip.n_frames)
+        notes.append(f"trimmed {n_cal} calibration frame(s)")
+    if settings.floor == "auto":
+        root, rot, info.tilt = level_floor(clip.skeleton, clip.root_pos, clip.local_rot, clip.local_pos)
+        if info.tilt:
+            clip = replace(clip, root_pos=root, local_rot=rot, tags=set(clip.tags))
+        info.detected.add("floor")
+    info.floor = floor_lift(clip.skeleton, clip.root_pos, clip.local_rot, clip.local_pos, settings.floor)
+    if info.floor:
+        root = clip.root_pos.copy()
+        root[:, 2] += info.floor
+        clip = replace(clip, root_pos=root, tags=set(clip.tags))
+    clip, renamed = blender_safe_names(clip)
+    if renamed:
+        notes.append(f"{renamed} joint name(s) shortened to Blender's {MAX_NAME_BYTES} bytes")
+    return clip, info, notes
 
 
 def import_library(paths, settings: ImportSettings | None = None, progress=None, should_stop=None) -> LibraryImport:
-    """Read every motion file under ``paths`` and group the clips by skeleton."""
+    """Read every motion file under ``paths`` and group the clips by skeleton.  A file that cannot
+    be read is listed in ``failed`` with the reason and never stops the others."""
     settings = settings or ImportSettings()
-    files, skipped = motion_files(paths)
-    clips, failed, notes = [], [], {}
+    settings.validate()
+    files, skipped, failed = motion_files(paths)
+    clips, notes, orientations = [], {}, {}
     asf_cache: dict[str, AsfSkeleton] = {}
     for i, path in enumerate(files):
-        if should_stop is not None and should_stop():
-            from .errors import Cancelled
-
-            raise Cancelled("import cancelled")
+        check_stop(should_stop, "import")
         if progress is not None:
-            progress(i / max(len(files), 1), f"reading {os.path.basename(path)}")
+            progress(0.9 * i / max(len(files), 1), f"reading {os.path.basename(path)} ({i + 1}/{len(files)})")
         try:
-            clip = read_clip(path, settings, asf_cache)
-        except (MotionFileError, OSError, ValueError) as exc:
+            clip, info, file_notes = load_clip(path, settings, asf_cache)
+        except MotionFileError as exc:
             failed.append((path, str(exc)))
             continue
-        n_cal = 0 if settings.keep_calibration else detect_calibration_frames(clip)
-        if n_cal:
-            if n_cal >= clip.n_frames - 1:
-                failed.append((path, "only calibration frames"))
-                continue
-            clip = clip.slice(n_cal, clip.n_frames)
-            notes.setdefault(path, []).append(f"trimmed {n_cal} calibration frame(s)")
-        if settings.snap_to_floor:
-            clip = snap_to_floor(clip)
+        orientations[path] = info
+        notes[path] = file_notes
         clips.append((path, clip))
+    check_stop(should_stop, "import")
+    if progress is not None:
+        progress(0.9, f"grouping {len(clips)} clip(s) by skeleton")
     groups = group_clips(clips, notes)
     if progress is not None:
         progress(1.0, f"{len(groups)} group(s)")
-    return LibraryImport(groups, failed, skipped)
+    return LibraryImport(groups, failed, skipped, orientations)
 
 
-def snap_to_floor(clip: Clip) -> Clip:
-    pos, rot = clip.world()
-    ends = end_site_positions(clip.skeleton, pos, rot)
-    low = min(pos[..., 2].min(), ends[..., 2].min() if ends.size else np.inf)
-    root = clip.root_pos.copy()
-    root[:, 2] -= low
-    return replace(clip, root_pos=root, tags=set(clip.tags))
+MAX_NAME_BYTES = 63  # Blender's limit for bone (and other data-block) names
+
+
+def blender_safe_names(clip: Clip) -> tuple[Clip, int]:
+    """The clip with joint names Blender can hold as bone names: control characters replaced,
+    names longer than 63 bytes (UTF-8) shortened, kept unique.  Returns (clip, names changed)."""
+    names = list(clip.skeleton.names)
+    out, taken, changed = [], set(), 0
+    for n in names:
+        new = "".join(ch if ch.isprintable() else "_" for ch in n) or "joint"
+        if len(new.encode("utf-8")) > MAX_NAME_BYTES or new in taken:
+            base, k = new, 1
+            while True:
+                suffix = f".{k:03d}" if k > 1 or new in taken else ""
+                cut = base.encode("utf-8")[: MAX_NAME_BYTES - len(suffix)].decode("utf-8", "ignore")
+                new = cut + suffix
+                if new not in taken:
+                    break
+                k += 1
+        changed += new != n
+        taken.add(new)
+        out.append(new)
+    if not changed:
+        return clip, 0
+    sk = clip.skeleton
+    skeleton = Skeleton(out, sk.parents, sk.offsets, sk.channels, sk.end_parent, sk.end_offsets, sk.unit_scale)
+    return replace(clip, skeleton=skeleton, tags=set(clip.tags)), changed
 
 
 # --------------------------------------------------------------------------- grouping

@@ -92,10 +92,22 @@ class Skeleton:
         return np.flatnonzero(self.parents == j)
 
     def depth(self) -> np.ndarray:
-        d = np.zeros(self.n_joints, dtype=np.int64)
-        for j in range(1, self.n_joints):
-            d[j] = d[self.parents[j]] + 1
-        return d
+        """int [J]: levels below the root (cached; a skeleton is never modified)."""
+        if getattr(self, "_depth", None) is None:
+            d = np.zeros(self.n_joints, dtype=np.int64)
+            parents = self.parents.tolist()
+            for j in range(1, self.n_joints):
+                d[j] = d[parents[j]] + 1
+            self._depth = d
+        return self._depth
+
+    def levels(self) -> list:
+        """Joint indices per tree level, root first (for level-by-level forward kinematics)."""
+        if getattr(self, "_levels", None) is None:
+            d = self.depth()
+            order = np.argsort(d, kind="stable")
+            self._levels = np.split(order, np.flatnonzero(np.diff(d[order])) + 1)
+        return self._levels
 
     def has_position_channels(self) -> np.ndarray:
         """bool [J]: joints whose file carries translation channels."""
@@ -163,20 +175,51 @@ def forward_kinematics(
 
     ``local_pos`` [F, J, 3], when given, replaces the rest offsets of joints that carry
     translation channels; ``offsets`` [J, 3] or per frame [F, J, 3] overrides the skeleton's
-    (other bone lengths, e.g. poses of several subjects evaluated together).
+    (other bone lengths, e.g. poses of several subjects evaluated together).  Joints are composed
+    one tree level at a time (all joints of a level in one call); trees deeper than
+    ``DOUBLING_DEPTH`` levels (no body, but a file can say anything) by pointer doubling, in
+    log(depth) passes.
     """
     offs = skeleton.offsets if offsets is None else offsets
     n_frames, n_joints = local_rot.shape[:2]
+    if local_pos is not None:
+        trans = local_pos
+    else:
+        trans = offs[None] if offs.ndim == 2 else offs
+    levels = skeleton.levels()
+    if len(levels) > DOUBLING_DEPTH:
+        return _fk_doubling(skeleton, root_pos, local_rot, np.broadcast_to(trans, (n_frames, n_joints, 3)))
     pos = np.empty((n_frames, n_joints, 3))
     rot = np.empty((n_frames, n_joints, 4))
     rot[:, 0] = local_rot[:, 0]
     pos[:, 0] = root_pos
-    for j in range(1, n_joints):
-        p = skeleton.parents[j]
-        off = (offs[j] if offs.ndim == 2 else offs[:, j]) if local_pos is None else local_pos[:, j]
-        rot[:, j] = quat.mul(rot[:, p], local_rot[:, j])
-        pos[:, j] = pos[:, p] + quat.rotate(rot[:, p], np.broadcast_to(off, (n_frames, 3)))
+    for js in levels[1:]:
+        p = skeleton.parents[js]
+        rp = rot[:, p]
+        rot[:, js] = quat.mul(rp, local_rot[:, js])
+        pos[:, js] = pos[:, p] + quat.rotate(rp, np.broadcast_to(trans[:, js], (n_frames, len(js), 3)))
     return pos, rot
+
+
+DOUBLING_DEPTH = 64
+
+
+def _fk_doubling(skeleton: Skeleton, root_pos, local_rot, trans):
+    """FK by pointer doubling: each joint keeps the transform from an ancestor to itself and
+    jumps to that ancestor's ancestor each pass, until every joint reaches the world."""
+    t = trans.copy()
+    t[:, 0] = root_pos
+    r = local_rot.copy()
+    anc = skeleton.parents.copy()
+    while True:
+        active = np.flatnonzero(anc >= 0)
+        if len(active) == 0:
+            return t, r
+        a = anc[active]
+        ra = r[:, a]
+        t[:, active] = t[:, a] + quat.rotate(ra, t[:, active])
+        r[:, active] = quat.mul(ra, r[:, active])
+        anc[active] = anc[a]
 
 
 def end_site_positions(skeleton: Skeleton, pos: np.ndarray, rot: np.ndarray) -> np.ndarray:

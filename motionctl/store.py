@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import zipfile
 from contextlib import contextmanager
 
 import numpy as np
@@ -16,14 +18,23 @@ import numpy as np
 from .errors import MotionFileError
 
 
+MAX_FILE_BYTES = 2 << 30  # a motion file over 2 GB is refused rather than read into memory
+
+
 def read_bytes(path) -> bytes:
-    """A file's bytes, or MotionFileError naming it."""
+    """A regular file's bytes, or MotionFileError naming it (pipes and devices are refused:
+    reading a FIFO would wait forever)."""
     path = os.fspath(path)
     try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise MotionFileError(path, "not a regular file (a folder, pipe, device or socket)")
+        if info.st_size > MAX_FILE_BYTES:
+            raise MotionFileError(path, f"file is {info.st_size / 2**30:.1f} GB, more than motionctl reads")
         with open(path, "rb") as fh:
             return fh.read()
     except OSError as exc:
-        raise MotionFileError(path, f"cannot read: {exc.strerror}") from None
+        raise MotionFileError(path, f"cannot read: {exc.strerror or exc}") from None
 
 
 def atomic_savez(path, arrays: dict) -> None:
@@ -53,13 +64,22 @@ def open_archive(path, fmt: str, what: str):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise MotionFileError(path, f"{what} file is missing")
+    if not os.path.isfile(path):
+        raise MotionFileError(path, f"{what} file is not a regular file")
     try:
-        with np.load(path, allow_pickle=False) as z:
+        z = np.load(path, allow_pickle=False)
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise MotionFileError(path, f"not a motionctl {what}: a single array (.npy), not an archive")
+        with z:
             meta = json.loads(bytes(z["meta"]).decode("utf-8"))
-            if meta.get("format") != fmt:
-                raise MotionFileError(path, f"not a motionctl {what} (format {meta.get('format')!r})")
+            if not isinstance(meta, dict) or meta.get("format") != fmt:
+                found = meta.get("format") if isinstance(meta, dict) else None
+                raise MotionFileError(path, f"not a motionctl {what} (format {found!r})")
             yield meta, z
     except MotionFileError:
         raise
-    except (KeyError, ValueError, OSError, json.JSONDecodeError) as exc:
-        raise MotionFileError(path, f"damaged {what} file ({exc})") from None
+    except (KeyError, IndexError, TypeError, ValueError, EOFError, OSError, UnicodeDecodeError, zipfile.BadZipFile,
+            json.JSONDecodeError) as exc:
+        # A truncated, empty or hand-edited file: numpy, zipfile and json each have their own
+        # ways to say so; the user gets one message naming the file.
+        raise MotionFileError(path, f"damaged {what} file ({type(exc).__name__}: {exc})") from None

@@ -25,19 +25,20 @@ def test_any_channel_layout_round_trips_channel_for_channel(tmp_path, n_frames, 
     values = smooth_channels(n_frames, seed=n_frames)
     kw = {"tabs_lf": {}, "spaces_crlf": {"newline": "\r\n", "indent": "  "}, "exponents": {"number": "{:.9e}"}}[style]
     path = write(tmp_path, bvh_text(values, **kw))
-    clip = bvh.read_bvh(path, unit_scale=0.01)
+    # Random rotations are no body to detect axes from: give the file's (BVH's usual) axes.
+    clip = bvh.read_bvh(path, unit_scale=0.01, axis_up="Y", axis_forward="-Z")
     assert clip.n_frames == n_frames and clip.fps == 30.0
     assert clip.skeleton.channels == tuple(j[3] for j in JOINTS)
     assert clip.local_pos is not None  # "Arm" carries position channels
     out = tmp_path / "out.bvh"
     bvh.write_bvh(clip, out)
-    again = bvh.read_bvh(out, unit_scale=0.01)
+    again = bvh.read_bvh(out, unit_scale=0.01, axis_up="Y", axis_forward="-Z")
     assert np.allclose(bvh.clip_channels(again), values, atol=1e-6)
     assert np.allclose(bvh.clip_channels(clip), values, atol=1e-6)
 
 
 def test_end_sites_and_offsets_are_read_in_metres_z_up(tmp_path):
-    clip = bvh.read_bvh(write(tmp_path, bvh_text(smooth_channels(3))), unit_scale=0.01)
+    clip = bvh.read_bvh(write(tmp_path, bvh_text(smooth_channels(3))), unit_scale=0.01, axis_up="Y", axis_forward="-Z")
     sk = clip.skeleton
     # File (x, y, z) -> (x, -z, y), then centimetres -> metres.
     assert np.allclose(sk.offsets[1], [0.0, 0.0, 0.10])
@@ -58,7 +59,7 @@ def test_forward_kinematics_matches_a_hand_computed_chain():
 
 
 @pytest.mark.parametrize("unit,scale", [("m", 1.0), ("cm", 0.01), ("inch", 0.0254), ("cmu", 0.0254 / 0.45)])
-def test_unit_scale_is_detected_from_skeleton_height(tmp_path, demo_library, unit, scale):
+def test_unit_scale_is_detected_from_the_body_height(tmp_path, demo_library, unit, scale):
     clip = bvh.read_bvh(os.path.join(demo_library, "demo_walk.bvh"))
     out = tmp_path / f"walk_{unit}.bvh"
     bvh.write_bvh(clip, out, unit_scale=scale)

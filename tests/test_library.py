@@ -18,7 +18,7 @@ def test_real_folder_groups_by_skeleton_and_drops_no_file(mocap):
     assert sorted(by_joints) == [31, 100]
     cmu, cc = by_joints[31], by_joints[100]
     # Both CMU BVH naming conventions and every ASF/AMC subject land in one 120 fps group.
-    assert any("MotionBuilder" in (_canonical(read_clip(f, ImportSettings()).skeleton)[0] or "")
+    assert any("MotionBuilder" in (_canonical(read_clip(f, ImportSettings())[0].skeleton)[0] or "")
                for f in cmu.files if f.endswith(".bvh"))
     assert cmu.database.fps == 120 and cc.database.fps == 60
     # The Character Creator clip with an extra root joins its group, folded.
@@ -45,7 +45,7 @@ def test_conforming_to_another_convention_keeps_world_positions(mocap, name):
     from motionctl import asfamc
 
     ref = asfamc.read_asf(os.path.join(mocap, "cmu_amc", "16", "16.asf")).skeleton
-    clip = read_clip(os.path.join(mocap, name), ImportSettings())
+    clip, _ = read_clip(os.path.join(mocap, name), ImportSettings())
     conv, names = _canonical(clip.skeleton)
     moved, _ = conform(clip, ref, names)
     assert moved.skeleton.names == ref.names
