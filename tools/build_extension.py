@@ -1,13 +1,15 @@
 """Build the Blender extension zips, one per platform, with Blender's own builder.
 
-    .venv/bin/python tools/build_extension.py --out dist            # with scipy/scikit-learn wheels
-    .venv/bin/python tools/build_extension.py --out dist --no-wheels  # engine only (library features)
+    .venv/bin/python tools/build_extension.py --out dist                        # every platform
+    .venv/bin/python tools/build_extension.py --out dist --platforms linux-x64  # one
 
-Steps: copy the extension's files into a staging folder; download the cp311 wheels of
-scikit-learn, scipy, joblib and threadpoolctl for linux-x64, windows-x64, macos-arm64 and
-macos-x64 from PyPI (numpy is never bundled: Blender ships it); write the manifest's ``wheels``
-and ``platforms``; validate; then ``blender_ext.py build --split-platforms``, which keeps in each
-zip only the wheels for its platform.  The builder and validator come from the ``bpy`` wheel.
+Steps: copy the extension's files into a staging folder; for each platform let pip resolve the
+whole dependency closure of our requirements (scikit-learn, scipy and whatever they import:
+joblib, threadpoolctl, narwhals, cloudpickle...) as cp311 wheels for that platform, against the
+numpy Blender ships (``BLENDER_NUMPY``), and drop numpy itself (never bundled: Blender has it);
+write the manifest's ``wheels`` and ``platforms``; validate; then ``blender_ext.py build
+--split-platforms``, which keeps in each zip only the wheels for its platform.  The builder and
+validator come from the ``bpy`` wheel.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INCLUDE = ["__init__.py", "blender_manifest.toml", "LICENSE", "README.md", "motionctl", "operators", "panels"]
-# Versions that run on Blender's numpy 1.26 and Python 3.11 (checked with the bpy 5.0.1 module).
-PACKAGES = ["scikit-learn==1.9.1", "scipy==1.17.1", "joblib==1.6.0", "threadpoolctl==3.8.0"]
+# What the engine imports; pip adds their own dependencies.  Pinned to versions that run on
+# Blender's numpy and Python 3.11 (checked with the bpy 5.0.1 module).
+PACKAGES = ["scikit-learn==1.9.1", "scipy==1.17.1"]
+BLENDER_NUMPY = "numpy==1.26.4"  # what Blender 4.4-5.0 ship: dependencies must accept it
+PROVIDED_BY_BLENDER = ("numpy",)
 PLATFORMS = {
     "linux-x64": ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"],
     "windows-x64": ["win_amd64"],
@@ -61,15 +66,20 @@ def stage(dest: str) -> None:
 
 
 def download_wheels(dest: str, platforms) -> list:
+    """Every wheel the engine needs on each platform (pip resolves the closure), minus numpy."""
     os.makedirs(dest, exist_ok=True)
     for plat in platforms:
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--no-deps",
-               "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311", "--abi", "none", "-d", dest]
+        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:",
+               "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311", "--abi", "abi3", "--abi", "none",
+               "-d", dest]
         for tag in PLATFORMS[plat]:
             cmd += ["--platform", tag]
         cmd += ["--platform", "any"]
-        print(f"downloading wheels for {plat}", flush=True)
-        subprocess.run(cmd + PACKAGES, check=True)
+        print(f"resolving and downloading wheels for {plat}", flush=True)
+        subprocess.run(cmd + PACKAGES + [BLENDER_NUMPY], check=True)
+    for name in PROVIDED_BY_BLENDER:
+        for whl in glob.glob(os.path.join(dest, f"{name}-*.whl")):
+            os.remove(whl)
     return sorted(os.path.basename(p) for p in glob.glob(os.path.join(dest, "*.whl")))
 
 
@@ -87,19 +97,17 @@ def write_manifest(path: str, wheels, platforms) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "dist"))
-    ap.add_argument("--no-wheels", action="store_true", help="build without scipy/scikit-learn (library only)")
     ap.add_argument("--platforms", nargs="+", default=list(PLATFORMS), choices=list(PLATFORMS))
     args = ap.parse_args(argv)
     cli = blender_ext_cli()
     staging = os.path.join(ROOT, "build", "extension")
     stage(staging)
-    wheels = [] if args.no_wheels else download_wheels(os.path.join(staging, "wheels"), args.platforms)
+    wheels = download_wheels(os.path.join(staging, "wheels"), args.platforms)
     write_manifest(os.path.join(staging, "blender_manifest.toml"), wheels, args.platforms)
     subprocess.run([sys.executable, cli, "validate", staging], check=True)
     os.makedirs(args.out, exist_ok=True)
     build = [sys.executable, cli, "build", "--source-dir", staging, "--output-dir", os.path.abspath(args.out)]
-    if len(args.platforms) > 1 and wheels:
-        build.append("--split-platforms")
+    build.append("--split-platforms")
     subprocess.run(build, check=True)
     for z in sorted(glob.glob(os.path.join(args.out, "*.zip"))):
         print(f"{os.path.basename(z)}: {os.path.getsize(z) / 2**20:.1f} MB")
