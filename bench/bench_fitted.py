@@ -27,7 +27,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from motionctl.fitted import (FittedSettings, PlannerSettings, bellman_residual, decision_time, rollout,  # noqa: E402
+from motionctl.engines.planning import (FittedSettings, PlannerSettings, bellman_residual, decision_time, rollout,  # noqa: E402
                               train_planner)
 from motionctl.library import import_library  # noqa: E402
 

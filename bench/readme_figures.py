@@ -21,7 +21,9 @@ sys.path.insert(0, ROOT)
 
 from motionctl import demo_data  # noqa: E402
 from motionctl.library import ImportSettings, load_clip  # noqa: E402
-from motionctl.motion import foot_contacts, foot_joints, root_frame, world_with_ends  # noqa: E402
+from motionctl.body import foot_contacts, foot_joints  # noqa: E402
+from motionctl.clip import world_with_ends  # noqa: E402
+from motionctl.rootframe import root_frame  # noqa: E402
 
 
 def write_png(path: str, rgb: np.ndarray) -> None:

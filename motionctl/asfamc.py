@@ -19,7 +19,8 @@ import numpy as np
 
 from . import quat
 from .errors import MotionFileError
-from .motion import Clip, apply_tags
+from .clip import Clip
+from .tags import apply_tags
 from .store import read_bytes
 from .orient import Orientation, floor_lift, orient
 from .skeleton import Y_UP_TO_Z_UP, Skeleton

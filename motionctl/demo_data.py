@@ -20,7 +20,7 @@ import numpy as np
 
 from . import quat
 from .bvh import write_bvh
-from .motion import Clip
+from .clip import Clip
 from .skeleton import Skeleton
 
 CMU_UNIT = 0.0254 / 0.45  # metres per CMU length unit

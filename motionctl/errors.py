@@ -1,11 +1,21 @@
-"""Errors raised on bad input: each names the file, line or parameter at fault."""
+"""User errors: one base class, so a caller can tell "the input is wrong" from "motionctl has a bug".
+
+``MotionctlError`` is raised for anything the user can fix (a bad file, a setting out of range, a
+clip selection that cannot work); its message names the file, line or parameter at fault.  Every
+other exception escaping motionctl is a bug.  ``MotionctlError`` derives from ``ValueError`` so
+code that catches bad values keeps working, but callers that report errors catch it alone.
+"""
 
 from __future__ import annotations
 
 import os
 
 
-class MotionFileError(ValueError):
+class MotionctlError(ValueError):
+    """Input the user can fix: the message says what and where."""
+
+
+class MotionFileError(MotionctlError):
     """A motion file (BVH, ASF, AMC, trace, cache) that cannot be read as it is."""
 
     def __init__(self, path, message: str, line: int | None = None):
@@ -16,7 +26,7 @@ class MotionFileError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-class SkeletonMismatchError(ValueError):
+class SkeletonMismatchError(MotionctlError):
     """A clip whose skeleton differs from the database's; names the first joint that differs."""
 
     def __init__(self, clip_name: str, joint: str, detail: str):
@@ -26,4 +36,7 @@ class SkeletonMismatchError(ValueError):
 
 
 class Cancelled(RuntimeError):
-    """Raised inside a long job when its ``should_stop()`` callback answers True."""
+    """Raised inside a long job when its ``should_stop()`` callback answers True (not an error)."""
+
+
+__all__ = ["Cancelled", "MotionFileError", "MotionctlError", "SkeletonMismatchError"]

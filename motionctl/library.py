@@ -22,7 +22,8 @@ from .asfamc import AsfSkeleton, find_asf_for, read_amc_oriented, read_asf
 from .bvh import read_bvh_oriented
 from .errors import MotionFileError
 from .jobs import check_stop
-from .motion import Clip, MotionDatabase, detect_calibration_frames, resample
+from .body import detect_calibration_frames
+from .clip import Clip, MotionDatabase, resample
 from .orient import FLOOR_MODES, Orientation, floor_lift, level_floor
 from .skeleton import AXES, Skeleton, forward_kinematics
 

@@ -37,11 +37,16 @@ def read_bytes(path) -> bytes:
         raise MotionFileError(path, f"cannot read: {exc.strerror or exc}") from None
 
 
-def atomic_savez(path, arrays: dict) -> None:
-    """Save arrays to ``path`` via a temporary file, so a failure never leaves half a file."""
+def npz_path(path) -> str:
+    """The file name an archive is written to: ``path`` with ``.npz`` added if missing."""
     path = os.fspath(path)
-    if not path.endswith(".npz"):
-        path += ".npz"
+    return path if path.endswith(".npz") else path + ".npz"
+
+
+def atomic_savez(path, arrays: dict) -> str:
+    """Save arrays to ``path`` (.npz added if missing) via a temporary file, so a failure never
+    leaves half a file; returns the path written."""
+    path = npz_path(path)
     tmp = path + ".partial.npz"
     try:
         np.savez(tmp, **arrays)
@@ -49,18 +54,31 @@ def atomic_savez(path, arrays: dict) -> None:
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+    return path
 
 
-def save_archive(path, fmt: str, meta: dict, arrays: dict) -> None:
-    """Arrays plus a JSON ``meta`` header tagged with ``fmt`` (e.g. "motionctl.policy/1")."""
+def save_archive(path, fmt: str, meta: dict, arrays: dict) -> str:
+    """Arrays plus a JSON ``meta`` header tagged with ``fmt`` (e.g. "motionctl.fragments/1");
+    returns the path written (.npz added if missing)."""
     header = dict(meta, format=fmt)
-    atomic_savez(path, {"meta": np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8), **arrays})
+    return atomic_savez(path, {"meta": np.frombuffer(json.dumps(header, default=_plain).encode("utf-8"), dtype=np.uint8),
+                               **arrays})
+
+
+def _plain(value):
+    """JSON for numpy scalars and arrays in headers (settings and summaries may hold them)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 @contextmanager
-def open_archive(path, fmt: str, what: str):
-    """Yield (meta, arrays) of an archive written by ``save_archive``; any problem -> one clear
-    MotionFileError naming the file ("<what> file is missing", "damaged ...", wrong format)."""
+def _opened(path, what: str):
+    """Yield (meta, arrays) of any motionctl archive; any problem -> one MotionFileError."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise MotionFileError(path, f"{what} file is missing")
@@ -72,9 +90,8 @@ def open_archive(path, fmt: str, what: str):
             raise MotionFileError(path, f"not a motionctl {what}: a single array (.npy), not an archive")
         with z:
             meta = json.loads(bytes(z["meta"]).decode("utf-8"))
-            if not isinstance(meta, dict) or meta.get("format") != fmt:
-                found = meta.get("format") if isinstance(meta, dict) else None
-                raise MotionFileError(path, f"not a motionctl {what} (format {found!r})")
+            if not isinstance(meta, dict):
+                raise MotionFileError(path, f"not a motionctl {what} (its header is not an object)")
             yield meta, z
     except MotionFileError:
         raise
@@ -83,3 +100,20 @@ def open_archive(path, fmt: str, what: str):
         # A truncated, empty or hand-edited file: numpy, zipfile and json each have their own
         # ways to say so; the user gets one message naming the file.
         raise MotionFileError(path, f"damaged {what} file ({type(exc).__name__}: {exc})") from None
+
+
+@contextmanager
+def open_archive(path, fmt: str, what: str):
+    """Yield (meta, arrays) of an archive written by ``save_archive`` with format ``fmt``; any
+    problem -> one clear MotionFileError naming the file ("<what> file is missing", "damaged
+    ...", wrong format)."""
+    with _opened(path, what) as (meta, z):
+        if meta.get("format") != fmt:
+            raise MotionFileError(path, f"not a motionctl {what} (format {meta.get('format')!r})")
+        yield meta, z
+
+
+def archive_format(path, what: str = "model") -> str:
+    """The format tag an archive was written with ("motionctl.fragments/1", ...)."""
+    with _opened(path, what) as (meta, _):
+        return str(meta.get("format", ""))

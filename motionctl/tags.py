@@ -7,11 +7,18 @@ or synonym to the vocabulary word, and the sets below say which words are action
 on.  ``tags_from_text`` reads tags from free text such as a CMU trial description ("run/jog,
 sudden stop") or a file name ("forward_jumps_turn_around", "WalkTurnLeft"), matching whole words,
 word stems ("jumps", "running", "kicked") and vocabulary words inside longer tokens ("walkrun").
+Sidecars (``clip.json`` beside a motion file) carry tags, a description or action centres.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
+
+import numpy as np
+
+from .errors import MotionFileError
 
 # The vocabulary: locomotion, actions and modifiers.
 LOCOMOTION = ("walk", "run", "sneak", "sidestep", "backward", "turn", "veer", "stop", "start", "idle", "crouch")
@@ -143,5 +150,58 @@ def tags_from_text(text: str) -> set:
     return out
 
 
+# ----------------------------------------------------------------------------- sidecars
+
+def tags_from_name(name: str) -> set:
+    """Tags read from a file or clip name."""
+    return tags_from_text(name)
+
+
+def sidecar_path(path: str) -> str:
+    return os.path.splitext(path)[0] + ".json"
+
+
+def read_sidecar(path: str) -> dict:
+    """Tags, description and annotations from ``<file>.json`` beside a motion file ({} if absent).
+
+    Format: {"tags": ["walk", ...], "description": "walk, veer left", "action_centres": [frame, ...]};
+    every key is optional.
+    """
+    side = sidecar_path(path)
+    if not os.path.isfile(side):
+        return {}
+    try:
+        with open(side, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise MotionFileError(side, f"invalid JSON: {exc.msg}", exc.lineno) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MotionFileError(side, f"cannot read sidecar: {exc}") from None
+    if not isinstance(data, dict):
+        raise MotionFileError(side, 'expected an object like {"tags": ["walk"]} or {"description": "walk"}')
+    tags = data.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise MotionFileError(side, '"tags" must be a list of words, like ["walk", "turn"]')
+    if not isinstance(data.get("description", ""), str):
+        raise MotionFileError(side, '"description" must be text')
+    centres = data.get("action_centres", [])
+    if not isinstance(centres, list) or not all(isinstance(f, int) and not isinstance(f, bool) for f in centres):
+        raise MotionFileError(side, '"action_centres" must be a list of frame numbers')
+    return data
+
+
+def apply_tags(clip, path: str):
+    """Tags from the sidecar's "tags"; else from its "description" (the CMU index's words) and the
+    file name; without a sidecar, from the file name.  Always in the canonical vocabulary."""
+    side = read_sidecar(path)
+    if side.get("tags"):
+        clip.tags |= canonical_set(side["tags"])
+    else:
+        clip.tags |= tags_from_text(side.get("description", "")) | tags_from_name(clip.name)
+    if "action_centres" in side:
+        clip.annotations["action_centres"] = np.asarray(side["action_centres"], dtype=np.int64) - clip.frame_offset
+    return clip
+
+
 __all__ = ["ACTIONS", "FOOT_ACTIONS", "HAND_ACTIONS", "JUMPS", "STEP_OVER", "SYNONYMS", "VOCABULARY", "canonical",
-           "canonical_set", "has", "tags_from_text", "words"]
+           "apply_tags", "canonical_set", "has", "read_sidecar", "sidecar_path", "tags_from_name", "tags_from_text", "words"]

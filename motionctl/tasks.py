@@ -14,19 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
-def wrap(a: np.ndarray) -> np.ndarray:
-    """Angles to [-pi, pi)."""
-    return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
+from .rootframe import to_local, wrap
 
 
 def to_new_frame(points: np.ndarray, dx: np.ndarray) -> np.ndarray:
     """Ground points [..., 2] (x right, y forward) seen from the character after it moved by
     dx [..., 3] (translation in its old frame, then a turn by dyaw); shapes broadcast."""
-    p = points - dx[..., :2]
-    c, s = np.cos(dx[..., 2]), np.sin(dx[..., 2])
-    # Rotate by -dyaw: the world turns the other way when the character turns left.
-    return np.stack((c * p[..., 0] + s * p[..., 1], -s * p[..., 0] + c * p[..., 1]), axis=-1)
+    return to_local(points - dx[..., :2], dx[..., 2])
 
 
 @dataclass

@@ -12,7 +12,7 @@ import bpy
 import numpy as np
 
 from ..motionctl import quat
-from ..motionctl.motion import Clip, resample
+from ..motionctl.clip import Clip, resample
 from ..motionctl.skeleton import Skeleton
 
 SLOT_NAME = "motionctl"

@@ -1,30 +1,64 @@
-"""Small helpers shared by the operators: cache folder, settings access, safe reports."""
+"""Small helpers shared by the operators: settings access, the one error report, the chosen group
+and its ticked clips, and the models trained on a group."""
 
 from __future__ import annotations
 
+import json
 import os
-import tempfile
+import traceback
 
-import bpy
+from ..motionctl.clip import MotionDatabase
+from ..motionctl.engines import ENGINES
+from ..motionctl.errors import Cancelled, MotionctlError
+from ..motionctl.settings import options
+from .cache import resolve
 
 
 def settings(context):
     return context.scene.motionctl
 
 
-def cache_dir(context=None) -> str:
-    """Where large arrays live: ``//motionctl_cache`` beside the saved .blend, else a temp folder
-    (save the .blend first to keep caches with it)."""
-    if bpy.data.filepath:
-        path = bpy.path.abspath("//motionctl_cache")
+def report_error(op, context, exc: BaseException, what: str = "") -> set:
+    """The one way an operator reports a failure: a user error (``MotionctlError``) as its own
+    message; anything else is a bug: its traceback goes to the console and a short line to the
+    panel.  Returns {"CANCELLED"}."""
+    prefix = f"{what} failed: " if what else ""
+    if isinstance(exc, MotionctlError):
+        message = str(exc)
+    elif isinstance(exc, Cancelled):
+        message = f"{what or 'job'} cancelled"
     else:
-        path = os.path.join(tempfile.gettempdir(), "motionctl_cache")
-    os.makedirs(path, exist_ok=True)
-    return path
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        print(f"motionctl: {what or 'operator'} failed with a bug:\n{trace}")
+        message = f"{prefix}{type(exc).__name__}: {exc} (a bug: the traceback is in the system console)"
+        prefix = ""
+    if context is not None and hasattr(context.scene, "motionctl"):
+        settings(context).job_message = f"{prefix}{message}"[:500]
+    op.report({"WARNING" if isinstance(exc, Cancelled) else "ERROR"}, f"{prefix}{message}")
+    return {"CANCELLED"}
 
 
-def safe_name(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)[:60] or "motionctl"
+def chosen_group(context):
+    """The clip group the panels work on (the Controller panel's choice, else the first)."""
+    st = settings(context)
+    if not st.groups:
+        raise MotionctlError("import clips first (Library panel)")
+    name = st.group or st.groups[0].name
+    group = st.groups.get(name)
+    if group is None:
+        raise MotionctlError(f"no clip group named {name!r}: choose one in the Controller panel")
+    return group
+
+
+def target_armature(context, group=None):
+    """The active armature if motionctl made it, else the chosen group's."""
+    ob = context.active_object
+    if ob is not None and ob.type == "ARMATURE" and "motionctl_joints" in ob:
+        return ob
+    group = group or chosen_group(context)
+    if group.armature is None:
+        raise MotionctlError("select an armature imported by motionctl")
+    return group.armature
 
 
 def ticked_clip_tags(st, group) -> dict:
@@ -33,18 +67,76 @@ def ticked_clip_tags(st, group) -> dict:
     clip_tags = {c.name: [t.strip() for t in c.tags.split(",") if t.strip()]
                  for c in st.clips if c.group == group.name and c.use}
     if not clip_tags:
-        raise ValueError("no clips selected: tick some in the Library list")
+        raise MotionctlError("no clips selected: tick some in the Library list")
     return clip_tags
 
 
-def load_ticked_clips(database: str, clip_tags: dict) -> list:
-    """Worker side of ``ticked_clip_tags``: the ticked clips from the group's database cache,
-    carrying the tags as edited in the Library."""
-    from ..motionctl.motion import MotionDatabase
+def group_clips(context, group=None, ticked: bool = False) -> list:
+    """A group's clips from its database cache, carrying the tags as edited in the Library (all
+    of them, or only the ticked ones)."""
+    st = settings(context)
+    group = group or chosen_group(context)
+    tags = {c.name: [t.strip() for t in c.tags.split(",") if t.strip()] for c in st.clips if c.group == group.name}
+    return load_clips(database_path(group), ticked_clip_tags(st, group) if ticked else tags)
 
+
+def database_path(group) -> str:
+    path = resolve(group.database)
+    if not os.path.isfile(path):
+        raise MotionctlError(f"the clip cache of {group.name!r} is missing ({path}): import the clips again")
+    return path
+
+
+def load_clips(database: str, clip_tags: dict) -> list:
+    """Worker side of ``ticked_clip_tags``: the named clips from a database cache, with their tags."""
     clips = [c for c in MotionDatabase.load(database).clips if c.name in clip_tags]
     if not clips:
-        raise ValueError("no clips selected: tick some in the Library list")
+        raise MotionctlError("no clips selected: tick some in the Library list")
     for c in clips:
         c.tags = set(clip_tags[c.name])
     return clips
+
+
+def settings_values(engine, pg) -> dict:
+    """{option name: value} of an engine's generated property group (``panels.properties``): what
+    ``motionctl.settings.from_flat`` takes; an optional option switched off is None."""
+    out = {}
+    for o in options(engine.Settings):
+        if not o.ui:
+            continue
+        v = getattr(pg, o.name)
+        if o.kind in ("floats", "ints"):
+            v = tuple(v)
+        if o.kind == "float":  # Blender stores float32: 0.999 reads back as 0.99900001...
+            v = float(f"{v:.7g}")
+        elif o.kind == "floats":
+            v = tuple(float(f"{x:.7g}") for x in v)
+        if o.optional and not getattr(pg, "use_" + o.name):
+            v = None
+        out[o.name] = v
+    return out
+
+
+def model_entry(group, engine: str):
+    """The group's trained-model entry for ``engine`` (None when it has none)."""
+    return next((m for m in group.models if m.engine == engine), None)
+
+
+def model_summary(entry) -> dict:
+    try:
+        return json.loads(entry.summary) if entry is not None and entry.summary else {}
+    except json.JSONDecodeError:
+        return {}
+
+
+def trained_model(context, engine: str):
+    """(the chosen group's trained ``engine`` model, loaded, and the group); MotionctlError if none."""
+    group = chosen_group(context)
+    entry = model_entry(group, engine)
+    label = ENGINES[engine].label if engine in ENGINES else engine
+    if entry is None or not entry.path:
+        raise MotionctlError(f"train a {label} model first (Controller panel)")
+    path = resolve(entry.path)
+    if not os.path.isfile(path):
+        raise MotionctlError(f"the {label} model file is missing ({path}): train it again")
+    return ENGINES[engine].Model.load(path), group

@@ -1,6 +1,6 @@
 """The demo's Blender half: import a library with the real operator and save a .blend.
 
-Called by ``python -m motionctl demo`` (through ``motionctl.cli``) and by the tests, with
+Called by ``tools/demo.py`` and by the tests, with
 Blender running as the ``bpy`` module; nothing here is registered as UI.
 """
 

@@ -1,44 +1,63 @@
-"""Library operators: import BVH/ASF-AMC files and folders, show a clip on its armature."""
+"""Library operators: import BVH/ASF-AMC files and folders in the background, show a clip.
+
+Reading, detecting units and axes, trimming and grouping run in a worker thread (the core's
+``import_library``).  Building the armatures and baking one action per clip happens on the main
+thread a few clips per tick, with progress; cancelling at any point removes everything the import
+had built, so a cancelled or failed import leaves nothing half-built.
+"""
 
 from __future__ import annotations
 
 import os
 
+import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
 from bpy.types import Operator, OperatorFileListElement
 from bpy_extras.io_utils import ImportHelper
 
-from ..motionctl.errors import MotionFileError
+from ..motionctl.errors import MotionctlError
 from ..motionctl.library import ImportSettings, LibraryImport, import_library
-from ..motionctl.motion import MotionDatabase
 from .armature import assign_action, bake_clip, build_armature
-from .common import cache_dir, safe_name, settings
+from .background import BackgroundJobOperator
+from .cache import cache_path, safe_name, stored
+from .common import settings
 
-_AXES = [(a, a, f"{a} axis") for a in ("X", "Y", "Z", "-X", "-Y", "-Z")]
+_AXES = [("AUTO", "Automatic", "Decide from the motion (the axis the body is tallest along)")] + \
+    [(a, a, f"The file's {a} axis") for a in ("X", "Y", "Z", "-X", "-Y", "-Z")]
 
 
-def add_library(context, result: LibraryImport, timing: str = "SCENE") -> list:
-    """Put imported groups into the scene: one armature and database per group, one action per
-    clip, and the clip list the Library panel shows.  Returns the new armature objects."""
+def add_library(context, result: LibraryImport, timing: str = "SCENE", built: dict | None = None):
+    """Put imported groups into the scene, a clip at a time (a generator yielding (fraction,
+    message)): one armature and database cache per group, one action per clip, and the clip list
+    the Library panel shows.  ``built`` records what was made, for ``remove_built``."""
     st = settings(context)
+    built = {} if built is None else built
+    built.setdefault("objects", [])
+    built.setdefault("actions", [])
+    built.setdefault("groups", [])
+    built.setdefault("clips", [])
     scene_fps = context.scene.render.fps / context.scene.render.fps_base
-    armatures = []
+    total = sum(len(g.database.clips) for g in result.groups) or 1
+    done = 0
     for group in result.groups:
         db = group.database
         base = safe_name(os.path.splitext(os.path.basename(group.files[0]))[0] if len(group.files) == 1
                          else f"{group.skeleton.names[0]}_{group.skeleton.n_joints}j")
         ob = build_armature(context, group.skeleton, base)
-        path = os.path.join(cache_dir(context), f"{ob.name}_database.npz")
-        db.save(path)
+        built["objects"].append(ob.name)
+        path = db.save(cache_path(context, "database", ob.name))
+        built.setdefault("files", []).append(path)
         g = st.groups.add()
         g.name = ob.name
         g.armature = ob
-        g.database = path
+        g.database = stored(path)
         g.summary = group.describe()
         g.fps = db.fps
+        built["groups"].append(g.name)
         first = None
         for clip in db.clips:
             act = bake_clip(ob, clip, clip.name, scene_fps=scene_fps if timing == "SCENE" else None, assign=False)
+            built["actions"].append(act.name)
             item = st.clips.add()
             item.name = clip.name
             item.frames = clip.n_frames
@@ -48,11 +67,39 @@ def add_library(context, result: LibraryImport, timing: str = "SCENE") -> list:
             item.group = g.name
             item.action = act
             item.source = clip.source
-            first = first or (act, item)
+            built["clips"].append(len(st.clips) - 1)
+            first = first or act
+            done += 1
+            yield done / total, f"baked {clip.name} ({done}/{total})"
         if first is not None:
-            assign_action(ob, first[0])
-        armatures.append(ob)
-    return armatures
+            assign_action(ob, first)
+
+
+def remove_built(context, built: dict) -> None:
+    """Undo a half-finished ``add_library``: its clips, groups, actions, armatures and caches."""
+    st = settings(context)
+    for i in sorted(built.get("clips", []), reverse=True):
+        if i < len(st.clips):
+            st.clips.remove(i)
+    for name in built.get("groups", []):
+        i = st.groups.find(name)
+        if i >= 0:
+            st.groups.remove(i)
+    for name in built.get("actions", []):
+        act = bpy.data.actions.get(name)
+        if act is not None:
+            bpy.data.actions.remove(act)
+    for name in built.get("objects", []):
+        ob = bpy.data.objects.get(name)
+        if ob is not None:
+            arm = ob.data
+            bpy.data.objects.remove(ob)
+            if arm is not None and arm.users == 0:
+                bpy.data.armatures.remove(arm)
+    for path in built.get("files", []):
+        if os.path.exists(path):
+            os.remove(path)
+    built.clear()
 
 
 def show_clip(context, item) -> None:
@@ -67,26 +114,13 @@ def show_clip(context, item) -> None:
     context.scene.frame_end = int(end)
 
 
-def group_database(context, group_name: str) -> MotionDatabase:
-    """The cached database of a group, with the tags edited in the Library panel applied."""
-    st = settings(context)
-    group = st.groups.get(group_name)
-    if group is None:
-        raise ValueError(f"no clip group named {group_name!r}; import clips first")
-    db = MotionDatabase.load(group.database)
-    tags = {c.name: c.tags for c in st.clips if c.group == group_name}
-    for clip in db.clips:
-        if clip.name in tags:
-            clip.tags = {t.strip() for t in tags[clip.name].split(",") if t.strip()}
-    return db
-
-
-class MOTIONCTL_OT_import_bvh(Operator, ImportHelper):
-    """Import BVH or ASF/AMC motion files or whole folders; one armature per skeleton"""
+class MOTIONCTL_OT_import_bvh(BackgroundJobOperator, Operator, ImportHelper):
+    """Import BVH or ASF/AMC motion files or whole folders (in the background); one armature per skeleton"""
 
     bl_idname = "motionctl.import_bvh"
     bl_label = "Import Motion (BVH, ASF/AMC)"
     bl_options = {"REGISTER", "UNDO"}
+    job_label = "Import"
 
     filename_ext = ".bvh"
     filter_glob: StringProperty(default="*.bvh;*.amc", options={"HIDDEN"})
@@ -95,18 +129,21 @@ class MOTIONCTL_OT_import_bvh(Operator, ImportHelper):
 
     unit_mode: EnumProperty(
         name="Units",
-        items=[("AUTO", "Automatic", "Guess metres per unit from the skeleton height (ASF: its own units)"),
-               ("MANUAL", "Manual", "Use the scale below")],
+        items=[("AUTO", "Automatic", "Decide from the motion: the unit that makes the body human-sized (ASF: its "
+                "own units)"), ("MANUAL", "Manual", "Use the scale below")],
         default="AUTO",
     )
     unit_scale: FloatProperty(name="Metres per Unit", default=1.0, min=1e-6, soft_max=10.0, precision=6,
                               description="Metres per file unit when Units is Manual (centimetres: 0.01)")
-    axis_forward: EnumProperty(name="Forward", items=_AXES, default="-Z", description="The file's forward axis")
-    axis_up: EnumProperty(name="Up", items=_AXES, default="Y", description="The file's up axis")
+    axis_up: EnumProperty(name="Up", items=_AXES, default="AUTO", description="The file's up axis")
+    axis_forward: EnumProperty(name="Forward", items=_AXES, default="AUTO",
+                               description="The file's forward axis (with a given up axis)")
+    floor: EnumProperty(name="Floor", default="AUTO", items=[
+        ("AUTO", "Feet on the Floor", "Level a tilted capture floor and put stance feet on z = 0"),
+        ("KEEP", "As in the File", "Keep the file's floor (Blender's importer does)"),
+        ("LOWEST", "Lowest Point", "Put the lowest point of each clip on z = 0")])
     keep_calibration: BoolProperty(name="Keep Calibration Frames", default=False,
                                    description="Keep leading T-pose calibration frames instead of trimming them")
-    snap_to_floor: BoolProperty(name="Snap to Floor", default=False,
-                                description="Move each clip vertically so its lowest joint touches the floor")
     timing: EnumProperty(
         name="Timing",
         items=[("SCENE", "Scene Rate", "Resample each clip to the scene frame rate, a key on every frame"),
@@ -115,33 +152,39 @@ class MOTIONCTL_OT_import_bvh(Operator, ImportHelper):
     )
     amc_fps: FloatProperty(name="AMC Frame Rate", default=120.0, min=1.0, description="AMC files do not store it; CMU's is 120")
 
-    def execute(self, context):
+    def invoke(self, context, event):
+        return ImportHelper.invoke(self, context, event)  # the file browser, then execute()
+
+    def import_settings(self) -> ImportSettings:
+        up = None if self.axis_up == "AUTO" else self.axis_up
+        forward = None if self.axis_forward == "AUTO" or up is None else self.axis_forward
+        return ImportSettings(unit_scale=self.unit_scale if self.unit_mode == "MANUAL" else None, axis_up=up,
+                              axis_forward=forward, floor=self.floor.lower(), keep_calibration=self.keep_calibration,
+                              amc_fps=self.amc_fps)
+
+    def prepare(self, context):
         paths = [os.path.join(self.directory, f.name) for f in self.files if f.name]
         if not paths:
             paths = [self.directory or self.filepath]
-        opts = ImportSettings(
-            unit_scale=self.unit_scale if self.unit_mode == "MANUAL" else None,
-            keep_calibration=self.keep_calibration,
-            snap_to_floor=self.snap_to_floor,
-            amc_fps=self.amc_fps,
-            axis_forward=self.axis_forward,
-            axis_up=self.axis_up,
-        )
-        try:
-            result = import_library(paths, opts)
-        except (MotionFileError, FileNotFoundError, ValueError) as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        if not any(paths):
+            raise MotionctlError("choose files or a folder to import")
+        opts = self.import_settings()
+        opts.validate()
+        self._built = {}
+        return import_library, {"paths": paths, "settings": opts}
+
+    def finish(self, context, result: LibraryImport):
         if not result.groups:
             msg = result.failed[0][1] if result.failed else "no BVH or AMC files found"
-            self.report({"ERROR"}, f"Nothing imported: {msg}")
-            return {"CANCELLED"}
-        add_library(context, result, self.timing)
+            raise MotionctlError(f"nothing imported: {msg}")
+        yield from add_library(context, result, self.timing, self._built)
         settings(context).last_import = result.summary()
-        for path, msg in result.failed:
+        for _, msg in result.failed:
             self.report({"WARNING"}, msg)
         self.report({"INFO"}, result.summary().splitlines()[0])
-        return {"FINISHED"}
+
+    def abort(self, context) -> None:
+        remove_built(context, getattr(self, "_built", {}))
 
 
 class MOTIONCTL_OT_show_clip(Operator):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
+from .common import report_error, target_armature
+
 SIDES = 8
 
 
@@ -91,13 +93,10 @@ class MOTIONCTL_OT_add_mannequin(bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     def execute(self, context):
-        from .preview import target_armature
-
         try:
             ob = target_armature(context)
-        except ValueError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        except Exception as exc:  # noqa: BLE001
+            return report_error(self, context, exc, "Add Mannequin")
         body = add_mannequin(context, ob)
         self.report({"INFO"}, f"added {body.name} ({len(body.data.vertices)} vertices)")
         return {"FINISHED"}

@@ -1,35 +1,33 @@
-"""Preview panel operators: drive the character live with the keyboard, record and play traces,
-bake what was driven or played into an action.
+"""Preview panel operators: drive any trained controller live with the keyboard, record and play
+traces, bake what was driven or played into an action.
 
-``PreviewSession`` is plain numpy (testable headless, and what the per-tick cost is measured on):
-it turns key states into control signals, asks the policy for a fragment whenever the current one
-has played, and streams world poses from the synthesiser.  The modal operator only reads keys,
-calls ``tick`` on a 1/60 s timer and writes the pose with one bulk ``foreach_set``.
+The engine's ``Session`` does all the work (decisions, synthesis, the run as a Clip); this module
+turns held keys and the scene's goal objects into ``Command``s, writes poses with one bulk
+``foreach_set`` per tick and draws the trail and the control on the floor.  The last run is kept
+in memory and in a cache file, so Bake works after the .blend is reopened.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections import deque
 
 import bpy
 import numpy as np
 
-from ..motionctl.fragments import Trace, read_trace, write_trace
-from ..motionctl.fragments.controller import fragments_for_policy, run_policy
-from ..motionctl.motion import Clip, MotionDatabase
-from ..motionctl.policy import Policy
-from ..motionctl.synth import Synthesizer
-from ..motionctl.fitted import Planner
-from . import controller as controller_ops
-from . import planning
+from ..motionctl.clip import MotionDatabase
+from ..motionctl.engines.fragments import Trace, read_trace, resample_trace, write_trace
+from ..motionctl.errors import MotionctlError
+from ..motionctl.rootframe import to_world
+from ..motionctl.session import Command, Session, commands_from_controls
 from .armature import PoseWriter, bake_clip
-from .common import cache_dir, settings
-from .jobs import BackgroundJobOperator
+from .background import BackgroundJobOperator
+from .cache import cache_path, resolve, stored
+from .common import group_clips, report_error, settings, target_armature, trained_model
+from .state import STATE
 
 ARROWS = {"forward": "UP_ARROW", "back": "DOWN_ARROW", "left": "LEFT_ARROW", "right": "RIGHT_ARROW"}
-_LAST_RUN: dict = {}  # what Bake takes: {"clip": Clip, "source": "driven"|"trace"}
+GOAL_OBJECTS = {"target": "motionctl_target", "gate": "motionctl_gate"}
 
 
 def key_map(prefs) -> dict:
@@ -41,104 +39,47 @@ def key_map(prefs) -> dict:
     return m
 
 
-def control_from_keys(held: set, walk: float, run: float, turn_rate: float, airborne: bool) -> np.ndarray:
-    """Control vector [vx, vy, turn, airborne] from the set of held actions."""
+def command_from_keys(held: set, walk: float, run: float, turn_rate: float, airborne: bool,
+                      steer: str = "CHARACTER") -> Command:
+    """The Command of the held actions: WASD relative to the character with Q/E turning it
+    ("CHARACTER", paper 000's game), or WASD as world directions the character turns to
+    ("WORLD").  Shift runs, Space jumps."""
     fwd = ("forward" in held) - ("back" in held)
     side = ("right" in held) - ("left" in held)
     v = np.array([side, fwd], dtype=float)
     n = np.linalg.norm(v)
     speed = run if "run" in held else walk
-    v = v / n * speed if n > 0 else v
     turn = turn_rate * (("turn_left" in held) - ("turn_right" in held))
-    return np.array([v[0], v[1], turn, 1.0 if airborne else 0.0])
+    jump = 1.0 if airborne else 0.0
+    if steer == "WORLD" and n > 0:
+        return Command(np.array([0.0, speed, 0.0, jump]), heading=float(np.arctan2(-v[0], v[1])), speed=speed)
+    v = v / n * speed if n > 0 else v
+    return Command(np.array([v[0], v[1], turn, jump]))
 
 
-class PreviewSession:
-    """Live controller playback: decisions on demand, frames streamed at the working rate."""
-
-    def __init__(self, policy: Policy, fragments, warp: float = 1.0, start=(0.0, 0.0), start_yaw: float = 0.0,
-                 trail: int = 600):
-        self.policy = policy
-        self.fs = fragments
-        self.synth = Synthesizer(fragments.frame_table(), warp=warp, start=start, start_yaw=start_yaw)
-        self.fps = fragments.fps
-        self.fragment = None
-        self.buffer = None
-        self.t = 0.0
-        self.roots, self.rots, self.controls = [], [], []
-        self.trail = deque(maxlen=trail)
-        self.control = np.zeros(4)
-
-    def decide(self, control) -> None:
-        control = np.asarray(control, dtype=float)
-        if self.fragment is None:
-            self.fragment = self.policy.start_fragment(control)
-        else:
-            self.fragment = self.policy.next(self.fragment, control)
-        clip, start, count = self.fs.pieces([self.fragment])[0]
-        root, rot = self.synth.play(int(clip), int(start), int(count), control)
-        self.buffer = (root, rot)
-        self.roots.append(root)
-        self.rots.append(rot)
-        self.controls.append(control)
-        self.trail.extend(root[:, :3].tolist())
-
-    def tick(self, dt: float, control) -> tuple[np.ndarray, np.ndarray]:
-        """The pose to show now (root [3], rot [J, 4]) under ``control``, then advance ``dt`` seconds."""
-        self.control = np.asarray(control, dtype=float)
-        while self.buffer is None or self.t >= len(self.buffer[0]):
-            if self.buffer is not None:
-                self.t -= len(self.buffer[0])
-            self.decide(self.control)
-        i = int(self.t)
-        self.t += dt * self.fps
-        return self.buffer[0][i], self.buffer[1][i]
-
-    def arrow_vertices(self) -> np.ndarray:
-        root = np.array(self.trail[-1]) if self.trail else np.zeros(3)
-        return control_arrow(root, self.synth.state.yaw, self.control)
-
-    def clip(self, name: str) -> Clip:
-        table = self.synth.table
-        return Clip(name, table.skeleton, table.fps, np.concatenate(self.roots), np.concatenate(self.rots),
-                    tags={"driven"})
-
-    def trace(self, name: str = "recorded") -> Trace:
-        return Trace(np.array(self.controls), self.fs.decision_rate, name)
+def with_goals(command: Command, goals: dict) -> Command:
+    """The command with the scene's goal objects' positions (world)."""
+    command.target = goals.get("target")
+    command.gate = goals.get("gate")
+    return command
 
 
-def planning_session(context, planner: Planner, clips, op):
-    """A PlanningSession whose task state comes from the scene: the desired direction (the Drive
-    operator's, steered by keys), the target empty, or the gate empty (created if missing)."""
-    task = planner.problem.task.name
-    op.desired_yaw = 0.0
-    if task == "navigation":
-        state = lambda ground, yaw: planning.navigation_state(op.desired_yaw, yaw)  # noqa: E731
-        arrow = lambda s: control_arrow(s.trail[-1] if s.trail else np.zeros(3), op.desired_yaw,  # noqa: E731
-                                        np.array([0.0, 2.0, 0.0, 0.0]))
-    else:
-        name = planning.TARGET_NAME if task == "reach" else planning.GATE_NAME
-        marker = bpy.data.objects.get(name)
-        if marker is None:
-            marker = bpy.data.objects.new(name, None)
-            marker.empty_display_type = "SPHERE" if task == "reach" else "PLAIN_AXES"
-            marker.empty_display_size = 0.2 if task == "reach" else planner.problem.task.half_width
-            marker.location = (0.0, 3.0, 0.0)
-            context.collection.objects.link(marker)
-        if task == "reach":
-            state = lambda ground, yaw: planning.local_point(marker.location[:2], ground, yaw)  # noqa: E731
-        else:
-            state = lambda ground, yaw: planning.guidance_state(marker.location[:2],  # noqa: E731
-                                                                marker.rotation_euler.z, ground, yaw)
-
-        def arrow(s):
-            root = np.array(s.trail[-1]) if s.trail else np.zeros(3)
-            target = np.array([marker.location[0], marker.location[1], 0.02])
-            return np.array([[root[0], root[1], 0.02], target] * 3, dtype=np.float32)
-
-    session = planning.PlanningSession(planner, clips, state)
-    session.arrow_vertices = lambda: arrow(session)
-    return session
+def goal_objects(context, model) -> dict:
+    """The model's goals read from the scene ({"target": [2], "gate": [3]}), creating the empties it
+    needs (3 m ahead) when missing: move them in the viewport and the character replans."""
+    out = {}
+    for goal in model.goals:
+        name = GOAL_OBJECTS[goal]
+        ob = bpy.data.objects.get(name)
+        if ob is None:
+            ob = bpy.data.objects.new(name, None)
+            ob.empty_display_type = "SPHERE" if goal == "target" else "PLAIN_AXES"
+            ob.empty_display_size = 0.2 if goal == "target" else 0.6
+            ob.location = (0.0, 3.0, 0.0)
+            context.collection.objects.link(ob)
+        out[goal] = np.array([ob.location[0], ob.location[1]]) if goal == "target" else \
+            np.array([ob.location[0], ob.location[1], ob.rotation_euler.z])
+    return out
 
 
 def trail_vertices(points, lift: float = 0.01) -> np.ndarray:
@@ -150,8 +91,7 @@ def trail_vertices(points, lift: float = 0.01) -> np.ndarray:
 
 def control_arrow(root: np.ndarray, yaw: float, control: np.ndarray, scale: float = 0.5) -> np.ndarray:
     """[6, 3] float32 line vertices (3 segments) of the control velocity as an arrow on the floor."""
-    c, s = np.cos(yaw), np.sin(yaw)
-    v = np.array([c * control[0] - s * control[1], s * control[0] + c * control[1], 0.0]) * scale
+    v = np.append(to_world(np.asarray(control[:2], dtype=float), yaw) * scale, 0.0)
     base = np.array([root[0], root[1], 0.02])
     tip = base + v
     n = np.linalg.norm(v)
@@ -163,45 +103,41 @@ def control_arrow(root: np.ndarray, yaw: float, control: np.ndarray, scale: floa
     return np.array([base, tip, tip, back + side, tip, back - side], dtype=np.float32)
 
 
-def trained_policy(context):
-    """The trained controller: a fragment ``Policy`` or, for the planning engine, a ``Planner``."""
-    pg = settings(context).controller
-    path = bpy.path.abspath(pg.policy_path)
-    if not pg.policy_path or not os.path.exists(path):
-        raise ValueError("train a controller first (Controller panel)")
-    return Planner.load(path) if pg.trained_engine == "PLANNING" else Policy.load(path)
+def goal_lines(root, goals: dict) -> np.ndarray:
+    """[2 G, 3] float32 lines from the character to each goal on the floor."""
+    pts = [p[:2] for p in goals.values()]
+    if not pts:
+        return np.zeros((0, 3), dtype=np.float32)
+    base = [root[0], root[1], 0.02]
+    return np.array([v for p in pts for v in (base, [p[0], p[1], 0.02])], dtype=np.float32)
 
 
-def cached_fragments(policy: Policy):
-    """The fragments a policy was trained on, if the training cache of this session holds them."""
-    for model in controller_ops._MODELS.values():
-        if [c.name for c in model.fragments.clips] == list(policy.clip_names):
-            return model.fragments
-    return None
+def playable(context):
+    """(model, its frame table, target armature) for the Controller panel's engine."""
+    st = settings(context)
+    model, group = trained_model(context, st.engine)
+    table = model.frame_table(group_clips(context, group))
+    return model, table, target_armature(context, group)
 
 
-def policy_and_fragments(context):
-    """The trained policy and its fragments (from the training cache, else re-cut from the group);
-    for the planning engine, the Planner and its working clips."""
-    policy = trained_policy(context)
-    if isinstance(policy, Planner):
-        return policy, planning.planner_clips(context, policy)
-    fs = cached_fragments(policy)
-    if fs is not None:
-        return policy, fs
-    db = MotionDatabase.load(controller_ops.chosen_group(context).database)
-    names = set(policy.clip_names)
-    return policy, fragments_for_policy(policy, [c for c in db.clips if c.name in names])
+def keep_run(context, clip, source: str) -> None:
+    """Remember a run for Bake: in memory, and in a cache file (Bake after reopening the .blend)."""
+    st = settings(context)
+    STATE.last_run = clip
+    db = MotionDatabase(clip.skeleton, [clip])
+    st.last_run = stored(db.save(cache_path(context, "lastrun")))
+    st.preview.session_frames = clip.n_frames
+    st.preview.run_source = source
 
 
-def target_armature(context):
-    ob = context.active_object
-    if ob is not None and ob.type == "ARMATURE" and "motionctl_joints" in ob:
-        return ob
-    group = controller_ops.chosen_group(context)
-    if group.armature is None:
-        raise ValueError("select an armature imported by motionctl")
-    return group.armature
+def last_run(context):
+    if STATE.last_run is not None:
+        return STATE.last_run
+    path = resolve(settings(context).last_run)
+    if not path or not os.path.exists(path):
+        raise MotionctlError("drive the character or play a trace first")
+    STATE.last_run = MotionDatabase.load(path).clips[0]
+    return STATE.last_run
 
 
 class MOTIONCTL_OT_drive(bpy.types.Operator):
@@ -213,11 +149,9 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
     def execute(self, context):
         """Without a viewport (background mode) there is nothing to drive in."""
         try:
-            policy_and_fragments(context)
-            target_armature(context)
-        except (ValueError, OSError) as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+            playable(context)
+        except Exception as exc:  # noqa: BLE001
+            return report_error(self, context, exc, "Drive")
         self.report({"ERROR"}, "Drive is interactive: start it from the 3D viewport's Motion tab")
         return {"CANCELLED"}
 
@@ -225,25 +159,22 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
         if context.window is None or bpy.app.background:
             return self.execute(context)
         try:
-            self.policy, fs = policy_and_fragments(context)
-            self.ob = target_armature(context)
-        except (ValueError, OSError) as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
-        prefs = settings(context).preview
-        self.prefs = prefs
-        self.keys = key_map(prefs)
+            self.model, table, self.ob = playable(context)
+            self.goals = goal_objects(context, self.model)
+        except Exception as exc:  # noqa: BLE001
+            return report_error(self, context, exc, "Drive")
+        self.prefs = settings(context).preview
+        self.keys = key_map(self.prefs)
         self.held = set()
         self.jump_until = 0.0
         self.writer = PoseWriter(self.ob)
-        if isinstance(self.policy, Policy):
-            self.session = PreviewSession(self.policy, fs, prefs.warp)
-        else:
-            self.session = planning_session(context, self.policy, fs, self)
+        self.session = Session(self.model, table, warp=self.prefs.warp)
+        self.command = Command()
         self.last = time.perf_counter()
         wm = context.window_manager
         self._timer = wm.event_timer_add(1.0 / 60.0, window=context.window)
-        self._draw = bpy.types.SpaceView3D.draw_handler_add(draw_overlay, (self,), "WINDOW", "POST_VIEW")
+        handle = bpy.types.SpaceView3D.draw_handler_add(draw_drive, (self,), "WINDOW", "POST_VIEW")
+        STATE.overlays["drive"] = handle
         wm.modal_handler_add(self)
         context.workspace.status_text_set("motionctl Drive: WASD/arrows move, Q/E turn, Space jump, Shift run, Esc stop")
         return {"RUNNING_MODAL"}
@@ -265,13 +196,10 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
         now = time.perf_counter()
         dt, self.last = min(now - self.last, 0.1), now
         p = self.prefs
-        if isinstance(self.session, PreviewSession):
-            control = control_from_keys(self.held, p.walk_speed, p.run_speed, p.turn_rate, now < self.jump_until)
-            root, rot = self.session.tick(dt, control)
-        else:  # planning: A/D (or Q/E, arrows) turn the desired direction
-            turn = (bool(self.held & {"left", "turn_left"}) - bool(self.held & {"right", "turn_right"}))
-            self.desired_yaw += turn * p.turn_rate * dt
-            root, rot = self.session.tick(dt)
+        self.goals = goal_objects(context, self.model)
+        self.command = with_goals(command_from_keys(self.held, p.walk_speed, p.run_speed, p.turn_rate,
+                                                    now < self.jump_until, p.steer), self.goals)
+        root, rot = self.session.tick(dt, self.command)
         self.writer.write(rot, root)
         for area in context.screen.areas:
             if area.type == "VIEW_3D":
@@ -280,62 +208,61 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
 
     def stop(self, context):
         context.window_manager.event_timer_remove(self._timer)
-        bpy.types.SpaceView3D.draw_handler_remove(self._draw, "WINDOW")
+        handle = STATE.overlays.pop("drive", None)
+        if handle is not None:
+            bpy.types.SpaceView3D.draw_handler_remove(handle, "WINDOW")
         context.workspace.status_text_set(None)
         s = self.session
         if s.roots:
-            _LAST_RUN.update(clip=s.clip("driven"), source="driven")
-            settings(context).preview.session_frames = sum(len(r) for r in s.roots)
+            keep_run(context, s.clip("driven"), "driven")
         if self.prefs.record and s.controls:
-            path = save_recording(context, s.trace())
+            path = save_recording(context, Trace(np.array(s.controls), s.rate, "recorded"))
             self.report({"INFO"}, f"recorded {len(s.controls)} controls to {path}")
         return {"FINISHED"}
 
+    def cancel(self, context):  # the file was closed under it
+        STATE.overlays.pop("drive", None)
+
 
 def save_recording(context, trace: Trace) -> str:
-    """Write a recorded trace beside the caches and add it to the controller's training traces."""
-    folder = cache_dir(context)
+    """Write a recorded trace beside the caches and add it to the training traces."""
     k = 1
-    while os.path.exists(os.path.join(folder, f"recorded_trace_{k:03d}.csv")):
+    while os.path.exists(cache_path(context, "trace", f"{k:03d}", ".csv")):
         k += 1
-    path = os.path.join(folder, f"recorded_trace_{k:03d}.csv")
+    path = cache_path(context, "trace", f"{k:03d}", ".csv")
     write_trace(trace, path)
-    t = settings(context).controller.traces.add()
-    t.path = path
+    t = settings(context).traces.add()
+    t.path = stored(path)
     return path
 
 
-_SHADER = None
-
-
-def draw_overlay(op) -> None:
-    """Viewport overlay: the trail of the root and the current control as an arrow."""
-    global _SHADER
+def draw_drive(op) -> None:
+    """Viewport overlay while driving: the root's trail, the control as an arrow, lines to goals."""
     import gpu
     from gpu_extras.batch import batch_for_shader
 
-    if _SHADER is None:
-        _SHADER = gpu.shader.from_builtin("UNIFORM_COLOR")
+    shader = STATE.batches.get("uniform") or gpu.shader.from_builtin("UNIFORM_COLOR")
+    STATE.batches["uniform"] = shader
     s = op.session
     if not s.trail:
         return
+    root = np.array(s.trail[-1])
     gpu.state.line_width_set(2.0)
-    trail = trail_vertices(s.trail)
-    batch = batch_for_shader(_SHADER, "LINE_STRIP", {"pos": trail})
-    _SHADER.uniform_float("color", (1.0, 0.6, 0.1, 0.9))
-    batch.draw(_SHADER)
-    batch = batch_for_shader(_SHADER, "LINES", {"pos": s.arrow_vertices()})
-    _SHADER.uniform_float("color", (0.2, 0.7, 1.0, 1.0))
-    batch.draw(_SHADER)
+    for prim, verts, colour in (("LINE_STRIP", trail_vertices(s.trail), (1.0, 0.6, 0.1, 0.9)),
+                                ("LINES", control_arrow(root, s.synth.yaw, op.command.local_control(s.synth.yaw)),
+                                 (0.2, 0.7, 1.0, 1.0)),
+                                ("LINES", goal_lines(root, op.goals), (0.9, 0.9, 0.2, 0.8))):
+        if len(verts):
+            shader.uniform_float("color", colour)
+            batch_for_shader(shader, prim, {"pos": verts}).draw(shader)
     gpu.state.line_width_set(1.0)
 
 
-def play_job(policy, fragments, trace, warp, progress=None, should_stop=None) -> Clip:
-    """Worker job: run the policy on a trace and synthesize the motion."""
+def play_job(model, table, commands, warp, progress=None, should_stop=None):
+    """Worker job: a session driven by a trace's commands; returns the run as a Clip."""
     if progress:
-        progress(0.2, f"running {len(trace.samples)} controls through the policy")
-    clip, _, _ = run_policy(policy, fragments, trace, warp=warp, name="trace_run")
-    return clip
+        progress(0.1, f"running {len(commands)} decisions")
+    return Session(model, table, warp=warp).run(commands, should_stop, "trace_run")
 
 
 class MOTIONCTL_OT_play_trace(BackgroundJobOperator, bpy.types.Operator):
@@ -347,28 +274,27 @@ class MOTIONCTL_OT_play_trace(BackgroundJobOperator, bpy.types.Operator):
 
     def prepare(self, context):
         prefs = settings(context).preview
-        policy, fs = policy_and_fragments(context)
-        if not isinstance(policy, Policy):
-            raise ValueError("Play Trace drives a motion-fragment controller; the trained one is a planner")
+        model, table, self._target = playable(context)
         if not prefs.trace_path:
-            raise ValueError("choose a trace file to play")
+            raise MotionctlError("choose a trace file to play")
         trace = read_trace(bpy.path.abspath(prefs.trace_path))
-        self._target = target_armature(context)
-        return play_job, {"policy": policy, "fragments": fs, "trace": trace, "warp": prefs.warp}
+        goals = goal_objects(context, model)
+        commands = [with_goals(c, goals) for c in
+                    commands_from_controls(resample_trace(trace.samples, trace.rate, model.decision_rate))]
+        return play_job, {"model": model, "table": table, "commands": commands, "warp": prefs.warp}
 
     def finish(self, context, result) -> None:
-        _LAST_RUN.update(clip=result, source="trace")
+        keep_run(context, result, "trace")
         bake_last(context, self._target)
 
 
 def bake_last(context, target=None):
     """Bake the last driven or played run into an action with the Preview settings."""
     prefs = settings(context).preview
-    if not _LAST_RUN:
-        raise ValueError("drive the character or play a trace first")
+    clip = last_run(context)
     target = target or target_armature(context)
     scene = context.scene
-    act = bake_clip(target, _LAST_RUN["clip"], prefs.action_name, frame_start=prefs.frame_start,
+    act = bake_clip(target, clip, prefs.action_name, frame_start=prefs.frame_start,
                     scene_fps=scene.render.fps / scene.render.fps_base, root_motion=prefs.root_motion)
     scene.frame_start, scene.frame_end = (int(x) for x in act.frame_range)
     return act
@@ -384,9 +310,8 @@ class MOTIONCTL_OT_bake_run(bpy.types.Operator):
     def execute(self, context):
         try:
             act = bake_last(context)
-        except ValueError as exc:
-            self.report({"ERROR"}, str(exc))
-            return {"CANCELLED"}
+        except Exception as exc:  # noqa: BLE001
+            return report_error(self, context, exc, "Bake")
         self.report({"INFO"}, f"baked {act.name}: frames {int(act.frame_range[0])}-{int(act.frame_range[1])}")
         return {"FINISHED"}
 

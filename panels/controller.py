@@ -1,4 +1,5 @@
-"""Controller and Preview panels: train a fragment controller, drive it, record, play, bake."""
+"""Controller and Preview panels: choose an engine, set it up (its settings are drawn from its own
+``Settings``), train it, then drive, play, record and bake any trained controller."""
 
 from __future__ import annotations
 
@@ -7,7 +8,21 @@ import math
 import bpy
 from bpy.types import Panel, UIList
 
+from ..motionctl.engines import ENGINES
+from ..motionctl.settings import options
+from ..operators.common import model_entry, model_summary
 from .library import MotionPanel
+
+# How a model's summary reads in the panel: key -> (label, format).
+SUMMARY = {
+    "clips": ("clips", "{:d}"), "fragments": ("fragments", "{:d}"), "segments": ("steps", "{:d}"),
+    "groups": ("groups", "{:d}"), "transitions": ("transitions", "{:d}"), "samples": ("training samples", "{:d}"),
+    "improvements": ("policy improvements", "{:d}"), "converged": ("converged", "{}"), "warm": ("warm start", "{}"),
+    "seconds": ("seconds to train", "{:.1f}"), "percent_of_optimal": ("% of optimal on held-out traces", "{:.1f}"),
+    "residual": ("Bellman residual", "{:.3g}"), "heading_error_deg": ("° off the direction after 20 steps", "{:.1f}"),
+    "success": ("done within 20 steps", "{:.0%}"), "reward_per_step": ("reward per step", "{:.2f}"),
+    "seconds_kept": ("s of capture kept", "{:.1f}"), "seconds_total": ("s of capture in all", "{:.1f}"),
+}
 
 
 def draw_job(layout, st, label: str) -> bool:
@@ -22,6 +37,54 @@ def draw_job(layout, st, label: str) -> bool:
     return False
 
 
+def draw_settings(layout, engine, pg, skip=()) -> None:
+    """An engine's shown options, a box per group, in declaration order."""
+    boxes = {}
+    for o in options(engine.Settings):
+        if not o.ui or o.name in skip:
+            continue
+        box = boxes.get(o.group)
+        if box is None:
+            box = boxes[o.group] = layout.box()
+            if o.group:
+                box.label(text=o.group)
+        if o.optional:
+            row = box.row(align=True)
+            row.prop(pg, "use_" + o.name, text="")
+            sub = row.row()
+            sub.enabled = getattr(pg, "use_" + o.name)
+            sub.prop(pg, o.name)
+        else:
+            box.prop(pg, o.name)
+        if engine.name == "fragments" and o.name == "traces" and pg.traces == "files":
+            draw_trace_list(box, bpy.context.scene.motionctl)
+
+
+def draw_trace_list(layout, st) -> None:
+    row = layout.row()
+    row.template_list("MOTIONCTL_UL_traces", "", st, "traces", st, "trace_index", rows=3)
+    sub = row.column(align=True)
+    sub.operator("motionctl.trace_add", text="", icon="ADD")
+    sub.operator("motionctl.trace_remove", text="", icon="REMOVE")
+
+
+def draw_summary(layout, summary: dict, path: str = "") -> None:
+    """A trained model's summary: the figures the engine reports, labelled."""
+    box = layout.box()
+    for key, (label, fmt) in SUMMARY.items():
+        v = summary.get(key)
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        try:
+            box.label(text=f"{label}: {fmt.format(v)}")
+        except (ValueError, TypeError):
+            box.label(text=f"{label}: {v}")
+    if summary.get("dropped"):
+        box.label(text="dropped entirely: " + ", ".join(summary["dropped"]), icon="ERROR")
+    if path:
+        box.label(text=bpy.path.basename(path), icon="FILE")
+
+
 class MOTIONCTL_UL_traces(UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         layout.label(text=bpy.path.basename(item.path) or "(no file)", icon="FILE")
@@ -33,101 +96,20 @@ class MOTIONCTL_PT_controller(MotionPanel, Panel):
 
     def draw(self, context):
         st = context.scene.motionctl
-        pg = st.controller
         layout = self.layout
         if self.no_clips(layout, st):
             return
-        layout.prop(pg, "engine", expand=True)
-        layout.prop_search(pg, "group", st, "groups", text="Clips")
-        n_use = sum(1 for c in st.clips if c.use and c.group == (pg.group or st.groups[0].name))
-        layout.label(text=f"{n_use} clip(s) ticked in the Library")
-        if pg.engine == "PLANNING":
-            self.draw_planning(layout, st, pg)
-            return
-        col = layout.column(align=True)
-        col.prop(pg, "fragment_length")
-        col.prop(pg, "fragment_stride")
-        col.prop(pg, "mirror")
-        row = layout.row(align=True)
-        row.prop(pg, "bins")
-        if pg.bins == "KMEANS":
-            row.prop(pg, "kmeans_bins")
-        box = layout.box()
-        box.prop(pg, "trace_source")
-        if pg.trace_source == "GENERATED":
-            col = box.column(align=True)
-            col.prop(pg, "trace_seconds")
-            col.prop(pg, "player_speed")
-            col.prop(pg, "player_hold")
-            col.prop(pg, "player_reversal")
-            col.prop(pg, "player_turns")
-            col.prop(pg, "player_jumps")
-        else:
-            row = box.row()
-            row.template_list("MOTIONCTL_UL_traces", "", pg, "traces", pg, "trace_index", rows=3)
-            sub = row.column(align=True)
-            sub.operator("motionctl.trace_add", text="", icon="ADD")
-            sub.operator("motionctl.trace_remove", text="", icon="REMOVE")
-        box.prop(pg, "smoothing")
-        layout.prop(pg, "kind")
-        row = layout.row(align=True)
-        row.prop(pg, "use_threshold")
-        sub = row.row()
-        sub.enabled = pg.use_threshold
-        sub.prop(pg, "threshold")
-        box = layout.box()
-        box.label(text="Quality weights")
-        box.prop(pg, "omega")
-        box.prop(pg, "delta")
-        col = box.column(align=True)
-        col.prop(pg, "w_v")
-        col.prop(pg, "w_t")
-        col.prop(pg, "w_a")
-        col.prop(pg, "discount")
-        col.prop(pg, "stutter")
-        layout.prop(pg, "held_out")
+        layout.prop(st, "engine")
+        engine = ENGINES[st.engine]
+        layout.prop_search(st, "group", st, "groups", text="Clips")
+        group = st.groups.get(st.group) or st.groups[0]
+        layout.label(text=f"{sum(1 for c in st.clips if c.use and c.group == group.name)} clip(s) ticked in the Library")
+        draw_settings(layout, engine, getattr(st.engines, engine.name))
         if not draw_job(layout, st, "Training"):
-            layout.operator("motionctl.train_controller", icon="PLAY")
-        if pg.policy_path and pg.trained_engine == "FRAGMENTS":
-            box = layout.box()
-            box.label(text=f"{pg.result_fragments} fragments, {pg.result_improvements} improvements"
-                      + (" (warm start)" if pg.result_warm else ""))
-            box.label(text=f"{'converged' if pg.result_converged else 'NOT converged'} in {pg.result_seconds:.1f} s")
-            if not math.isnan(pg.result_percent):
-                box.label(text=f"{pg.result_percent:.1f}% of optimal on held-out traces (std {pg.result_std:.1f})")
-            box.label(text=bpy.path.basename(pg.policy_path), icon="FILE")
-
-
-    def draw_planning(self, layout, st, pg):
-        layout.prop(pg, "task")
-        col = layout.column(align=True)
-        if pg.task == "NAVIGATION":
-            col.prop(pg, "nav_gamma")
-        elif pg.task == "REACH":
-            col.prop(pg, "reach_reward")
-            col.prop(pg, "reach_radius")
-        else:
-            col.prop(pg, "gate_half_width")
-        col = layout.column(align=True)
-        col.prop(pg, "mirror")
-        row = col.row(align=True)
-        row.prop(pg, "parametric")
-        sub = row.row()
-        sub.enabled = pg.parametric
-        sub.prop(pg, "group_size")
-        col.prop(pg, "n_trees")
-        col.prop(pg, "plan_discount")
-        col.prop(pg, "plan_iterations")
-        col.prop(pg, "trajectories")
-        if not draw_job(layout, st, "Training"):
-            layout.operator("motionctl.train_controller", icon="PLAY")
-        if pg.policy_path and pg.trained_engine == "PLANNING":
-            box = layout.box()
-            box.label(text=f"{pg.result_groups} groups, {pg.result_samples} samples, {pg.result_seconds:.1f} s")
-            box.label(text=f"Bellman residual {pg.result_residual:.3g}")
-            box.label(text=f"from random starts: {100 * pg.result_success:.0f}% done in 20 steps, "
-                      f"reward {pg.result_reward:.2f}")
-            box.label(text=bpy.path.basename(pg.policy_path), icon="FILE")
+            layout.operator("motionctl.train", icon="PLAY").engine = engine.name
+        entry = model_entry(group, engine.name)
+        if entry is not None:
+            draw_summary(layout, model_summary(entry), entry.path)
 
 
 class MOTIONCTL_PT_preview(MotionPanel, Panel):
@@ -138,8 +120,15 @@ class MOTIONCTL_PT_preview(MotionPanel, Panel):
         st = context.scene.motionctl
         p = st.preview
         layout = self.layout
-        if not st.controller.policy_path:
-            layout.label(text="Train a controller first")
+        if self.no_clips(layout, st):
+            return
+        group = st.groups.get(st.group) or st.groups[0]
+        engine = ENGINES[st.engine]
+        if model_entry(group, engine.name) is None:
+            layout.label(text=f"Train a {engine.label} model first")
+        else:
+            layout.label(text=f"Plays the {engine.label} model", icon="ARMATURE_DATA")
+        layout.prop(p, "steer")
         col = layout.column(align=True)
         col.prop(p, "walk_speed")
         col.prop(p, "run_speed")
@@ -159,7 +148,7 @@ class MOTIONCTL_PT_preview(MotionPanel, Panel):
         if not draw_job(layout, st, "Play Trace"):
             layout.operator("motionctl.play_trace", icon="FILE_MOVIE")
         box = layout.box()
-        box.label(text=f"Bake ({p.session_frames} frames driven)")
+        box.label(text=f"Bake ({p.session_frames} frames {p.run_source or 'driven'})")
         box.prop(p, "action_name")
         box.prop(p, "frame_start")
         box.prop(p, "root_motion")

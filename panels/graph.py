@@ -5,7 +5,9 @@ from __future__ import annotations
 import bpy
 from bpy.types import Panel
 
-from .controller import draw_job
+from ..motionctl.engines import ENGINES
+from ..operators.common import model_entry, model_summary
+from .controller import draw_job, draw_settings, draw_summary
 from .library import MotionPanel
 
 
@@ -15,25 +17,17 @@ class MOTIONCTL_PT_motion_graph(MotionPanel, Panel):
 
     def draw(self, context):
         st = context.scene.motionctl
-        pg = st.graph
         layout = self.layout
         if self.no_clips(layout, st):
             return
-        layout.prop_search(st.controller, "group", st, "groups", text="Clips")
-        col = layout.column(align=True)
-        col.prop(pg, "threshold")
-        col.prop(pg, "branching")
-        col.prop(pg, "min_clip")
-        col.prop(pg, "max_clip")
+        layout.prop_search(st, "group", st, "groups", text="Clips")
+        draw_settings(layout, ENGINES["graph"], st.engines.graph)
         if not draw_job(layout, st, "Building"):
-            layout.operator("motionctl.build_graph", icon="NODETREE")
-        if pg.graph_path:
-            box = layout.box()
-            box.label(text=f"{pg.clips} clips, {pg.transitions} transitions ({pg.candidates} candidates)")
-            box.label(text=f"{pg.seconds_kept:.1f} s of {pg.seconds_total:.1f} s kept, "
-                      f"{pg.seconds_total - pg.seconds_kept:.1f} s dropped")
-            if pg.dropped:
-                box.label(text=f"dropped entirely: {pg.dropped}", icon="ERROR")
+            layout.operator("motionctl.train", text="Build Motion Graph", icon="NODETREE").engine = "graph"
+        group = st.groups.get(st.group) or st.groups[0]
+        entry = model_entry(group, "graph")
+        if entry is not None:
+            draw_summary(layout, model_summary(entry), entry.path)
 
 
 class MOTIONCTL_PT_evaluate(MotionPanel, Panel):
@@ -44,20 +38,19 @@ class MOTIONCTL_PT_evaluate(MotionPanel, Panel):
         st = context.scene.motionctl
         ev = st.evaluate
         layout = self.layout
-        layout.prop(ev, "source")
+        if self.no_clips(layout, st):
+            return
+        layout.prop(ev, "engine")
         layout.prop(ev, "collection")
         col = layout.column(align=True)
-        col.prop(ev, "cell")
-        col.prop(ev, "headings")
-        col.prop(ev, "radius")
-        col.prop(ev, "edit_scale")
-        col.prop(ev, "pairs")
-        col.prop(ev, "lm_sample")
+        for name in ("cell", "headings", "radius", "edit_scale", "pairs", "lm_sample"):
+            col.prop(ev, name)
         if not draw_job(layout, st, "Evaluating"):
             layout.operator("motionctl.evaluate", icon="VIEWZOOM")
         if ev.nodes:
             box = layout.box()
-            box.label(text=f"{ev.nodes} embedded nodes, {ev.seconds:.1f} s")
+            label = ENGINES[ev.evaluated].label if ev.evaluated in ENGINES else ev.evaluated
+            box.label(text=f"{label}: {ev.nodes} embedded nodes, {ev.seconds:.1f} s")
             box.label(text=f"coverage {100 * ev.coverage_xy:.1f}% XY, {100 * ev.coverage_xya:.1f}% XYθ")
             box.label(text=f"path efficiency {ev.path_mean:.2f} mean, {ev.path_median:.2f} median")
             for line in ev.details.split("\n"):
@@ -65,7 +58,7 @@ class MOTIONCTL_PT_evaluate(MotionPanel, Panel):
                     box.label(text=line)
             row = layout.row(align=True)
             row.operator("motionctl.show_coverage", icon="HIDE_OFF")
-            row.operator("motionctl.show_best_path", icon="ACTION")
+            row.operator("motionctl.bake_best_path", icon="ACTION")
             if ev.map_path:
                 layout.label(text=f"map: {bpy.path.basename(ev.map_path)}", icon="IMAGE_DATA")
 

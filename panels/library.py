@@ -54,6 +54,11 @@ class MOTIONCTL_PT_library(MotionPanel, Panel):
             box = layout.box()
             box.label(text=g.name, icon="ARMATURE_DATA")
             box.label(text=g.summary)
+        if st.last_import:
+            box = layout.box()
+            box.label(text="Last import", icon="INFO")
+            for line in st.last_import.splitlines()[:12]:
+                box.label(text=line.strip())
         layout.template_list("MOTIONCTL_UL_clips", "", st, "clips", st, "clip_index", rows=6)
         if 0 <= st.clip_index < len(st.clips):
             item = st.clips[st.clip_index]

@@ -1,4 +1,10 @@
-"""Scene settings: the clip library, the controller, the preview (large arrays live in .npz caches)."""
+"""Scene settings: the clip library, each engine's settings (generated from its ``Settings``), the
+preview and the evaluation.  Large arrays live in cache files (``operators/cache.py``).
+
+Each engine's property group is made from its settings' options (``motionctl.settings``): the
+label, tooltip, range, unit and choices are the engine's own, so a new engine's panel needs no
+Blender code and the defaults are written once.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,63 @@ from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProp
                        IntProperty, IntVectorProperty, PointerProperty, StringProperty)
 from bpy.types import PropertyGroup
 
+from ..motionctl.engines import ENGINES
+from ..motionctl.settings import options
 from ..operators.library import show_clip
+
+UNITS = {"LENGTH": "LENGTH", "TIME": "TIME_ABSOLUTE", "VELOCITY": "VELOCITY", "ROTATION": "ROTATION"}
+
+
+def _range(o, kw) -> dict:
+    for key in ("min", "max", "soft_max"):
+        if getattr(o, key) is not None:
+            kw[key] = getattr(o, key)
+    return kw
+
+
+def property_for(o):
+    """The bpy property of one settings option."""
+    kw = {"name": o.label, "description": o.description}
+    if o.kind == "bool":
+        return BoolProperty(default=bool(o.default), **kw)
+    if o.kind == "str":
+        if o.choices:
+            return EnumProperty(items=[tuple(c) for c in o.choices], default=o.default, **kw)
+        return StringProperty(default=o.default, subtype=o.subtype or "NONE", **kw)
+    if o.kind == "int":
+        return IntProperty(default=int(o.default), **_range(o, kw))
+    if o.kind == "float":
+        value = o.default if o.default is not None else (o.on_value if o.on_value is not None else (o.min or 0.0))
+        if o.unit in UNITS:
+            kw["unit"] = UNITS[o.unit]
+        if o.subtype:
+            kw["subtype"] = o.subtype
+        return FloatProperty(default=float(value), **_range(o, kw))
+    if o.kind == "floats":
+        return FloatVectorProperty(size=o.size, default=tuple(float(v) for v in o.default), **_range(o, kw))
+    if o.kind == "ints":
+        return IntVectorProperty(size=o.size, default=tuple(int(v) for v in o.default), **_range(o, kw))
+    raise TypeError(f"no Blender property for option {o.name!r} ({o.kind})")
+
+
+def engine_property_group(engine) -> type:
+    """MOTIONCTL_PG_<engine>: one property per shown option; an optional one also gets use_<name>."""
+    ann = {}
+    for o in options(engine.Settings):
+        if not o.ui:
+            continue
+        ann[o.name] = property_for(o)
+        if o.optional:
+            ann["use_" + o.name] = BoolProperty(name=o.label, default=o.default is not None,
+                                                description=f"Turn {o.label} on ({o.description})")
+    return type(f"MOTIONCTL_PG_{engine.name}", (PropertyGroup,),
+                {"__annotations__": ann, "__doc__": f"{engine.label} settings (generated from its Settings)"})
+
+
+ENGINE_GROUPS = [engine_property_group(e) for e in ENGINES.values()]
+MOTIONCTL_PG_engines = type("MOTIONCTL_PG_engines", (PropertyGroup,), {
+    "__annotations__": {e.name: PointerProperty(type=g) for e, g in zip(ENGINES.values(), ENGINE_GROUPS)},
+    "__doc__": "Every engine's settings"})
 
 
 class MOTIONCTL_PG_clip(PropertyGroup):
@@ -24,118 +86,40 @@ class MOTIONCTL_PG_clip(PropertyGroup):
     use: BoolProperty(name="Use", default=True, description="Use this clip when training controllers")
 
 
+class MOTIONCTL_PG_model(PropertyGroup):
+    """A trained model of one engine on a group: its file and its summary (JSON)."""
+
+    engine: StringProperty(name="Engine")
+    path: StringProperty(name="Model", subtype="FILE_PATH", options={"PATH_SUPPORTS_BLEND_RELATIVE"})
+    summary: StringProperty(name="Summary")
+
+
 class MOTIONCTL_PG_group(PropertyGroup):
-    """Clips on one skeleton: an armature and a database cache file."""
+    """Clips on one skeleton: an armature, a database cache, and a trained model per engine."""
 
     armature: PointerProperty(name="Armature", type=bpy.types.Object)
-    database: StringProperty(name="Database", subtype="FILE_PATH", description="The group's .npz cache")
+    database: StringProperty(name="Database", subtype="FILE_PATH", description="The group's .npz cache",
+                             options={"PATH_SUPPORTS_BLEND_RELATIVE"})
     summary: StringProperty(name="Summary")
     fps: FloatProperty(name="FPS")
+    models: CollectionProperty(type=MOTIONCTL_PG_model)
 
 
 class MOTIONCTL_PG_trace(PropertyGroup):
-    path: StringProperty(name="Trace", subtype="FILE_PATH", description="A control trace (CSV or JSON)")
+    path: StringProperty(name="Trace", subtype="FILE_PATH", description="A control trace (CSV or JSON)",
+                         options={"PATH_SUPPORTS_BLEND_RELATIVE"})
 
 
-_KINDS = [
-    ("model", "Model", "Value iteration with a user model learned from traces (paper 000's controller)"),
-    ("steady", "Steady", "Assumes the control never changes (Schödl and Essa)"),
-    ("spread", "Spread", "Assumes the control changes uniformly at random"),
-    ("greedy", "Greedy", "Best transition now, ignoring the future"),
-]
-
-
-class MOTIONCTL_PG_controller(PropertyGroup):
-    """Settings and results of the controllers: motion fragments (paper 000) or planning (001)."""
-
-    engine: EnumProperty(name="Engine", default="FRAGMENTS", items=[
-        ("FRAGMENTS", "Motion Fragments", "Steered by a player's control signal; tabular policy (paper 000)"),
-        ("PLANNING", "Planning", "Reaches goals (direction, object, gate) by planning ahead with extra-trees (paper 001)")])
-    task: EnumProperty(name="Task", default="NAVIGATION", items=[
-        ("NAVIGATION", "Navigation", "Walk in a desired direction (steer it with A/D while driving)"),
-        ("REACH", "Reach", "Walk to the target empty and pick it up (needs a pick, reach or punch clip)"),
-        ("GUIDANCE", "Guidance", "Walk through the gate empty's opening without touching its walls")])
-    nav_gamma: FloatProperty(name="γ", default=1.0, min=0.0, description="Navigation: cost per radian off the direction")
-    reach_reward: FloatProperty(name="λ", default=10.0, min=0.0, description="Reach: reward for reaching the object")
-    reach_radius: FloatProperty(name="Radius", default=0.3, min=0.01, unit="LENGTH",
-                                description="Reach: how close the hand's reach point must come")
-    gate_half_width: FloatProperty(name="Half Width", default=0.6, min=0.1, unit="LENGTH",
-                                   description="Guidance: half the gate's opening")
-    parametric: BoolProperty(name="Blend Groups", default=True,
-                             description="Group similar steps and blend them for precise control (paper 001 §4)")
-    group_size: IntProperty(name="Group Size", default=3, min=1, max=6, description="Steps per blended group")
-    n_trees: IntProperty(name="Trees", default=10, min=1, max=100, description="Extra-trees per group")
-    plan_discount: FloatProperty(name="α", default=0.9, min=0.0, max=0.999,
-                                 description="Discount of future rewards (higher plans further ahead)")
-    plan_iterations: IntProperty(name="Iterations", default=30, min=1, description="Sampling iterations at most")
-    trajectories: IntProperty(name="Trajectories", default=100, min=10, description="Trajectories per iteration")
-    trained_engine: StringProperty()
-    result_groups: IntProperty()
-    result_samples: IntProperty()
-    result_residual: FloatProperty()
-    result_success: FloatProperty()
-    result_reward: FloatProperty()
-    group: StringProperty(name="Clips", description="Skeleton group whose ticked clips the controller uses")
-    fragment_length: FloatProperty(name="Fragment Length", default=0.1, min=0.05, max=1.0, unit="TIME_ABSOLUTE",
-                                   description="Seconds each fragment plays: the controller reacts this often")
-    fragment_stride: FloatProperty(name="Stride", default=0.05, min=0.01, max=1.0, unit="TIME_ABSOLUTE",
-                                   description="A new fragment starts every this many seconds in every clip")
-    mirror: BoolProperty(name="Mirror Clips", default=True,
-                         description="Add left/right mirrored copies (doubles the fragments, balances turns)")
-    bins: EnumProperty(name="Control Bins", default="PAPER", items=[
-        ("PAPER", "Paper (150)", "25 ground velocities x turning {-1, 0, 1} x airborne {0, 1}, rings fitted to the data"),
-        ("KMEANS", "K-Means", "Bins learned from the training traces")])
-    kmeans_bins: IntProperty(name="Bins", default=150, min=2, max=1000, description="Number of k-means bins")
-    trace_source: EnumProperty(name="Training Traces", default="GENERATED", items=[
-        ("GENERATED", "Player Model", "Traces from the stochastic gamepad player below"),
-        ("FILES", "Files", "Recorded or loaded trace files (CSV or JSON)")])
-    traces: CollectionProperty(type=MOTIONCTL_PG_trace)
-    trace_index: IntProperty()
-    trace_seconds: FloatProperty(name="Seconds", default=420.0, min=10.0, description="Length of generated training play")
-    player_speed: FloatProperty(name="Top Speed", default=0.0, min=0.0, unit="VELOCITY",
-                                description="Player's full-stick speed (0: the data's top speed)")
-    player_hold: FloatProperty(name="Hold", default=1.2, min=0.1, unit="TIME_ABSOLUTE",
-                               description="Average seconds the player holds an input")
-    player_reversal: FloatProperty(name="Reversals", default=0.15, min=0.0, max=1.0, subtype="FACTOR",
-                                   description="Chance that an input change is a sudden reversal")
-    player_turns: FloatProperty(name="Turns", default=0.35, min=0.0, max=1.0, subtype="FACTOR",
-                                description="Chance that an input change also turns")
-    player_jumps: FloatProperty(name="Jumps/s", default=0.12, min=0.0, description="Jump presses per second")
-    smoothing: FloatProperty(name="Smoothing", default=1.0, min=0.0,
-                             description="User-model pseudo-counts per row (towards the player's overall habits)")
-    kind: EnumProperty(name="Controller", default="model", items=_KINDS)
-    use_threshold: BoolProperty(name="Threshold", default=False,
-                                description="Allow only the best transitions by motion quality (as motion graphs do)")
-    threshold: FloatProperty(name="Keep %", default=8.0, min=0.1, max=100.0, subtype="PERCENTAGE",
-                             description="Percentage of transitions kept when thresholding")
-    omega: FloatVectorProperty(name="ω", size=3, default=(0.8, 0.5, 0.3), min=0.0,
-                               description="Motion quality: weight of the pose mismatch δ frames after a transition "
-                               "(higher: smoother transitions matter more than following the control)")
-    delta: IntVectorProperty(name="δ", size=3, default=(1, 2, 3), min=1,
-                             description="Motion quality: frames after a transition at which poses are compared")
-    stutter: FloatProperty(name="Stutter Window", default=0.25, min=0.0, unit="TIME_ABSOLUTE",
-                           description="Jumping back in a clip by less than this scores zero (no stuttering)")
-    w_v: FloatProperty(name="w_v", default=10.0, min=0.0,
-                       description="Control quality: weight of the ground-velocity mismatch (log-magnitude)")
-    w_t: FloatProperty(name="w_t", default=6.0, min=0.0, description="Control quality: weight of the turning-rate mismatch")
-    w_a: FloatProperty(name="w_a", default=20.0, min=0.0, description="Control quality: weight of the airborne mismatch")
-    discount: FloatProperty(name="λ", default=0.999, min=0.0, max=0.9999, precision=4,
-                            description="Discount of future quality (0: greedy; near 1: plans far ahead)")
-    held_out: IntProperty(name="Held-out Traces", default=3, min=0, max=50,
-                          description="Generated evaluation traces (10 s each) to report % of optimal on")
-    policy_path: StringProperty(name="Policy", subtype="FILE_PATH")
-    result_fragments: IntProperty()
-    result_improvements: IntProperty()
-    result_converged: BoolProperty()
-    result_seconds: FloatProperty()
-    result_percent: FloatProperty(default=float("nan"))
-    result_std: FloatProperty(default=float("nan"))
-    result_warm: BoolProperty()
+ENGINE_ITEMS = [(e.name, e.label, e.description) for e in ENGINES.values()]
 
 
 class MOTIONCTL_PG_preview(PropertyGroup):
     """Driving the character live, recording traces, baking runs."""
 
+    steer: EnumProperty(name="Keys Steer", default="CHARACTER", items=[
+        ("CHARACTER", "Character", "WASD move relative to the character and Q/E turn it (paper 000's game)"),
+        ("WORLD", "World", "WASD are directions in the world (up the screen from above): the character turns and "
+         "goes that way, like a game with a fixed camera")])
     key_forward: StringProperty(name="Forward", default="W", description="Event type for forward (arrows also work)")
     key_back: StringProperty(name="Back", default="S")
     key_left: StringProperty(name="Left", default="A")
@@ -153,43 +137,23 @@ class MOTIONCTL_PG_preview(PropertyGroup):
                         description="1: the root moves exactly as the control says (like a game); 0: as captured")
     record: BoolProperty(name="Record Trace", default=False,
                          description="Save the controls you drive as a trace file (training data for the user model)")
-    trace_path: StringProperty(name="Trace File", subtype="FILE_PATH", description="Trace to play through the controller")
+    trace_path: StringProperty(name="Trace File", subtype="FILE_PATH", description="Trace to play through the controller",
+                               options={"PATH_SUPPORTS_BLEND_RELATIVE"})
     action_name: StringProperty(name="Action", default="motionctl_run")
     frame_start: IntProperty(name="Start Frame", default=1)
     root_motion: EnumProperty(name="Root Motion", default="BONE", items=[
         ("BONE", "Root Bone", "Translation keyed on the root bone"),
         ("OBJECT", "Armature Object", "Translation keyed on the armature object; the root bone stays in place")])
     session_frames: IntProperty(name="Frames Driven")
-
-
-class MOTIONCTL_PG_graph(PropertyGroup):
-    """Motion graph settings and statistics (paper 004's construction)."""
-
-    threshold: FloatProperty(name="Threshold", default=0.08, min=0.001,
-                             description="Highest frame difference (weighted joint angles and velocities) accepted "
-                             "for a transition: raise it for a larger graph with rougher transitions")
-    branching: IntProperty(name="Branching", default=3, min=0, max=64,
-                           description="Most transitions kept from one clip end, the best into each other take "
-                           "first (0 = all: larger graphs, slower evaluation)")
-    min_clip: FloatProperty(name="Min Clip", default=0.5, min=0.05, unit="TIME_ABSOLUTE",
-                            description="Transitions closer than this are merged (Appendix B coalescing)")
-    max_clip: FloatProperty(name="Max Clip", default=1.5, min=0.1, unit="TIME_ABSOLUTE",
-                            description="Longer clips are split, so the character can change course this often")
-    graph_path: StringProperty(name="Graph", subtype="FILE_PATH")
-    clips: IntProperty()
-    transitions: IntProperty()
-    candidates: IntProperty()
-    seconds_kept: FloatProperty()
-    seconds_total: FloatProperty()
-    dropped: StringProperty(description="Clips none of whose frames survived in the strongly connected component")
+    run_source: StringProperty(name="Run", description="What the last run was (driven, or a trace played)")
 
 
 class MOTIONCTL_PG_evaluate(PropertyGroup):
-    """Evaluation in an environment (paper 004's metrics)."""
+    """Evaluation in an environment (paper 004's metrics), of any trained model."""
 
-    source: EnumProperty(name="Source", default="GRAPH", items=[
-        ("GRAPH", "Motion Graph", "The graph built in the Motion Graph panel"),
-        ("CONTROLLER", "Fragment Controller", "The trained fragment controller's transitions (0.5 s held controls)")])
+    engine: EnumProperty(name="Source", items=ENGINE_ITEMS, default="graph",
+                         description="Which trained model to measure: a motion graph as it is, any controller "
+                         "through the moves it makes while a command is held for half a second")
     collection: PointerProperty(name="Obstacles", type=bpy.types.Collection,
                                 description="Mesh objects seen from above; custom property motionctl_kind = wall, "
                                 "chasm, low, region (with motionctl_allow) or bounds (else a 'floor' object)")
@@ -201,6 +165,7 @@ class MOTIONCTL_PG_evaluate(PropertyGroup):
     pairs: IntProperty(name="Path Pairs", default=100, min=5, description="Monte-Carlo start/end pairs 4-7 m apart")
     lm_sample: FloatProperty(name="LM Sample", default=1.0, min=0.001, max=1.0, subtype="FACTOR",
                              description="Fraction of embedded nodes averaged for local maneuverability")
+    evaluated: StringProperty(description="The engine the shown results are of")
     coverage_xy: FloatProperty()
     coverage_xya: FloatProperty()
     path_mean: FloatProperty()
@@ -208,7 +173,9 @@ class MOTIONCTL_PG_evaluate(PropertyGroup):
     nodes: IntProperty()
     seconds: FloatProperty()
     details: StringProperty()
-    map_path: StringProperty(subtype="FILE_PATH")
+    result_path: StringProperty(subtype="FILE_PATH", description="The evaluation's maps and the room (cache)",
+                                options={"PATH_SUPPORTS_BLEND_RELATIVE"})
+    map_path: StringProperty(subtype="FILE_PATH", options={"PATH_SUPPORTS_BLEND_RELATIVE"})
 
 
 def _on_clip_index(self, context):
@@ -217,19 +184,27 @@ def _on_clip_index(self, context):
 
 
 class MOTIONCTL_PG_settings(PropertyGroup):
+    file_id: StringProperty(description="Stable id naming this file's caches")
+    owner: StringProperty(description="The .blend the caches belong to", subtype="FILE_PATH")
     clips: CollectionProperty(type=MOTIONCTL_PG_clip)
     clip_index: IntProperty(name="Clip", default=0, update=_on_clip_index,
                             description="Selecting a clip plays it on its armature")
     groups: CollectionProperty(type=MOTIONCTL_PG_group)
+    group: StringProperty(name="Clips", description="Skeleton group whose ticked clips the engines use")
     last_import: StringProperty(name="Last Import", description="Summary of the last import")
-    controller: PointerProperty(type=MOTIONCTL_PG_controller)
+    engine: EnumProperty(name="Engine", items=ENGINE_ITEMS, default="fragments",
+                         description="The controller to train, drive and bake")
+    engines: PointerProperty(type=MOTIONCTL_PG_engines)
+    traces: CollectionProperty(type=MOTIONCTL_PG_trace)
+    trace_index: IntProperty()
     preview: PointerProperty(type=MOTIONCTL_PG_preview)
-    graph: PointerProperty(type=MOTIONCTL_PG_graph)
     evaluate: PointerProperty(type=MOTIONCTL_PG_evaluate)
+    last_run: StringProperty(subtype="FILE_PATH", description="The last driven or played run (cache), for Bake",
+                             options={"PATH_SUPPORTS_BLEND_RELATIVE"})
     job_progress: FloatProperty(name="Progress", min=0.0, max=1.0, subtype="FACTOR")
     job_message: StringProperty(name="Job")
     job_running: BoolProperty()
 
 
-classes = (MOTIONCTL_PG_clip, MOTIONCTL_PG_group, MOTIONCTL_PG_trace, MOTIONCTL_PG_controller, MOTIONCTL_PG_preview,
-           MOTIONCTL_PG_graph, MOTIONCTL_PG_evaluate, MOTIONCTL_PG_settings)
+classes = (MOTIONCTL_PG_clip, MOTIONCTL_PG_model, MOTIONCTL_PG_group, MOTIONCTL_PG_trace, *ENGINE_GROUPS,
+           MOTIONCTL_PG_engines, MOTIONCTL_PG_preview, MOTIONCTL_PG_evaluate, MOTIONCTL_PG_settings)

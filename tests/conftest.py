@@ -60,7 +60,7 @@ def ext():
         importlib.import_module("bpy")
     except ImportError:
         pytest.skip("bpy (Blender as a Python module) is not installed")
-    from motionctl.cli import load_extension
+    from tools.extension import load_extension
 
     return load_extension()
 

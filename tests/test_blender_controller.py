@@ -1,31 +1,29 @@
-"""Blender side of the fragment controller, headless: train (and cancel) as a job, play a trace,
-bake, errors as messages, the mannequin, and installing the built extension."""
+"""Blender side of the controllers, headless: train any engine (and cancel) as a job, each engine
+keeping its own model, play a trace, drive, bake, errors as messages, the mannequin."""
 
+import json
 import os
-import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 
-from motionctl.fragments import PlayerSettings, generate_trace, write_trace
+from motionctl.engines.fragments import PlayerSettings, generate_trace, resample_trace, write_trace
+from motionctl.session import Session, commands_from_controls
 
 pytestmark = pytest.mark.blender
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLIPS = {"demo_walk", "demo_run", "demo_walk_turn_left", "demo_sidestep_left", "demo_jump"}
 
 
 @pytest.fixture
 def library(bpy_clean, demo_library):
     bpy = bpy_clean
-    bpy.ops.wm.read_factory_settings(use_empty=True)
     bpy.context.scene.render.fps = 60
     assert bpy.ops.motionctl.import_bvh(directory=demo_library + os.sep, files=[]) == {"FINISHED"}
     st = bpy.context.scene.motionctl
     for c in st.clips:
         c.use = c.name in CLIPS
-    pg = st.controller
+    pg = st.engines.fragments
     pg.trace_seconds = 60.0
     pg.held_out = 1
     return bpy
@@ -38,40 +36,52 @@ def heads(ob):
     return h @ mw[:3, :3].T + mw[:3, 3]
 
 
+def summary(st, engine="fragments"):
+    entry = next(m for m in st.groups[0].models if m.engine == engine)
+    return json.loads(entry.summary), entry
+
+
 def test_panels_and_operators_are_registered(ext):
     import bpy
 
     for name in ("MOTIONCTL_PT_controller", "MOTIONCTL_PT_preview", "MOTIONCTL_UL_traces"):
         assert hasattr(bpy.types, name)
-    for op in ("train_controller", "drive", "play_trace", "bake_run", "add_mannequin", "cancel_job", "trace_add"):
+    for op in ("train", "drive", "play_trace", "bake_run", "add_mannequin", "cancel_job", "trace_add"):
         assert hasattr(bpy.ops.motionctl, op)
-    props = bpy.context.scene.motionctl.controller.bl_rna.properties
-    for p in ("omega", "delta", "w_v", "w_t", "w_a", "discount"):
-        assert props[p].description, p  # every weight explains itself in a tooltip
+    # Every engine's settings are a generated property group whose tooltips are the engine's own.
+    props = bpy.context.scene.motionctl.engines.fragments.bl_rna.properties
+    for p in ("omega", "delta", "w_v", "w_t", "w_a", "discount", "threshold", "use_threshold"):
+        assert props[p].description, p
+    assert props["w_v"].default == 10.0 and props["length"].hard_min == pytest.approx(0.05)
+    assert {e.identifier for e in bpy.context.scene.motionctl.bl_rna.properties["engine"].enum_items} >= \
+        {"fragments", "planning", "graph"}
 
 
 def test_train_runs_to_completion_then_warm_starts(library):
     bpy = library
-    assert bpy.ops.motionctl.train_controller() == {"FINISHED"}
-    pg = bpy.context.scene.motionctl.controller
-    assert os.path.exists(pg.policy_path) and pg.result_converged and not pg.result_warm
-    assert pg.result_fragments > 500 and 0 < pg.result_percent <= 100.0 + 1e-6
-    first = pg.result_improvements
-    pg.w_t = 8.0  # retune one weight: the fragment model is reused and the values warm-start
-    assert bpy.ops.motionctl.train_controller() == {"FINISHED"}
-    assert pg.result_warm and pg.result_converged and pg.result_improvements <= first
+    st = bpy.context.scene.motionctl
+    assert bpy.ops.motionctl.train(engine="fragments") == {"FINISHED"}
+    s, entry = summary(st)
+    path = bpy.path.abspath(entry.path)
+    assert os.path.exists(path) and s["converged"] and not s["warm"]
+    assert s["fragments"] > 500 and 0 < s["percent_of_optimal"] <= 100.0 + 1e-6
+    first = s["improvements"]
+    st.engines.fragments.w_t = 8.0  # retune one weight: the fragment model is reused, the values warm-start
+    assert bpy.ops.motionctl.train(engine="fragments") == {"FINISHED"}
+    s, _ = summary(st)
+    assert s["warm"] and s["converged"] and s["improvements"] <= first
 
 
 def test_cancel_mid_job_keeps_the_previous_result(library, ext, monkeypatch):
     bpy = library
-    assert bpy.ops.motionctl.train_controller() == {"FINISHED"}
-    pg = bpy.context.scene.motionctl.controller
-    before = open(pg.policy_path, "rb").read()
-    improvements = pg.result_improvements
-    pg.kind = "steady"
-    pg.w_v = 5.0
+    st = bpy.context.scene.motionctl
+    assert bpy.ops.motionctl.train(engine="fragments") == {"FINISHED"}
+    s, entry = summary(st)
+    before = open(bpy.path.abspath(entry.path), "rb").read()
+    st.engines.fragments.kind = "steady"
+    st.engines.fragments.w_v = 5.0
     calls = [0]
-    original = ext.operators.jobs.Job._progress
+    original = ext.operators.background.Job._progress
 
     def progress_then_cancel(self, fraction, message):  # the Cancel button, pressed mid-job
         calls[0] += 1
@@ -79,21 +89,23 @@ def test_cancel_mid_job_keeps_the_previous_result(library, ext, monkeypatch):
             self.cancel()
         original(self, fraction, message)
 
-    monkeypatch.setattr(ext.operators.jobs.Job, "_progress", progress_then_cancel)
-    assert bpy.ops.motionctl.train_controller() == {"CANCELLED"}
-    assert open(pg.policy_path, "rb").read() == before and pg.result_improvements == improvements
-    assert "cancelled" in bpy.context.scene.motionctl.job_message
+    monkeypatch.setattr(ext.operators.background.Job, "_progress", progress_then_cancel)
+    assert bpy.ops.motionctl.train(engine="fragments") == {"CANCELLED"}
+    assert open(bpy.path.abspath(entry.path), "rb").read() == before and summary(st)[0] == s
+    assert "cancelled" in st.job_message
 
 
-def test_a_worker_thread_job_stops_within_a_second_of_cancel(library, ext):
+def test_a_worker_thread_job_stops_within_a_second_of_cancel(library, ext, tmp_path):
     bpy = library
     ops = ext.operators
     st = bpy.context.scene.motionctl
     group = st.groups[0]
-    inputs = ops.controller.TrainInputs(group.database, {c.name: [] for c in st.clips}, ops.controller.controller_settings(st.controller),
-                                        [], PlayerSettings(), 60.0, 0, os.path.join(str(ops.common.cache_dir()), "never.npz"))
-    ops.controller._MODELS.clear()
-    job = ops.jobs.Job("Train", ops.controller.train_job, {"inputs": inputs})
+    out = str(tmp_path / "never.npz")
+    inputs = {"engine": "fragments", "database": bpy.path.abspath(group.database),
+              "clip_tags": {c.name: [] for c in st.clips}, "settings_obj": ops.controller.engine_settings(bpy.context,
+                                                                                                         "fragments"),
+              "out_path": out, "cache": {}}
+    job = ops.background.Job("Train", ops.controller.fit_to_file, inputs)
     job.start()
     while job.drain() is None and not job.done:
         time.sleep(0.01)
@@ -102,23 +114,41 @@ def test_a_worker_thread_job_stops_within_a_second_of_cancel(library, ext):
     job.thread.join(timeout=5.0)
     assert not job.thread.is_alive() and job.cancelled and job.error is None
     assert time.perf_counter() - t < 1.0
-    assert not os.path.exists(inputs.out_path)
+    assert not os.path.exists(out)
+
+
+def test_each_engine_keeps_its_own_model(library):
+    """Training the planner does not throw the fragment controller away: Play Trace still works."""
+    bpy = library
+    st = bpy.context.scene.motionctl
+    assert bpy.ops.motionctl.train(engine="fragments") == {"FINISHED"}
+    pl = st.engines.planning
+    pl.iterations, pl.trajectories, pl.n_trees = 3, 30, 4
+    for c in st.clips:
+        c.use = c.name in {"demo_walk", "demo_walk_turn_left", "demo_walk_slow"}
+    assert bpy.ops.motionctl.train(engine="planning") == {"FINISHED"}
+    engines = {m.engine for m in st.groups[0].models}
+    assert engines == {"fragments", "planning"}
+    assert all(os.path.exists(bpy.path.abspath(m.path)) for m in st.groups[0].models)
+    assert summary(st, "planning")[0]["groups"] > 0 and summary(st, "fragments")[0]["fragments"] > 0
 
 
 def test_played_trace_bakes_to_the_synthesized_motion(library, ext, tmp_path):
     bpy = library
-    assert bpy.ops.motionctl.train_controller() == {"FINISHED"}
+    st = bpy.context.scene.motionctl
+    assert bpy.ops.motionctl.train(engine="fragments") == {"FINISHED"}
     trace = generate_trace(PlayerSettings(max_speed=3.0), 8.0, 10.0, seed=5)
     path = tmp_path / "play.csv"
     write_trace(trace, path)
-    st = bpy.context.scene.motionctl
+    st.engine = "fragments"
     st.preview.trace_path = str(path)
     st.preview.action_name = "played"
     assert bpy.ops.motionctl.play_trace() == {"FINISHED"}
     ob = st.groups[0].armature
     assert ob.animation_data.action.name == "played"
-    policy, fs = ext.operators.preview.policy_and_fragments(bpy.context)
-    clip, _, _ = ext.motionctl.fragments.controller.run_policy(policy, fs, trace, warp=st.preview.warp)
+    model, table, _ = ext.operators.preview.playable(bpy.context)
+    commands = commands_from_controls(resample_trace(trace.samples, trace.rate, model.decision_rate))
+    clip = Session(model, table, warp=st.preview.warp).run(commands)
     pos, _ = clip.world()
     assert int(ob.animation_data.action.frame_range[1]) == clip.n_frames  # 60 fps scene, start frame 1
     for f in (0, 17, 240, clip.n_frames - 1):
@@ -126,29 +156,31 @@ def test_played_trace_bakes_to_the_synthesized_motion(library, ext, tmp_path):
         assert np.abs(heads(ob) - pos[f]).max() < 1e-4
 
 
-def test_preview_session_streams_poses_and_records_a_trace(library, ext):
+def test_driving_streams_poses_and_records_a_trace(library, ext):
     bpy = library
-    assert bpy.ops.motionctl.train_controller() == {"FINISHED"}
+    st = bpy.context.scene.motionctl
+    assert bpy.ops.motionctl.train(engine="fragments") == {"FINISHED"}
     pv = ext.operators.preview
-    policy, fs = pv.policy_and_fragments(bpy.context)
-    session = pv.PreviewSession(policy, fs, warp=1.0)
-    ob = bpy.context.scene.motionctl.groups[0].armature
+    model, table, ob = pv.playable(bpy.context)
+    session = Session(model, table, warp=1.0)
     writer = ext.operators.armature.PoseWriter(ob)
     held = {"forward"}
     for k in range(120):  # two seconds at 60 ticks per second
         if k == 60:
             held = {"forward", "run", "turn_left"}
-        control = pv.control_from_keys(held, 1.3, 3.5, 1.0, airborne=False)
-        root, rot = session.tick(1 / 60, control)
+        root, rot = session.tick(1 / 60, pv.command_from_keys(held, 1.3, 3.5, 1.0, airborne=False))
         writer.write(rot, root)
     assert len(session.controls) == 20  # a decision every 0.1 s
     assert np.allclose(session.controls[0], [0, 1.3, 0, 0]) and np.allclose(session.controls[-1], [0, 3.5, 1.0, 0])
     bpy.context.view_layer.update()
     assert np.allclose(heads(ob)[0], root, atol=1e-4)  # the armature shows the streamed pose
-    trace = session.trace()
-    assert trace.rate == 10 and len(trace.samples) == 20
+    path = pv.save_recording(bpy.context, ext.motionctl.engines.fragments.Trace(np.array(session.controls), 10.0))
+    assert os.path.exists(path) and bpy.path.abspath(st.traces[-1].path) == path
     clip = session.clip("driven")
-    assert clip.n_frames == 20 * fs.n_frames
+    assert clip.n_frames == 20 * model.n_frames
+    # World steering: "forward" means up the screen, whichever way the character faces.
+    c = pv.command_from_keys({"left"}, 1.3, 3.5, 1.0, False, steer="WORLD")
+    assert c.heading == pytest.approx(np.pi / 2) and c.local_control(np.pi / 2)[1] == pytest.approx(1.3)
     # Overlay geometry is plain arrays.
     assert pv.trail_vertices(session.trail).shape[1] == 3
     arrow = pv.control_arrow(root, 0.0, np.array([0, 2.0, 0, 0]))
@@ -157,34 +189,82 @@ def test_preview_session_streams_poses_and_records_a_trace(library, ext):
 
 def test_bad_inputs_reach_the_user_as_messages(library, ext, tmp_path):
     bpy = library
-    ext.operators.preview._LAST_RUN.clear()
+    ext.operators.state.STATE.clear()
     st = bpy.context.scene.motionctl
     for c in st.clips:
         c.use = False
     with pytest.raises(RuntimeError, match="no clips selected"):
-        bpy.ops.motionctl.train_controller()
+        bpy.ops.motionctl.train(engine="fragments")
     for c in st.clips:
         c.use = c.name in CLIPS
     bad = tmp_path / "bad.csv"
     bad.write_text("vx,vy,turn,airborne\n0,1,0,0\n0,1,0\n")
     st.preview.trace_path = str(bad)
-    with pytest.raises(RuntimeError, match="train a controller first"):
+    st.engine = "fragments"
+    with pytest.raises(RuntimeError, match="train a Motion Fragments model first"):
         bpy.ops.motionctl.play_trace()
-    assert bpy.ops.motionctl.train_controller() == {"FINISHED"}
+    assert bpy.ops.motionctl.train(engine="fragments") == {"FINISHED"}
     with pytest.raises(RuntimeError, match=r"bad\.csv:3: 3 values"):
         bpy.ops.motionctl.play_trace()
-    st.controller.trace_source = "FILES"
-    st.controller.traces.add().path = str(bad)
+    st.engines.fragments.traces = "files"
+    st.traces.add().path = str(bad)
     with pytest.raises(RuntimeError, match=r"bad\.csv:3"):
-        bpy.ops.motionctl.train_controller()
+        bpy.ops.motionctl.train(engine="fragments")
+    st.engines.fragments.traces = "players"
+    st.engines.fragments.length = 0.05  # 3 frames at 60 fps: too short for motion quality
+    with pytest.raises(RuntimeError, match="fragment length 0.05 s is 3 frames"):
+        bpy.ops.motionctl.train(engine="fragments")
     with pytest.raises(RuntimeError, match="drive the character or play a trace first"):
         bpy.ops.motionctl.bake_run()
+    with pytest.raises(RuntimeError, match="no engine named 'nope'"):
+        bpy.ops.motionctl.train(engine="nope")
     # No armature: an empty scene with no library.
     bpy.ops.wm.read_factory_settings(use_empty=True)
     with pytest.raises(RuntimeError, match="import clips first"):
         bpy.ops.motionctl.add_mannequin()
-    with pytest.raises(RuntimeError, match="train a controller first"):
+    with pytest.raises(RuntimeError, match="import clips first"):
         bpy.ops.motionctl.drive()
+
+
+def test_a_bug_is_reported_with_its_traceback_in_the_console(library, ext, monkeypatch, capsys):
+    bpy = library
+
+    def broken(*a, **k):
+        raise ZeroDivisionError("oops")
+
+    monkeypatch.setattr(ext.operators.controller, "fit_to_file", broken)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError: oops .a bug"):
+        bpy.ops.motionctl.train(engine="fragments")
+    out = capsys.readouterr().out
+    assert "Traceback" in out and "ZeroDivisionError" in out
+
+
+@pytest.mark.parametrize("task", ["navigation", "guidance"])
+def test_planning_engine_trains_and_drives_from_scene_objects(library, ext, task):
+    bpy = library
+    st = bpy.context.scene.motionctl
+    for c in st.clips:
+        c.use = c.name in {"demo_walk", "demo_walk_turn_left", "demo_walk_slow"}
+    pl = st.engines.planning
+    pl.task = task
+    pl.iterations, pl.trajectories, pl.n_trees = 4, 40, 5
+    assert bpy.ops.motionctl.train(engine="planning") == {"FINISHED"}
+    st.engine = "planning"
+    pv = ext.operators.preview
+    model, table, ob = pv.playable(bpy.context)
+    goals = pv.goal_objects(bpy.context, model)
+    session = Session(model, table)
+    writer = ext.operators.armature.PoseWriter(ob)
+    for _ in range(90):
+        root, rot = session.tick(1 / 60, pv.with_goals(pv.command_from_keys({"left"}, 1.3, 3.5, 1.0, False), goals))
+        writer.write(rot, root)
+    assert len(session.steps) >= 2
+    assert all(np.isclose(s.members[:, 3].sum(), 1.0) for s in session.steps)
+    if task == "guidance":
+        assert bpy.data.objects.get("motionctl_gate") is not None and "gate" in goals
+    else:
+        assert not goals and bpy.data.objects.get("motionctl_gate") is None
+        assert session.synth.yaw > 0.1  # "left" turns the navigating character left
 
 
 def test_mannequin_is_skinned_to_the_armature(library):
@@ -195,6 +275,7 @@ def test_mannequin_is_skinned_to_the_armature(library):
     body = next(o for o in bpy.data.objects if o.name.endswith("_mannequin"))
     assert body.parent == ob and body.modifiers["Armature"].object == ob
     assert {g.name for g in body.vertex_groups} <= set(ob["motionctl_joints"])
+
     def deformed():
         deps = bpy.context.evaluated_depsgraph_get()
         ev = body.evaluated_get(deps)
@@ -208,59 +289,3 @@ def test_mannequin_is_skinned_to_the_armature(library):
     bpy.context.scene.frame_set(180)  # the first clip (demo_crouch) is crouching by now
     b = deformed()
     assert np.abs(a - b).max() > 0.05  # the body moves with the clip
-
-
-def test_built_extension_installs_and_registers_in_a_fresh_user_folder(tmp_path):
-    out = tmp_path / "dist"
-    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "build_extension.py"), "--out", str(out), "--no-wheels"],
-                   check=True, capture_output=True)
-    (zip_path,) = out.glob("*.zip")
-    script = f"""
-import bpy
-bpy.ops.extensions.package_install_files(filepath={str(zip_path)!r}, repo="user_default", enable_on_install=True)
-import addon_utils
-mods = [m for m in addon_utils.modules() if m.__name__.endswith("motionctl")]
-assert mods, "extension not found after install"
-assert hasattr(bpy.ops.motionctl, "train_controller") and hasattr(bpy.types, "MOTIONCTL_PT_controller")
-print("INSTALLED", mods[0].__name__)
-"""
-    env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "user"))
-    res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=str(tmp_path))
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert "INSTALLED bl_ext.user_default.motionctl" in res.stdout
-
-
-@pytest.mark.parametrize("task", ["NAVIGATION", "GUIDANCE"])
-def test_planning_engine_trains_and_drives_from_scene_objects(library, ext, task):
-    bpy = library
-    st = bpy.context.scene.motionctl
-    pg = st.controller
-    for c in st.clips:
-        c.use = c.name in {"demo_walk", "demo_walk_turn_left", "demo_walk_slow"}
-    pg.engine = "PLANNING"
-    pg.task = task
-    pg.plan_iterations = 4
-    pg.trajectories = 40
-    pg.n_trees = 5
-    assert bpy.ops.motionctl.train_controller() == {"FINISHED"}
-    assert pg.trained_engine == "PLANNING" and pg.result_groups > 0 and os.path.exists(pg.policy_path)
-    pv = ext.operators.preview
-    planner, clips = pv.policy_and_fragments(bpy.context)
-
-    class Op:  # stands in for the modal operator's state
-        pass
-
-    op = Op()
-    session = pv.planning_session(bpy.context, planner, clips, op)
-    ob = st.groups[0].armature
-    writer = ext.operators.armature.PoseWriter(ob)
-    for _ in range(90):
-        root, rot = session.tick(1 / 60)
-        writer.write(rot, root)
-    assert len(session.roots) >= 2 and session.x is not None
-    assert session.arrow_vertices().shape == (6, 3)
-    if task == "GUIDANCE":
-        assert bpy.data.objects.get("motionctl_gate") is not None and len(session.x) == 3
-    with pytest.raises(RuntimeError, match="planner"):
-        st.preview.trace_path = __file__
-        bpy.ops.motionctl.play_trace()

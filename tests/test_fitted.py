@@ -8,12 +8,15 @@ import pytest
 
 from motionctl import bvh
 from motionctl.errors import Cancelled, MotionFileError
-from motionctl.fitted import (FittedSettings, Planner, PlannerSettings, PlanningProblem, cut_segments,
-                              fitted_iteration, group_segments, rollout, simplex_samples, train_planner,
-                              train_planner_to_file)
-from motionctl.fitted.forest import FlatForest, choose_n_min, fit_extra_trees
-from motionctl.fitted.planner import StoredValue
-from motionctl.tasks import GuidanceTask, NavigationTask, ReachTask, Task, to_new_frame, wrap
+from motionctl.engines import load_model, train_to_file
+from motionctl.engines.planning import (FittedSettings, Planner, PlannerSettings, PlanningController,
+                                        PlanningProblem, cut_segments, fitted_iteration, group_segments, rollout,
+                                        simplex_samples, train_planner)
+from motionctl.engines.planning.forest import FlatForest, choose_n_min, fit_extra_trees
+from motionctl.engines.planning.planner import StoredValue
+from motionctl.rootframe import wrap
+from motionctl.session import Command, Session
+from motionctl.tasks import GuidanceTask, NavigationTask, ReachTask, Task, to_new_frame
 
 
 @dataclass
@@ -54,7 +57,7 @@ def test_fitted_iteration_learns_closed_form_values_on_a_tiny_deterministic_task
         got = fit.value.exact(g, x)
         assert np.abs(got - expected).max() < 0.08
     # The greedy-in-V decision is always to move forward.
-    from motionctl.fitted.iteration import q_values
+    from motionctl.engines.planning.iteration import q_values
 
     _, g2, _ = q_values(fit.problem, np.zeros(len(x), int), x, fit.value, alpha)
     assert np.all(g2 == 0)
@@ -75,7 +78,7 @@ def test_frozen_structure_refit_equals_recomputed_leaf_means():
         expected += np.array([means[lf] for lf in leaves[:, t]])
     assert np.allclose(flat.predict(x), expected / 4)
     # The same through the training-time value function (sklearn trees edited in place).
-    from motionctl.fitted.iteration import ValueFunction
+    from motionctl.engines.planning.iteration import ValueFunction
 
     plane = PlanningProblem(ReachTask(), [np.zeros((1, 3))] * 2, [np.zeros((1, 2))] * 2, [np.ones((1, 1))] * 2,
                             np.zeros(2, int), np.zeros((2, 2)))
@@ -175,8 +178,12 @@ def test_train_save_load_round_trip_and_cancel(tmp_path, walks):
     s = PlannerSettings(fitted=FittedSettings(iterations=4, frozen_iterations=2, trajectories=40, n_trees=5,
                                               n_min_candidates=(1, 3)))
     out = tmp_path / "nav.npz"
-    planner, fit, seg, groups = train_planner_to_file(walks, str(out), s)
-    back = Planner.load(out)
+    model, _ = train_to_file("planning", walks, s, str(out))
+    planner = model.planner
+    loaded = load_model(out)
+    assert isinstance(loaded, PlanningController) and loaded.settings.fitted.n_trees == 5
+    assert "heading_error_deg" in loaded.summary() and "success" not in loaded.summary()  # navigation has no end
+    back = loaded.planner
     rng = np.random.default_rng(0)
     x = back.problem.task.sample(rng, 50)
     g = rng.integers(0, back.n_groups, 50)
@@ -185,7 +192,7 @@ def test_train_save_load_round_trip_and_cancel(tmp_path, walks):
     assert all(np.allclose(u, v) for u, v in zip(a, b))
     assert np.allclose(planner.value.exact(0, x), back.value.exact(0, x))  # trees survive without pickle
     with pytest.raises(MotionFileError, match="missing"):
-        Planner.load(tmp_path / "none.npz")
+        load_model(tmp_path / "none.npz")
     calls = [0]
 
     def stop():
@@ -193,20 +200,21 @@ def test_train_save_load_round_trip_and_cancel(tmp_path, walks):
         return calls[0] > 3
 
     with pytest.raises(Cancelled):
-        train_planner_to_file(walks, str(tmp_path / "cancelled.npz"), s, should_stop=stop)
+        train_to_file("planning", walks, s, str(tmp_path / "cancelled.npz"), should_stop=stop)
     assert not (tmp_path / "cancelled.npz").exists()
 
 
 def test_reach_task_needs_an_action_clip(walks):
-    with pytest.raises(ValueError, match="pick, reach, punch"):
+    with pytest.raises(ValueError, match="pick, reach, punch or kick"):
         train_planner(walks, PlannerSettings(task="reach"))
 
 
 def test_navigation_planner_turns_towards_the_desired_direction_and_plays_blends(walks):
-    from motionctl.fitted import play_plan
+    from motionctl.engines.planning import fit
 
     s = PlannerSettings(fitted=FittedSettings(iterations=12, trajectories=80, seed=2))
-    planner, fit, seg, groups = train_planner(walks, s)
+    model = fit(walks, s)
+    planner = model.planner
     rng = np.random.default_rng(0)
     x0 = np.column_stack((rng.choice([-1, 1], 200) * rng.uniform(1.0, 2.5, 200),))
     total, _, (gs, ks) = rollout(planner, x0, rng.integers(0, planner.n_groups, 200), 12)
@@ -214,7 +222,10 @@ def test_navigation_planner_turns_towards_the_desired_direction_and_plays_blends
     for t in range(12):
         x, _, _ = planner.step(x, gs[t], ks[t])
     assert np.median(np.abs(x[:, 0])) < 0.35 < np.median(np.abs(x0[:, 0]))
-    root, rot, states, groups_played, weights = play_plan(planner, seg.table, [1.2], 0, 8)
-    assert len(root) > 8 * 8 and np.all(np.isfinite(root)) and np.allclose(np.linalg.norm(rot, axis=-1), 1)
-    assert abs(states[-1, 0]) < abs(states[0, 0])
-    assert all(np.isclose(np.sum(w), 1.0) for w in weights)
+    # Played in a session: asked to go 1.2 rad to the left, the character turns that way, blending steps.
+    session = Session(model, model.frame_table(walks))
+    clip = session.run([Command(heading=1.2)] * 8)
+    assert clip.n_frames > 8 * 8 and np.all(np.isfinite(clip.root_pos))
+    assert np.allclose(np.linalg.norm(clip.local_rot, axis=-1), 1)
+    assert abs(wrap(session.synth.yaw - 1.2)) < 0.6
+    assert all(np.isclose(step.members[:, 3].sum(), 1.0) for step in session.steps)

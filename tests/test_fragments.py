@@ -9,12 +9,14 @@ import pytest
 
 from motionctl import bvh
 from motionctl.errors import Cancelled, MotionFileError
-from motionctl.fragments import (ControllerSettings, FragmentModel, PlayerSettings,
-                                 QualitySettings, Trace, control_distance, control_quality,
-                                 evaluate_controllers, generate_trace, learn_user_model, mirror_clip, paper_bins,
-                                 project_velocity, read_trace, top_transitions, write_trace)
-from motionctl.fragments.controller import fragments_for_policy, run_policy, train_to_file
-from motionctl.policy import Policy, PolicySettings, Transitions, optimal_path, solve
+from motionctl.body import mirror_clip
+from motionctl.engines import load_model, train_to_file
+from motionctl.engines.fragments import (ControllerSettings, FragmentController, FragmentModel, PlayerSettings,
+                                         PolicySettings, QualitySettings, Trace, Transitions, control_distance,
+                                         control_quality, evaluate_controllers, fit, generate_trace,
+                                         learn_user_model, optimal_path, paper_bins, project_velocity, read_trace,
+                                         solve, top_transitions, write_trace)
+from motionctl.session import Command, Session, commands_from_controls
 
 
 # ----------------------------------------------------------------------------- tiny MDPs
@@ -120,7 +122,6 @@ def test_threshold_keeps_exactly_the_top_percent():
 
 def test_cancel_stops_the_solver_and_leaves_no_policy_file(tmp_path, demo_library):
     clips = [bvh.read_bvh(os.path.join(demo_library, f)) for f in ("demo_walk.bvh", "demo_run.bvh")]
-    trace = generate_trace(PlayerSettings(), 30, 10, seed=0)
     calls = [0]
 
     def stop_later():
@@ -129,7 +130,8 @@ def test_cancel_stops_the_solver_and_leaves_no_policy_file(tmp_path, demo_librar
 
     out = tmp_path / "policy.npz"
     with pytest.raises(Cancelled):
-        train_to_file(clips, [trace], str(out), should_stop=stop_later)
+        train_to_file("fragments", clips, ControllerSettings(trace_seconds=30, held_out=0), str(out),
+                      should_stop=stop_later)
     assert calls[0] > 12 and not out.exists() and not list(tmp_path.iterdir())
 
 
@@ -175,7 +177,7 @@ def test_mirror_clip_reflects_world_positions_exactly(demo_library):
     m = mirror_clip(clip)
     p, _ = clip.world()
     q, _ = m.world()
-    from motionctl.motion import mirror_joint_map
+    from motionctl.body import mirror_joint_map
 
     swap = mirror_joint_map(clip.skeleton.names)
     assert np.allclose(q[:, swap], p * [-1, 1, 1], atol=1e-9)
@@ -291,32 +293,40 @@ def test_trace_in_memory_is_validated():
 
 # ----------------------------------------------------------------------------- end to end
 
-def test_trained_policy_saves_loads_runs_and_beats_greedy(tmp_path, demo_model):
+def test_trained_controller_saves_loads_runs_and_beats_greedy(tmp_path, demo_model):
     model, clips = demo_model
-    train = [generate_trace(PlayerSettings(max_speed=3.0), 60, 10, seed=s) for s in (1, 2)]
-    settings = ControllerSettings()
-    out = tmp_path / "p.npz"
-    trained = train_to_file(clips, train, str(out), settings, model)
-    assert trained.result.converged
-    policy = Policy.load(out)
-    assert np.array_equal(policy.table, trained.policy.table) and policy.info["kind"] == "model"
-    ctrl = [0.0, 1.2, 0.0, 0.0]
-    f = policy.start_fragment(ctrl)
-    assert policy.next(f, ctrl) == trained.policy.table[f, trained.bins.nearest(np.array(ctrl))]
+    trace_files = []
+    for k in (1, 2):
+        trace_files.append(str(tmp_path / f"train{k}.csv"))
+        write_trace(generate_trace(PlayerSettings(max_speed=3.0), 60, 10, seed=k), trace_files[-1])
+    settings = ControllerSettings(traces="files", trace_files=tuple(trace_files), held_out=0)
+    cache = {}
+    controller = fit(clips, settings, cache=cache)
+    assert controller.summary()["converged"] and controller.summary()["training_traces"] == 2
+    out = controller.save(tmp_path / "p")
+    assert out.endswith("p.npz")
+    back = load_model(out)
+    assert isinstance(back, FragmentController) and np.array_equal(back.table, controller.table)
+    assert back.settings.trace_files == settings.trace_files and back.summary()["kind"] == "model"
+    ctrl = np.array([0.0, 1.2, 0.0, 0.0])
+    f = back.first_fragment(ctrl)
+    assert back.next_fragments([f], [ctrl])[0] == controller.table[f, controller.bins.nearest(ctrl)]
     with pytest.raises(MotionFileError, match="missing"):
-        Policy.load(tmp_path / "none.npz")
-    # Evaluation against the optimum.
+        load_model(tmp_path / "none.npz")
+    # Evaluation against the optimum, with the fragment model fit() kept in its cache.
+    (fm,) = cache["fragments"].values()
     evals = [generate_trace(PlayerSettings(max_speed=3.0, hold_mean=0.8), 10, 10, seed=s) for s in (11, 12, 13)]
     settings.policy = PolicySettings(kind="greedy")
-    greedy, _ = model.train(settings, trained.bins, None)
-    res = evaluate_controllers(model, {"model": policy.table, "greedy": greedy.table}, trained.bins, evals, settings.quality)
+    greedy = fm.train(settings, controller.bins, None)
+    res = evaluate_controllers(fm, {"model": back.table, "greedy": greedy.table}, back.bins, evals, settings.quality)
     assert res["opt"]["mean"] == pytest.approx(100.0)
     assert 0 < res["greedy"]["mean"] <= res["model"]["mean"] <= 100.0 + 1e-6
     # Run on a trace: one fragment per decision, synthesized continuously.
-    fs = fragments_for_policy(policy, clips)
-    clip, path, samples = run_policy(policy, fs, evals[0], warp=1.0)
-    assert len(path) == len(samples) + 1 and clip.n_frames == len(samples) * fs.n_frames
+    commands = commands_from_controls(evals[0].samples)
+    session = Session(back, back.frame_table(clips), warp=1.0)
+    clip = session.run(commands)
+    assert len(session.steps) == len(commands) and clip.n_frames == len(commands) * back.n_frames
     # Warped root follows the control exactly: ground speed per frame is the control's.
     speed = np.linalg.norm(np.diff(clip.root_pos[:, :2], axis=0), axis=1) * clip.fps
-    want = np.linalg.norm(np.repeat(samples, fs.n_frames, axis=0)[1:, :2], axis=1)
+    want = np.linalg.norm(np.repeat(evals[0].samples, back.n_frames, axis=0)[1:, :2], axis=1)
     assert np.allclose(speed, want, atol=1e-6)

@@ -13,7 +13,7 @@ from motionctl.errors import Cancelled as JobCancelled, MotionFileError
 from motionctl.evaluate import (EditModel, EmbedSettings, Environment, Expander, Obstacle, clip_permissions,
                                 coverage, embed, environment_from_dict, footprints, rasterise, read_environment,
                                 shortest_path, strongly_connected, theoretical_maneuverability)
-from motionctl.graph import GraphSettings, MotionGraph, build_graph
+from motionctl.engines.graph import GraphSettings, MotionGraph, build_graph
 
 
 def arc(length, turn, frames=30):
@@ -186,11 +186,18 @@ def test_one_looping_clip_makes_a_cycle(demo_library):
     [
         ("{not json", "invalid JSON"),
         (json.dumps({"obstacles": []}), "bounds"),
-        (json.dumps({"bounds": [0, 0, -1, 5]}), "min < max"),
+        (json.dumps({"bounds": [0, 0, -1, 5]}), "min must be below max"),
+        ('{"bounds": [0, 0, NaN, 5]}', "bounds: [xmin, ymin, xmax, ymax] must be 4 finite numbers"),
+        (json.dumps({"bounds": [0, 0, 1e6, 5]}), "larger than 200 m"),
+        (json.dumps({"bounds": [0, 0, 5, 5], "obstacles": 5}), "obstacles: expected a list"),
         (json.dumps({"bounds": [0, 0, 5, 5], "obstacles": [{"kind": "wall", "polygon": [[0, 0], [1, 1]]}]}),
-         "obstacle 0: a polygon needs at least 3"),
+         "obstacles[0]: a polygon needs at least 3"),
+        (json.dumps({"bounds": [0, 0, 5, 5], "obstacles": [{"kind": "wall", "polygon": [[0, 0], [1, 1], [1, "x"]]}]}),
+         "obstacles[0]: a polygon point must be 2 finite numbers"),
         (json.dumps({"bounds": [0, 0, 5, 5], "obstacles": [{"kind": "lava", "circle": [1, 1, 1]}]}),
-         "obstacle 0: unknown kind 'lava'"),
+         "obstacles[0]: unknown kind 'lava'"),
+        (json.dumps({"bounds": [0, 0, 5, 5], "obstacles": [{"kind": "region", "circle": [1, 1, 1], "allow": 3}]}),
+         "'allow' must be a list of motion types"),
         (json.dumps({"bounds": [0, 0, 5, 5], "obstacles": [{"kind": "region", "circle": [1, 1, 1]}]}),
          "needs 'allow' or 'forbid'"),
         (json.dumps({"bounds": [0, 0, 5, 5], "obstacles": [{"kind": "wall"}]}), "needs a 'polygon' or a 'circle'"),
@@ -202,6 +209,12 @@ def test_malformed_environment_files_raise_clear_errors(tmp_path, content, messa
     with pytest.raises(MotionFileError, match="room.json") as err:
         read_environment(p)
     assert message in str(err.value)
+
+
+def test_a_region_allowing_one_word_is_not_split_into_letters():
+    env = environment_from_dict({"bounds": [0, 0, 5, 5], "obstacles": [
+        {"kind": "region", "polygon": [[0, 0], [2, 0], [2, 2]], "allow": "sneak"}]})
+    assert env.obstacles[0].allow == ("sneak",)
 
 
 def test_environment_rasterises_kinds_and_regions():
@@ -243,10 +256,8 @@ def test_embedding_and_graph_building_cancel_cleanly(demo_library):
 
 def test_real_capture_graph_covers_an_empty_room_and_a_controller_can_be_certified(mocap):
     """CMU subject 16 walks and turns: a graph that keeps most of the capture and covers a room."""
-    from motionctl.evaluate import certify_controller, evaluate
-    from motionctl.fragments import ControllerSettings
-    from motionctl.fragments.controller import train_controller
-    from motionctl.policy import PolicySettings
+    from motionctl.engines.fragments import ControllerSettings, PolicySettings, fit
+    from motionctl.evaluate import certify, evaluate, macro_graph
     from motionctl.library import import_library
 
     files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("15", "16", "17", "18", "21", "22")]
@@ -258,15 +269,14 @@ def test_real_capture_graph_covers_an_empty_room_and_a_controller_can_be_certifi
     assert res["coverage_xy"] > 0.9 and res["path_efficiency"]["median"] >= 1.0 - 1e-9
     assert np.isfinite(res["path_efficiency"]["median"])
     # The same capture as a greedy fragment controller (no training traces needed), certified in the same room.
-    s = ControllerSettings(policy=PolicySettings(kind="greedy"))
-    tc = train_controller(db, [], s)
-    fs, policy = tc.model.fragments, tc.policy
-    cg = certify_controller(policy, fs, max_clips=120)
+    model = fit(db, ControllerSettings(policy=PolicySettings(kind="greedy"), held_out=0))
+    table = model.frame_table(db.clips)
+    cg = macro_graph(model, table, max_clips=120)
     assert 0 < cg.n <= 120 and len(cg.edges) >= cg.n
     # Holding "walk" for 0.5 s covers ground (subject 16 walks at about 0.8 m/s).
     assert max(np.hypot(*p[-1, :2]) for p in cg.root_paths) > 0.25
-    res = evaluate(cg, Environment((0, 0, 8, 6), [], "room"), pairs=5, lm_sample=0.05)
-    assert res["nodes"] > 0 and 0 < res["coverage_xy"] <= 1
+    res = certify(model, table, Environment((0, 0, 8, 6), [], "room"), pairs=5, lm_sample=0.05, max_clips=120)
+    assert res["nodes"] > 0 and 0 < res["coverage_xy"] <= 1 and res["graph"].n == cg.n
 
 
 def test_command_line_builds_and_evaluates_a_graph(demo_library, tmp_path, capsys):
@@ -288,8 +298,8 @@ def test_command_line_builds_and_evaluates_a_graph(demo_library, tmp_path, capsy
     assert 0.5 < data["coverage_xy"] <= 1 and data["nodes"] > 0
     m = np.load(cmap)
     assert m.shape == (35, 25) and m[15, 2] == 0  # the wall's cells are never covered
-    with pytest.raises(MotionFileError, match="nothing.json"):
-        main(["graph", "evaluate", "--graph", out, "--env", str(tmp_path / "nothing.json")])
+    assert main(["graph", "evaluate", "--graph", out, "--env", str(tmp_path / "nothing.json")]) == 2
+    assert "nothing.json" in capsys.readouterr().err
 
 
 def test_branching_limits_transitions_per_clip_end(demo_library):

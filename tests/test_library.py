@@ -75,7 +75,7 @@ def test_unreadable_file_in_a_folder_is_reported_not_dropped(tmp_path, demo_libr
 
 
 def test_mixed_frame_rates_are_resampled_into_one_group(tmp_path, demo_library):
-    from motionctl.motion import resample
+    from motionctl.clip import resample
 
     clip = bvh.read_bvh(os.path.join(demo_library, "demo_walk.bvh"))
     bvh.write_bvh(clip, tmp_path / "a.bvh")

@@ -6,11 +6,11 @@ import pytest
 
 from motionctl import bvh, quat
 from motionctl.demo_data import Gait, synthesize
+from motionctl.body import detect_calibration_frames, foot_contacts, mirror_joint_map
+from motionctl.clip import Clip, MotionDatabase, resample
 from motionctl.errors import MotionFileError, SkeletonMismatchError
-from motionctl.motion import (
-    Clip, MotionDatabase, detect_calibration_frames, foot_contacts, mirror_joint_map, resample, root_frame,
-    root_motion, tags_from_name,
-)
+from motionctl.rootframe import root_frame, root_motion
+from motionctl.tags import tags_from_name
 
 
 def straight_clip(forward=1.2, lateral=0.0, turn=0.0, seconds=3.0, fps=120.0, run=False):

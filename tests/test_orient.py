@@ -11,7 +11,7 @@ import pytest
 from motionctl import quat
 from motionctl.bvh import write_bvh
 from motionctl.library import ImportSettings, import_library
-from motionctl.motion import world_with_ends
+from motionctl.clip import world_with_ends
 from motionctl.orient import guess_unit_scale, orient
 from motionctl.skeleton import Skeleton
 

@@ -12,7 +12,7 @@ from bvh_fixtures import bvh_text, smooth_channels
 from motionctl import asfamc, bvh
 from motionctl.errors import MotionFileError
 from motionctl.library import MAX_NAME_BYTES, ImportSettings, import_library
-from motionctl.motion import MotionDatabase
+from motionctl.clip import MotionDatabase
 
 WALK = "cmu31/cmu_02_01_walk_mbnames.bvh"
 

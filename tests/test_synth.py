@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 
 from motionctl import bvh, quat
-from motionctl.motion import root_frame
-from motionctl.synth import SynthState, Synthesizer, frame_table, synthesize_clip, synthesize_pieces
+from motionctl.rootframe import root_frame
+from motionctl.rootframe import to_world, wrap
+from motionctl.synth import Step, SynthState, frame_table, pieces_to_steps, synthesize, synthesize_clip
+
+
+def synthesize_pieces(table, pieces, state=None, crossfade=3, controls=None, warp=0.0):
+    root, rot, state, _, _ = synthesize(table, pieces_to_steps(pieces, controls), state, crossfade, warp)
+    return root, rot, state
 
 
 @pytest.fixture(scope="module")
@@ -55,13 +61,45 @@ def test_warp_makes_the_root_follow_the_control_exactly(table):
     assert np.allclose(speed[:12], np.hypot(0.5, 2.0)) and np.allclose(speed[12:], 1.0)
 
 
-def test_streaming_synthesizer_equals_batch_synthesis(table):
+def test_step_by_step_synthesis_equals_batch_synthesis(table):
     t, _ = table
     pieces = [(0, 0, 12), (0, 12, 12), (1, 40, 12), (0, 200, 12)]
     batch_root, batch_rot, _ = synthesize_pieces(t, pieces)
-    s = Synthesizer(t)
-    parts = [s.play(*p) for p in pieces]
+    state, parts = SynthState(np.zeros(2), 0.0), []
+    for p in pieces:
+        root, rot, state, _, _ = synthesize(t, [Step.piece(*p)], state)
+        parts.append((root, rot))
     root = np.concatenate([p[0] for p in parts])
     rot = np.concatenate([p[1] for p in parts])
     assert np.allclose(root, batch_root, atol=1e-9)
     assert np.allclose(np.abs(np.sum(rot * batch_rot, -1)), 1.0, atol=1e-9)
+
+
+def test_a_blend_of_one_member_plays_its_piece_and_a_blend_lies_between_its_members(table):
+    t, _ = table
+    one = synthesize(t, [Step(np.array([[0, 30, 12, 1.0], [1, 30, 12, 0.0]]))])
+    piece = synthesize(t, [Step.piece(0, 30, 12)])
+    assert np.allclose(one[0], piece[0]) and np.allclose(one[1], piece[1])
+    half = synthesize(t, [Step(np.array([[0, 30, 12, 0.5], [1, 30, 12, 0.5]]))])[0]
+    other = synthesize(t, [Step.piece(1, 30, 12)])[0]
+    assert np.allclose(half[-1, :2], 0.5 * (piece[0][-1, :2] + other[-1, :2]), atol=0.05)
+
+
+@pytest.mark.parametrize("edit", [(0.3, -0.2, 0.0), (0.0, 0.0, 0.4), (-0.2, 0.1, -0.3)])
+def test_an_edited_step_ends_exactly_where_its_edit_says(table, edit):
+    """Paper 004's editing (eq. 16): the step's end moves by the edit, its start stays, the heading
+    ramps in; later steps start from the edited end."""
+    t, _ = table
+    start = SynthState(np.array([1.0, 2.0]), 0.7)
+    natural = synthesize(t, [Step.piece(0, 30, 30)], start, crossfade=0)
+    step = Step.piece(0, 30, 30)
+    step.edit = np.array(edit)
+    edited = synthesize(t, [step, Step.piece(0, 60, 12)], start, crossfade=0)
+    end_nat, end_ed = natural[2], edited[0][29]
+    want = end_nat.ground + to_world(np.array(edit[:2]), start.yaw)
+    assert np.allclose(end_ed[:2], want, atol=1e-9)
+    assert edited[4][29] == pytest.approx(natural[4][29] + edit[2])
+    assert np.allclose(edited[0][0, :2] - start.ground, natural[0][0, :2] - start.ground, atol=0.02)
+    # The next step carries on from the edited end, turned by the edit's heading change.
+    follow = synthesize(t, [Step.piece(0, 60, 12)], SynthState(end_ed[:2].copy(), float(edited[4][29])), crossfade=0)
+    assert np.allclose(edited[0][30:], follow[0], atol=1e-9)

@@ -8,7 +8,7 @@ import pytest
 
 from motionctl import tags
 from motionctl.errors import MotionFileError
-from motionctl.motion import apply_tags, read_sidecar
+from motionctl.tags import apply_tags, read_sidecar
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..errors import MotionFileError
+from ...errors import MotionctlError, MotionFileError
 from .cut import CONTROL_COLUMNS
 from .quality import QualitySettings, control_features
 
@@ -36,19 +36,21 @@ class ControlBins:
         if self.quality is None:
             self.quality = QualitySettings()
         if len(self.centres) == 0:
-            raise ValueError("control bins need at least one centre")
+            raise MotionctlError("control bins need at least one centre")
+        self._fb = control_features(self.centres, self.quality)  # the centres in ControlDis space
+        self._fb2 = (self._fb * self._fb).sum(1)
 
     @property
     def n(self) -> int:
         return len(self.centres)
 
     def nearest(self, controls: np.ndarray) -> np.ndarray:
-        """int [N]: bin of each control vector [N, 4] (or a single [4] -> int)."""
+        """int [N]: bin of each control vector [N, 4] (or a single [4] -> int), nearest under
+        ControlDis (eq. 11); the one bin lookup every controller and trace uses."""
         c = np.asarray(controls, dtype=float)
         single = c.ndim == 1
         fa = control_features(np.atleast_2d(c), self.quality)
-        fb = control_features(self.centres, self.quality)
-        d = (fa * fa).sum(1)[:, None] - 2 * fa @ fb.T + (fb * fb).sum(1)[None]
+        d = (fa * fa).sum(1)[:, None] - 2 * fa @ self._fb.T + self._fb2[None]
         idx = np.argmin(d, axis=1)
         return int(idx[0]) if single else idx
 
@@ -81,7 +83,7 @@ def kmeans_bins(traces, k: int = 150, quality: QualitySettings | None = None, se
     uniq = np.unique(samples, axis=0)
     k = min(k, len(uniq))
     if k < 1:
-        raise ValueError("k-means bins need at least one trace sample")
+        raise MotionctlError("k-means bins need at least one trace sample")
     feats = control_features(samples, q)
     km = KMeans(n_clusters=k, n_init=4, random_state=seed).fit(feats)
     # Map the feature-space centres back to controls: the sample nearest each centre.
@@ -103,7 +105,7 @@ class Trace:
         self.samples = np.asarray(self.samples, dtype=float)
         validate_samples(self.samples, self.name or "trace")
         if not self.rate > 0:
-            raise ValueError(f"{self.name or 'trace'}: rate must be positive, got {self.rate}")
+            raise MotionctlError(f"{self.name or 'trace'}: rate must be positive, got {self.rate}")
 
     @property
     def duration(self) -> float:
@@ -132,7 +134,16 @@ def validate_samples(samples: np.ndarray, where: str) -> None:
     problem = sample_problem(samples)
     if problem is not None:
         row, msg = problem
-        raise ValueError(f"{where}: {msg}" + (f" (sample {row})" if row is not None else ""))
+        raise MotionctlError(f"{where}: {msg}" + (f" (sample {row})" if row is not None else ""))
+
+
+def resample_trace(samples: np.ndarray, rate: float, target_rate: float) -> np.ndarray:
+    """Trace samples [T, 4] at another rate (each output step takes the sample in force at its time)."""
+    if abs(rate - target_rate) < 1e-9:
+        return samples
+    n = max(1, int(np.floor(len(samples) / rate * target_rate)))
+    idx = np.minimum((np.arange(n) * rate / target_rate).astype(np.int64), len(samples) - 1)
+    return samples[idx]
 
 
 def write_trace(trace: Trace, path) -> None:

@@ -20,8 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from .. import quat
-from ..jobs import check_stop, parallel_map
+from ... import quat
+from ...errors import MotionctlError
+from ...jobs import check_stop, parallel_map
+from ...rootframe import displacement
+from ...settings import setting
 from .cut import FragmentSet, tip_joints, tips_of
 
 
@@ -29,24 +32,32 @@ from .cut import FragmentSet, tip_joints, tips_of
 class QualitySettings:
     """Weights of paper 000 (its values are the defaults)."""
 
-    omegas: tuple = (0.8, 0.5, 0.3)
-    deltas: tuple = (1, 2, 3)
-    stutter_window: float = 0.25  # s: a jump back by less than this (plus the fragment) scores 0
-    w_v: float = 10.0
-    w_t: float = 6.0
-    w_a: float = 20.0
+    omegas: tuple = setting((0.8, 0.5, 0.3), "ω", "Motion quality: weight of the pose mismatch δ frames after a "
+                            "transition (higher: smoother transitions matter more than following the control)",
+                            min=0.0, group="Quality weights", name="omega")
+    deltas: tuple = setting((1, 2, 3), "δ", "Motion quality: frames after a transition at which poses are compared",
+                            min=1, max=60, group="Quality weights", name="delta")
+    stutter_window: float = setting(0.25, "Stutter Window", "Jumping back in a clip by less than this scores zero "
+                                    "(no stuttering)", min=0.0, max=5.0, unit="TIME", group="Quality weights",
+                                    name="stutter")
+    w_v: float = setting(10.0, "w_v", "Control quality: weight of the ground-velocity mismatch (log-magnitude)",
+                         min=0.0, group="Quality weights")
+    w_t: float = setting(6.0, "w_t", "Control quality: weight of the turning-rate mismatch", min=0.0,
+                         group="Quality weights")
+    w_a: float = setting(20.0, "w_a", "Control quality: weight of the airborne mismatch", min=0.0,
+                         group="Quality weights")
 
-    def validate(self, n_frames: int | None = None) -> None:
+    def check(self, n_frames: int | None = None) -> None:
         if len(self.omegas) != len(self.deltas):
-            raise ValueError(f"omegas {self.omegas} and deltas {self.deltas} must have the same length")
+            raise MotionctlError(f"omegas {self.omegas} and deltas {self.deltas} must have the same length")
         if any(d < 1 for d in self.deltas):
-            raise ValueError(f"deltas must be at least 1 frame, got {self.deltas}")
+            raise MotionctlError(f"deltas must be at least 1 frame, got {self.deltas}")
         if n_frames is not None and max(self.deltas) >= n_frames:
-            raise ValueError(f"delta {max(self.deltas)} needs fragments of more than {max(self.deltas)} poses "
-                             f"(they have {n_frames})")
+            raise MotionctlError(f"delta {max(self.deltas)} needs fragments of more than {max(self.deltas)} poses "
+                                 f"(they have {n_frames})")
         for name in ("w_v", "w_t", "w_a", "stutter_window"):
             if getattr(self, name) < 0:
-                raise ValueError(f"{name} must not be negative")
+                raise MotionctlError(f"{name} must not be negative")
 
 
 def pose_features(fs: FragmentSet, deltas) -> tuple[np.ndarray, np.ndarray]:
@@ -68,23 +79,23 @@ def pose_features(fs: FragmentSet, deltas) -> tuple[np.ndarray, np.ndarray]:
         pred = tips_of(fs.skeleton, refl, h, pf.offsets[gm], pf.end_offsets[gm], joints)
         act = tips_of(fs.skeleton, pf.local_rot[g0 + d - 1], pf.height[g0 + d - 1], pf.offsets[g0 + d - 1],
                       pf.end_offsets[g0 + d - 1], joints)
-        preds.append(np.concatenate((pred, _displacement(pf, gm - d, gm)[:, None]), axis=1))
-        acts.append(np.concatenate((act, _displacement(pf, g0, g0 + d)[:, None]), axis=1))
+        preds.append(np.concatenate((pred, _ground_step(pf, gm - d, gm)[:, None]), axis=1))
+        acts.append(np.concatenate((act, _ground_step(pf, g0, g0 + d)[:, None]), axis=1))
     return np.stack(preds), np.stack(acts)
 
 
-def _displacement(pf, a, b) -> np.ndarray:
-    """Root ground displacement from frame a to b, in a's root frame, as [K, 3]."""
-    d = pf.ground[b] - pf.ground[a]
-    c, s = np.cos(pf.yaw[a]), np.sin(pf.yaw[a])
-    return np.column_stack((c * d[:, 0] + s * d[:, 1], -s * d[:, 0] + c * d[:, 1], np.zeros(len(a))))
+def _ground_step(pf, a, b) -> np.ndarray:
+    """Root ground displacement from frame a to b, in a's root frame, as a tip [K, 3] (z = 0)."""
+    step = displacement(pf.ground, pf.yaw, a, b)
+    step[:, 2] = 0.0
+    return step
 
 
 def motion_distances(fs: FragmentSet, settings: QualitySettings | None = None, block: int = 512,
                      n_jobs: int | None = None, progress=None, should_stop=None) -> np.ndarray:
     """D [len(deltas), F, F] float32: Dis(Refl(f_{m-δ}, f_m), f'_δ) for every pair, in row blocks."""
     s = settings or QualitySettings()
-    s.validate(fs.n_frames)
+    s.check(fs.n_frames)
     pred, act = pose_features(fs, s.deltas)
     n_d, n, n_tips = pred.shape[:3]
     out = np.empty((n_d, n, n), dtype=np.float32)
@@ -127,7 +138,7 @@ def motion_quality(distances: np.ndarray, fs: FragmentSet, settings: QualitySett
     """MotionQuality [F, F] float32 in [0, 1] (eq. 9), zero for stuttering back-jumps."""
     s = settings or QualitySettings()
     if len(s.omegas) != len(distances):
-        raise ValueError(f"{len(s.omegas)} omegas for {len(distances)} distance matrices (deltas {s.deltas})")
+        raise MotionctlError(f"{len(s.omegas)} omegas for {len(distances)} distance matrices (deltas {s.deltas})")
     acc = np.zeros(distances.shape[1:], dtype=np.float32)
     for w, d in zip(s.omegas, distances):
         acc += np.float32(w) * d
@@ -172,7 +183,7 @@ def top_transitions(mq: np.ndarray, percent: float) -> np.ndarray:
     index).  Rows left with no transition keep their single best one, so no fragment is a dead end
     (reported by ``dead_ends_repaired``)."""
     if not 0 < percent <= 100:
-        raise ValueError(f"threshold percent must be in (0, 100], got {percent}")
+        raise MotionctlError(f"threshold percent must be in (0, 100], got {percent}")
     n = mq.size
     k = int(round(n * percent / 100.0))
     flat = mq.ravel()

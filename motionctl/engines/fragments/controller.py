@@ -9,26 +9,60 @@ allowed transitions.  Retuning a weight therefore recomputes only what the weigh
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..jobs import check_stop
-from ..policy import Policy, PolicySettings, SolveResult, Transitions, optimal_path, path_quality, run_table, solve
+from ...errors import MotionctlError
+from ...jobs import check_stop
+from ...settings import nested, setting
+from .solver import PolicySettings, SolveResult, Transitions, optimal_path, path_quality, run_table, solve
 from .control import ControlBins, kmeans_bins, learn_user_model, paper_bins
 from .cut import FragmentSet, FragmentSettings, cut_fragments
 from .quality import (QualitySettings, control_quality, motion_distances, motion_quality, repair_dead_ends,
                       top_transitions)
 
 
+TRACE_SOURCES = (
+    ("players", "Player Models", "The built-in generated players (steady and twitchy), scaled to the data's top speed"),
+    ("custom", "Custom Player", "A generated player with the settings below"),
+    ("files", "Files", "Recorded or loaded trace files (CSV or JSON)"),
+)
+
+
 @dataclass
 class ControllerSettings:
-    fragments: FragmentSettings = field(default_factory=FragmentSettings)
-    quality: QualitySettings = field(default_factory=QualitySettings)
-    policy: PolicySettings = field(default_factory=PolicySettings)
-    bins: str = "paper"  # "paper" (150 hand-placed bins) or "kmeans" (learned from training traces)
-    kmeans_bins: int = 150
-    smoothing: float = 1.0  # user-model pseudo-counts per row
+    """Everything that makes a fragment controller: how clips are cut, the quality weights, the
+    solver, the control bins, and the training traces its user model is learned from."""
+
+    fragments: FragmentSettings = nested(FragmentSettings, "Fragments")
+    quality: QualitySettings = nested(QualitySettings, "Quality weights")
+    policy: PolicySettings = nested(PolicySettings, "Controller")
+    bins: str = setting("paper", "Control Bins", "How the player's control signals are binned", choices=(
+        ("paper", "Paper (150)", "25 ground velocities x turning {-1, 0, 1} x airborne {0, 1}, rings fitted to the data"),
+        ("kmeans", "K-Means", "Bins learned from the training traces")), group="Controller")
+    kmeans_bins: int = setting(150, "Bins", "Number of k-means bins", min=2, max=1000, group="Controller")
+    traces: str = setting("players", "Training Traces", "How the player is expected to play", choices=TRACE_SOURCES,
+                          group="Training traces")
+    trace_files: tuple = setting((), "Trace Files", "Trace files (CSV or JSON) when Training Traces is Files",
+                                 group="Training traces", ui=False, kind="paths")
+    trace_seconds: float = setting(210.0, "Seconds", "Length of generated training play per player", min=10.0,
+                                   max=36000.0, unit="TIME", group="Training traces")
+    player_speed: float = setting(0.0, "Top Speed", "Custom player's full-stick speed (0: the data's top speed)",
+                                  min=0.0, max=20.0, unit="VELOCITY", group="Training traces")
+    player_hold: float = setting(1.2, "Hold", "Custom player: average seconds an input is held", min=0.1, max=60.0,
+                                 unit="TIME", group="Training traces")
+    player_reversal: float = setting(0.15, "Reversals", "Custom player: chance that an input change is a sudden "
+                                     "reversal", min=0.0, max=1.0, subtype="FACTOR", group="Training traces")
+    player_turns: float = setting(0.35, "Turns", "Custom player: chance that an input change also turns", min=0.0,
+                                  max=1.0, subtype="FACTOR", group="Training traces")
+    player_jumps: float = setting(0.12, "Jumps/s", "Custom player: jump presses per second", min=0.0, max=10.0,
+                                  group="Training traces")
+    smoothing: float = setting(1.0, "Smoothing", "User-model pseudo-counts per row (towards the player's overall "
+                               "habits)", min=0.0, max=1000.0, group="Training traces")
+    held_out: int = setting(3, "Held-out Traces", "Generated evaluation traces (10 s each) to report % of optimal on",
+                            min=0, max=50, group="Evaluation")
+    seed: int = setting(1, "Seed", "Seed of the generated traces", min=0, max=2**31 - 1, group="Evaluation", ui=False)
 
 
 class FragmentModel:
@@ -56,7 +90,7 @@ class FragmentModel:
 
     def motion_quality(self, q: QualitySettings) -> np.ndarray:
         if tuple(q.deltas) != self.deltas:
-            raise ValueError(f"deltas changed from {self.deltas} to {tuple(q.deltas)}: rebuild the fragment model")
+            raise MotionctlError(f"deltas changed from {self.deltas} to {tuple(q.deltas)}: rebuild the fragment model")
         key = (tuple(q.omegas), q.stutter_window)
         if key != self._mq_key:
             self._mq = motion_quality(self.distances, self.fragments, q)
@@ -78,27 +112,19 @@ class FragmentModel:
     def make_bins(self, settings: ControllerSettings, traces=()) -> ControlBins:
         if settings.bins == "kmeans":
             if not traces:
-                raise ValueError("k-means control bins need training traces")
+                raise MotionctlError("k-means control bins need training traces")
             return kmeans_bins(traces, settings.kmeans_bins, settings.quality)
         if settings.bins != "paper":
-            raise ValueError(f"bins must be 'paper' or 'kmeans', got {settings.bins!r}")
+            raise MotionctlError(f"bins must be 'paper' or 'kmeans', got {settings.bins!r}")
         speeds = np.linalg.norm(self.fragments.control[:, :2], axis=1)
         return paper_bins(speeds, settings.quality)
 
     def train(self, settings: ControllerSettings, bins: ControlBins, user_model: np.ndarray | None,
-              init: np.ndarray | None = None, progress=None, should_stop=None) -> tuple[Policy, SolveResult]:
+              init: np.ndarray | None = None, progress=None, should_stop=None) -> SolveResult:
+        """The policy (table [F, C] and values) for ``settings`` over ``bins``."""
         trans = self.transitions(settings.quality, settings.policy.threshold)
         cq = control_quality(self.fragments.control, bins.centres, settings.quality)
-        result = solve(trans, cq, settings.policy, user_model, init, progress, should_stop)
-        fs = self.fragments
-        info = {"kind": settings.policy.kind, "discount": settings.policy.discount,
-                "threshold": settings.policy.threshold, "improvements": result.improvements, "sweeps": result.sweeps,
-                "converged": result.converged, "seconds": result.seconds, "bins": bins.kind,
-                "omegas": list(settings.quality.omegas), "deltas": list(settings.quality.deltas)}
-        policy = Policy(result.table, result.values, bins.centres,
-                        (settings.quality.w_v, settings.quality.w_t, settings.quality.w_a),
-                        [c.name for c in fs.clips], fs.clip, fs.start, fs.n_frames, fs.fps, info)
-        return policy, result
+        return solve(trans, cq, settings.policy, user_model, init, progress, should_stop)
 
 
 def _sub(progress, lo, hi):
@@ -112,7 +138,6 @@ class TrainedController:
     model: FragmentModel
     bins: ControlBins
     user_model: np.ndarray
-    policy: Policy
     result: SolveResult
     settings: ControllerSettings
 
@@ -124,15 +149,15 @@ def train_controller(source, traces, settings: ControllerSettings | None = None,
     s = settings or ControllerSettings()
     traces = list(traces)
     if s.policy.kind == "model" and not traces:
-        raise ValueError("the model controller needs training traces for its user model")
+        raise MotionctlError("the model controller needs training traces for its user model")
     built = model is None
     if built:
         model = FragmentModel.build(source, s.fragments, s.quality, _sub(progress, 0.0, 0.5), should_stop)
     check_stop(should_stop, "training")
     bins = model.make_bins(s, traces)
     t_model = learn_user_model(traces, bins, s.smoothing) if traces else np.full((bins.n, bins.n), 1.0 / bins.n)
-    policy, result = model.train(s, bins, t_model, init, _sub(progress, 0.5 if built else 0.0, 1.0), should_stop)
-    return TrainedController(model, bins, t_model, policy, result, s)
+    result = model.train(s, bins, t_model, init, _sub(progress, 0.5 if built else 0.0, 1.0), should_stop)
+    return TrainedController(model, bins, t_model, result, s)
 
 
 # ----------------------------------------------------------------------------- evaluation
@@ -174,65 +199,3 @@ def evaluate_controllers(model: FragmentModel, tables: dict, bins: ControlBins, 
         v["mean"] = float(np.mean(v["percent"]))
         v["std"] = float(np.std(v["percent"]))
     return out
-
-
-# ----------------------------------------------------------------------------- files and runs
-
-def settings_info(settings: ControllerSettings) -> dict:
-    """Plain-JSON record of the settings a policy was trained with (stored in the policy)."""
-    from dataclasses import asdict
-
-    return {"fragments": {k: v for k, v in asdict(settings.fragments).items() if k != "contacts"},
-            "quality": asdict(settings.quality), "policy": asdict(settings.policy), "bins": settings.bins,
-            "kmeans_bins": settings.kmeans_bins, "smoothing": settings.smoothing}
-
-
-def train_to_file(source, traces, out_path: str, settings: ControllerSettings | None = None,
-                  model: FragmentModel | None = None, init: np.ndarray | None = None, sources=(),
-                  progress=None, should_stop=None) -> TrainedController:
-    """Train a controller and write its Policy to ``out_path`` (.npz) only once training has
-    finished: a cancelled or failed job leaves no file, and an earlier file stays intact."""
-    s = settings or ControllerSettings()
-    trained = train_controller(source, traces, s, model, init, progress, should_stop)
-    trained.policy.info.update({"settings": settings_info(s), "sources": [str(p) for p in sources]})
-    trained.policy.save(out_path)
-    return trained
-
-
-def fragments_for_policy(policy: Policy, source) -> FragmentSet:
-    """Re-cut the fragments a policy was trained on from its source clips (a MotionDatabase or
-    clip list), checking they are the same ones."""
-    info = policy.info.get("settings", {}).get("fragments", {})
-    fs = cut_fragments(source, FragmentSettings(**info) if info else FragmentSettings())
-    names = [c.name for c in fs.clips]
-    if names != list(policy.clip_names) or fs.n != len(policy.table):
-        raise ValueError(f"these clips do not match the policy: it was trained on {len(policy.clip_names)} clips "
-                         f"({len(policy.table)} fragments), these give {len(names)} ({fs.n})")
-    return fs
-
-
-def resample_trace(samples: np.ndarray, rate: float, target_rate: float) -> np.ndarray:
-    """Trace samples at another rate (each output step takes the sample in force at its time)."""
-    if abs(rate - target_rate) < 1e-9:
-        return samples
-    n = max(1, int(np.floor(len(samples) / rate * target_rate)))
-    idx = np.minimum((np.arange(n) * rate / target_rate).astype(np.int64), len(samples) - 1)
-    return samples[idx]
-
-
-def run_policy(policy: Policy, fs: FragmentSet, trace, warp: float = 0.0, crossfade: int = 3, start: int | None = None,
-               name: str = "run"):
-    """Drive ``policy`` with a trace: one decision per fragment, then synthesize the motion.
-
-    Returns (Clip, fragment path [n + 1], per-decision controls [n, 4])."""
-    from ..policy import run_table
-    from ..synth import synthesize_clip
-
-    samples = resample_trace(trace.samples, trace.rate, fs.decision_rate)
-    bins = policy.bins(samples)
-    first = policy.start_fragment(samples[0]) if start is None else int(start)
-    path = run_table(policy.table, bins, first)
-    pieces = fs.pieces(path[1:])
-    clip = synthesize_clip(fs.frame_table(), pieces, crossfade, samples, warp, name)
-    return clip, path, samples
-

@@ -120,7 +120,7 @@ def choose_n_min(samples, candidates, n_trees: int, seed: int) -> tuple[int, dic
             splits.append((x[idx[:cut]], y[idx[:cut]], x[idx[cut:]], y[idx[cut:]]))
     if not splits:
         return int(min(candidates)), {}
-    from ..jobs import parallel_map
+    from ...jobs import parallel_map
 
     def held_out_error(n_min):
         sse, count = 0.0, 0

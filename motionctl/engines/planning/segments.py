@@ -14,10 +14,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import quat
-from ..motion import ContactSettings, action_centres, foot_contacts, hand_joints, mirror_clip, resample
-from ..synth import frame_table
-from ..tags import FOOT_ACTIONS, HAND_ACTIONS, canonical_set
+from ... import quat
+from ...body import ContactSettings, action_centres, foot_contacts, hand_joints, mirror_clip
+from ...clip import resample
+from ...errors import MotionctlError
+from ...rootframe import displacement, to_local
+from ...settings import setting
+from ...synth import frame_table
+from ...tags import FOOT_ACTIONS, HAND_ACTIONS, canonical_set
 
 ACTION_TAGS = HAND_ACTIONS | FOOT_ACTIONS  # clips that yield an action segment around each action centre
 
@@ -28,13 +32,15 @@ class SegmentSettings:
     blend frames compared for transition rewards; group size (members per parameterised group)."""
 
     fps: float = 30.0
-    mirror: bool = True  # add left/right mirrored clips (turns both ways, either hand)
+    mirror: bool = setting(True, "Mirror Clips", "Add left/right mirrored clips (turns both ways, either hand)",
+                           group="Steps")
     min_step: float = 0.25
     max_step: float = 1.2
     action_before: float = 0.8
     action_after: float = 0.6
     blend_frames: int = 5
-    group_size: int = 3
+    group_size: int = setting(3, "Group Size", "Steps per blended group (1: every step alone)", min=1, max=6,
+                              group="Steps")
     family_threshold: float = 0.08  # pose distance (m, RMS over joints) joining a motion family: left and right steps stay apart
     position_weight: float = 1.0
     rotation_weight: float = 1.0
@@ -87,7 +93,7 @@ def cut_segments(clips, settings: SegmentSettings | None = None) -> SegmentSet:
     if s.mirror:
         work = [m for c in work for m in (c, mirror_clip(c))]
     if not work:
-        raise ValueError("no clips to cut into segments")
+        raise MotionctlError("no clips to cut into segments: select at least one")
     table = frame_table(work, work[0].skeleton)
     rows = []  # (clip, start, end, kind, reach_frame, hand)
     lo, hi = int(round(s.min_step * s.fps)), int(round(s.max_step * s.fps))
@@ -108,7 +114,7 @@ def cut_segments(clips, settings: SegmentSettings | None = None) -> SegmentSet:
     rows = np.array(rows, dtype=np.int64)
     clip_i, start, end, kind, centre = rows.T
     first = table.first[clip_i]
-    dx = _displacement(table, first + start, first + end - 1)
+    dx = displacement(table.ground, table.yaw, first + start, first + end - 1)
     reach = np.zeros((len(rows), 2))
     act = np.flatnonzero(kind == 1)
     for k in act:  # one per action segment: few
@@ -118,7 +124,8 @@ def cut_segments(clips, settings: SegmentSettings | None = None) -> SegmentSet:
         f = centre[k]
         hand = max(hands, key=lambda j: -pos[f, j, 2]) if canonical_set(c.tags) & {"pick"} else \
             max(hands, key=lambda j: np.linalg.norm(pos[f, j, :2] - pos[f, 0, :2]))
-        reach[k] = _in_frame(table, first[k] + end[k] - 1, pos[f, hand, :2])
+        row = first[k] + end[k] - 1
+        reach[k] = to_local(pos[f, hand, :2] - table.ground[row], table.yaw[row])
     trans = transition_rewards(table, first + start, first + end, table.first[clip_i] + table.length[clip_i], s)
     return SegmentSet(s, work, clip_i, start, end, kind, dx, reach, trans, table)
 
@@ -138,21 +145,9 @@ def _regular_cuts(cuts: np.ndarray, lo: int, hi: int) -> np.ndarray:
     return np.array(final)
 
 
-def _displacement(table, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    d = table.ground[b] - table.ground[a]
-    c, sn = np.cos(table.yaw[a]), np.sin(table.yaw[a])
-    return np.column_stack((c * d[:, 0] + sn * d[:, 1], -sn * d[:, 0] + c * d[:, 1], table.yaw[b] - table.yaw[a]))
-
-
-def _in_frame(table, row: int, point: np.ndarray) -> np.ndarray:
-    d = point - table.ground[row]
-    c, s = np.cos(table.yaw[row]), np.sin(table.yaw[row])
-    return np.array([c * d[0] + s * d[1], -s * d[0] + c * d[1]])
-
-
 def root_frame_poses(table, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Joint positions [K, J, 3] and world-free rotations [K, J, 4] of table rows in their root frame."""
-    from ..skeleton import forward_kinematics
+    from ...skeleton import forward_kinematics
 
     root = np.zeros((len(rows), 3))
     root[:, 2] = table.height[rows]

@@ -1,9 +1,8 @@
 """Run-time planning controller (paper 001, eq. 5 and 9): pick the group and blend weights that
-maximise R_t(a, a') + R_s(s') + α V(s'), store and load it without pickle, play its choices.
+maximise R_t(a, a') + R_s(s') + α V(s'); measure it by rollouts and Bellman residuals.
 
-Storage: one ``.npz`` archive (JSON header + arrays): the task, the groups (member segments,
-blend samples, dx, reach points, transition rewards), the value grids used for decisions, and
-every extra-tree flattened to arrays (children, feature, threshold, value), so a model file holds
+For storage (``arrays``/``from_arrays``, inside the planning engine's model archive) every
+extra-tree is flattened to arrays (children, feature, threshold, value), so a model file holds
 numbers only and loading it never executes code.
 """
 
@@ -14,15 +13,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..store import open_archive, save_archive
-from ..synth import SynthState, synthesize_blends
-from ..tasks import make_task
+from ...tasks import make_task
 from .forest import FlatForest, PolynomialValue, ValueGrid
 from .iteration import FitResult, PlanningProblem, q_values
 from .segments import Groups, SegmentSet, simplex_samples
-
-PLANNER_FORMAT = "motionctl.planner/1"
-
 
 class StoredValue:
     """Value functions as stored: grids for fast decisions, flat trees (or polynomials) for exact."""
@@ -90,22 +84,24 @@ class Planner:
         return nxt, self.problem.task.reward(nxt, kind, reach), self.problem.task.terminal(nxt, kind, reach)
 
     def blend(self, group: int, weights) -> list:
-        """[(clip, start, count, weight)] of a group's members, for ``synth.synthesize_blends``."""
+        """[(clip, start, count, weight)] of a group's members: what a ``synth.Step`` plays."""
         seg = self.segments
         return [(seg["clip"][i], seg["start"][i], seg["end"][i] - seg["start"][i], float(w))
                 for i, w in zip(self.members[group], weights)]
 
-    # --- storage
+    # --- storage (the planning engine's model archive holds these)
 
-    def save(self, path) -> None:
+    def arrays(self) -> tuple[dict, dict]:
+        """(JSON meta, arrays): the task, the groups (member segments, blend samples, dx, reach
+        points, transition rewards), the value grids, and every extra-tree flattened."""
         task = self.problem.task
         meta = {"task": task.name, "task_params": {k: v for k, v in asdict(task).items() if k != "names"},
                 "discount": self.discount, "members": self.members, "segments": self.segments, "info": self.info,
                 "grid_shape": list(self.value.grid.shape),
                 "value_kind": ["none" if f is None else ("poly" if isinstance(f, PolynomialValue) else "trees")
                                for f in self.value.forests]}
-        arrays = {"grid_low": self.value.grid.low, "grid_high": self.value.grid.high, "grid_values": self.value.grid.values,
-                  "kind": self.problem.kind, "transition": self.problem.transition}
+        arrays = {"grid_low": self.value.grid.low, "grid_high": self.value.grid.high,
+                  "grid_values": self.value.grid.values, "kind": self.problem.kind, "transition": self.problem.transition}
         for g in range(self.n_groups):
             arrays[f"g{g}_dx"] = self.problem.dx[g]
             arrays[f"g{g}_reach"] = self.problem.reach[g]
@@ -115,31 +111,30 @@ class Planner:
                 arrays.update(f.arrays(f"g{g}_tree"))
             elif isinstance(f, PolynomialValue):
                 arrays[f"g{g}_poly"] = f.coef
-        save_archive(path, PLANNER_FORMAT, meta, arrays)
+        return meta, arrays
 
     @classmethod
-    def load(cls, path) -> "Planner":
-        with open_archive(path, PLANNER_FORMAT, "planning controller") as (meta, z):
-            task = make_task(meta["task"], **meta["task_params"])
-            n = len(meta["members"])
-            problem = PlanningProblem(task, [np.asarray(z[f"g{g}_dx"]) for g in range(n)],
-                                      [np.asarray(z[f"g{g}_reach"]) for g in range(n)],
-                                      [np.asarray(z[f"g{g}_weights"]) for g in range(n)], np.asarray(z["kind"]),
-                                      np.asarray(z["transition"]))
-            forests = []
-            for g, kind in enumerate(meta["value_kind"]):
-                if kind == "trees":
-                    forests.append(FlatForest.from_arrays(z, f"g{g}_tree"))
-                elif kind == "poly":
-                    p = PolynomialValue(2)
-                    p.coef = np.asarray(z[f"g{g}_poly"])
-                    forests.append(p)
-                else:
-                    forests.append(None)
-            grid = ValueGrid(np.asarray(z["grid_low"]), np.asarray(z["grid_high"]), tuple(meta["grid_shape"]),
-                             np.asarray(z["grid_values"]))
-            return cls(problem, StoredValue(grid, forests), float(meta["discount"]), meta["members"], meta["segments"],
-                       meta.get("info", {}))
+    def from_arrays(cls, meta: dict, z) -> "Planner":
+        task = make_task(meta["task"], **meta["task_params"])
+        n = len(meta["members"])
+        problem = PlanningProblem(task, [np.asarray(z[f"g{g}_dx"]) for g in range(n)],
+                                  [np.asarray(z[f"g{g}_reach"]) for g in range(n)],
+                                  [np.asarray(z[f"g{g}_weights"]) for g in range(n)], np.asarray(z["kind"]),
+                                  np.asarray(z["transition"]))
+        forests = []
+        for g, kind in enumerate(meta["value_kind"]):
+            if kind == "trees":
+                forests.append(FlatForest.from_arrays(z, f"g{g}_tree"))
+            elif kind == "poly":
+                p = PolynomialValue(2)
+                p.coef = np.asarray(z[f"g{g}_poly"])
+                forests.append(p)
+            else:
+                forests.append(None)
+        grid = ValueGrid(np.asarray(z["grid_low"]), np.asarray(z["grid_high"]), tuple(meta["grid_shape"]),
+                         np.asarray(z["grid_values"]))
+        return cls(problem, StoredValue(grid, forests), float(meta["discount"]), meta["members"], meta["segments"],
+                   meta.get("info", {}))
 
     def storage_bytes(self) -> int:
         total = self.value.grid.values.nbytes
@@ -199,26 +194,4 @@ def decision_time(planner: Planner, count: int = 500, seed: int = 0) -> float:
     return (time.perf_counter() - t) / count
 
 
-def play_plan(planner: Planner, table, x0, g0: int, steps: int, state: SynthState | None = None, crossfade: int = 3):
-    """Decide ``steps`` times from (g0, x0) and synthesize the blended motion.  Returns
-    (root_pos, local_rot, states x [steps + 1, n], groups [steps], weights list)."""
-    x = np.asarray(x0, dtype=float)[None]
-    g = g0
-    xs, gs, ws, blends = [x[0]], [], [], []
-    for _ in range(steps):
-        g2, w, _ = planner.decide(g, x[0])
-        k = int(np.argmin(np.abs(planner.problem.weights[g2] - w).sum(axis=1)))
-        nxt, _, term = planner.step(x, np.array([g2]), np.array([k]))
-        blends.append(planner.blend(g2, w))
-        gs.append(g2)
-        ws.append(w)
-        x = planner.problem.task.clip_to_bounds(nxt)
-        xs.append(x[0])
-        g = g2
-        if term[0]:
-            break
-    root, rot, _ = synthesize_blends(table, blends, state, crossfade)
-    return root, rot, np.array(xs), np.array(gs), ws
-
-
-__all__ = ["Planner", "StoredValue", "bellman_residual", "decision_time", "play_plan", "rollout", "simplex_samples"]
+__all__ = ["Planner", "StoredValue", "bellman_residual", "decision_time", "rollout", "simplex_samples"]

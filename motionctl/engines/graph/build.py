@@ -24,25 +24,40 @@ from scipy import sparse
 from scipy.ndimage import minimum_filter
 from scipy.sparse.csgraph import connected_components
 
-from . import quat
-from .jobs import check_stop
-from .motion import Clip, MotionDatabase, action_centres, resample, root_frame
-from .store import open_archive, save_archive
-from .tags import ACTIONS as ACTION_TYPES, canonical_set
+from ... import quat
+from ...jobs import check_stop
+from ...body import action_centres
+from ...clip import Clip, MotionDatabase, resample
+from ...rootframe import root_frame
+from ...errors import MotionctlError
+from ...rootframe import displacement
+from ...settings import setting
+from ...tags import ACTIONS as ACTION_TYPES, canonical_set
 
-GRAPH_FORMAT = "motionctl.graph/1"
 
 
 @dataclass
 class GraphSettings:
+    """How a motion graph is built (paper 004's construction)."""
+
     fps: float = 30.0
-    threshold: float = 0.08  # cost (≈ weighted mean squared joint-angle difference, rad²) accepted for a transition
+    threshold: float = setting(0.08, "Threshold", "Highest frame difference (weighted joint angles and velocities, "
+                               "rad²: 0.08 is about 16°) accepted for a transition: raise it for a larger graph with "
+                               "rougher transitions", min=0.001, max=10.0, group="Graph")
     radius: int = 5  # frames: a candidate must be the minimum within this radius
-    min_clip: float = 0.5  # s
-    max_clip: float = 1.5  # s
+    min_clip: float = setting(0.5, "Min Clip", "Transitions closer than this are merged (Appendix B coalescing)",
+                              min=0.05, max=10.0, unit="TIME", group="Graph")
+    max_clip: float = setting(1.5, "Max Clip", "Longer clips are split, so the character can change course this "
+                              "often", min=0.1, max=60.0, unit="TIME", group="Graph")
     velocity_weight: float = 0.3
-    branching: int = 3  # most transitions kept from one clip end (0: all), the best one per source file first
+    branching: int = setting(3, "Branching", "Most transitions kept from one clip end, the best into each other "
+                             "take first (0 = all: larger graphs, slower evaluation)", min=0, max=64, group="Graph")
     block: int = 512  # rows of the cost matrix per block
+
+    def check(self) -> None:
+        if self.min_clip >= self.max_clip:
+            raise MotionctlError(f"the minimum clip length ({self.min_clip} s) must be shorter than the maximum "
+                                 f"({self.max_clip} s)")
 
 
 @dataclass(eq=False)
@@ -79,21 +94,22 @@ class MotionGraph:
             out[a].append(b)
         return out
 
-    def save(self, path) -> None:
+    def arrays(self) -> tuple[dict, dict]:
+        """(JSON meta, arrays) for a model archive."""
         meta = {"fps": self.fps, "names": self.names, "types": [sorted(t) for t in self.types],
                 "actions": self.actions, "stats": self.stats}
         arrays = {"source": self.source, "start": self.start, "end": self.end, "edges": self.edges}
         for i, p in enumerate(self.root_paths):
             arrays[f"path{i}"] = p
-        save_archive(path, GRAPH_FORMAT, meta, arrays)
+        return meta, arrays
 
     @classmethod
-    def load(cls, path) -> "MotionGraph":
-        with open_archive(path, GRAPH_FORMAT, "motion graph") as (meta, z):
-            k = len(z["source"])
-            return cls(meta["fps"], meta["names"], z["source"], z["start"], z["end"], z["edges"],
-                       [set(t) for t in meta["types"]], [tuple(a) if a else None for a in meta["actions"]],
-                       meta["stats"], [np.asarray(z[f"path{i}"]) for i in range(k)])
+    def from_arrays(cls, meta: dict, z) -> "MotionGraph":
+        k = len(z["source"])
+        return cls(meta["fps"], meta["names"], np.asarray(z["source"]), np.asarray(z["start"]), np.asarray(z["end"]),
+                   np.asarray(z["edges"]), [set(t) for t in meta["types"]],
+                   [tuple(a) if a else None for a in meta["actions"]], meta["stats"],
+                   [np.asarray(z[f"path{i}"]) for i in range(k)])
 
 
 # ----------------------------------------------------------------------------- frame costs
@@ -298,7 +314,7 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     t0 = time.perf_counter()
     clips = [resample(c, s.fps) for c in (source.clips if isinstance(source, MotionDatabase) else source)]
     if not clips:
-        raise ValueError("no clips to build a motion graph from")
+        raise MotionctlError("no clips to build a motion graph from: select at least one")
     lengths = np.array([c.n_frames for c in clips])
     clip_of = np.repeat(np.arange(len(clips)), lengths)
     first = np.r_[0, np.cumsum(lengths)[:-1]]
@@ -383,7 +399,4 @@ def _root_path(ground: np.ndarray, yaw: np.ndarray, lo: int, hi: int) -> np.ndar
     """[n + 1, 3] the root's ground position and heading (a clip's ``root_frame``) over frames
     lo..hi, in the frame at lo (x right, y forward, yaw); the last row is where the next clip starts."""
     idx = np.arange(lo, min(hi + 1, len(yaw)))
-    d = ground[idx] - ground[lo]
-    cs, sn = np.cos(yaw[lo]), np.sin(yaw[lo])
-    return np.column_stack((cs * d[:, 0] + sn * d[:, 1], -sn * d[:, 0] + cs * d[:, 1], yaw[idx] - yaw[lo]))
-
+    return displacement(ground, yaw, np.full(len(idx), lo), idx)

@@ -12,22 +12,30 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import quat
-from ..jobs import check_stop
-from ..motion import Clip, ContactSettings, MotionDatabase, foot_contacts, mirror_clip, resample, root_frame
-from ..skeleton import Skeleton, forward_kinematics
-from ..synth import frame_table
+from ... import quat
+from ...jobs import check_stop
+from ...body import ContactSettings, foot_contacts, mirror_clip
+from ...clip import Clip, MotionDatabase, resample
+from ...rootframe import root_frame, to_local
+from ...skeleton import Skeleton, forward_kinematics
+from ...errors import MotionctlError
+from ...settings import setting
+from ...synth import frame_table
 
 CONTROL_COLUMNS = ("vx", "vy", "turn", "airborne")
+
 
 @dataclass
 class FragmentSettings:
     """How clips are cut.  Lengths in seconds; ``fps`` is the working rate clips are resampled to."""
 
-    length: float = 0.1
-    stride: float = 0.05
+    length: float = setting(0.1, "Fragment Length", "Seconds each fragment plays: the controller reacts this often",
+                            min=0.05, max=1.0, unit="TIME", group="Fragments")
+    stride: float = setting(0.05, "Stride", "A new fragment starts every this many seconds in every clip",
+                            min=0.01, max=1.0, unit="TIME", group="Fragments")
     fps: float = 60.0
-    mirror: bool = True
+    mirror: bool = setting(True, "Mirror Clips", "Add left/right mirrored copies (doubles the fragments, balances "
+                           "turns)", group="Fragments")
     heading_smooth: float = 0.2
     min_flight: float = 0.2  # s without a planted foot that counts as airborne (running strides: ~0.1)
     contacts: ContactSettings = field(default_factory=ContactSettings)
@@ -36,11 +44,14 @@ class FragmentSettings:
         n = int(round(self.length * self.fps))
         s = int(round(self.stride * self.fps))
         if n < 4:
-            raise ValueError(f"fragment length {self.length} s is {n} frames at {self.fps} fps; "
-                             "motion quality needs at least 4 poses per fragment")
+            raise MotionctlError(f"fragment length {self.length:g} s is {n} frames at {self.fps:g} fps; "
+                                 "motion quality needs at least 4 poses per fragment")
         if s < 1:
-            raise ValueError(f"fragment stride {self.stride} s is under one frame at {self.fps} fps")
+            raise MotionctlError(f"fragment stride {self.stride:g} s is under one frame at {self.fps:g} fps")
         return n, s
+
+    def check(self) -> None:
+        self.frames()
 
 
 @dataclass(eq=False)
@@ -86,6 +97,11 @@ class FragmentSet:
         f = np.asarray(fragments, dtype=np.int64)
         return np.column_stack((self.clip[f], self.start[f], np.full(len(f), self.n_frames)))
 
+    def top_speed(self, percentile: float = 95.0) -> float:
+        """The data's top ground speed (m/s): a percentile of the fragments' evident speeds, so a
+        few glitches do not set it.  Players' full-stick speed and certification use it."""
+        return float(np.percentile(np.linalg.norm(self.control[:, :2], axis=1), percentile))
+
     def continuation(self) -> np.ndarray:
         """int [F]: the fragment that naturally follows each one in its clip (-1 at clip ends)."""
         key = {(c, s): i for i, (c, s) in enumerate(zip(self.clip.tolist(), self.start.tolist()))}
@@ -121,10 +137,8 @@ def evident_control(clip: Clip, starts: np.ndarray, n_frames: int, settings: Fra
     a = np.minimum(a, b - 1) if last > 0 else a
     dt = np.maximum(b - a, 1) / clip.fps
     d = com[b, :2] - com[a, :2]
-    mid_yaw = 0.5 * (yaw[a] + yaw[b])
-    c, sn = np.cos(mid_yaw), np.sin(mid_yaw)
-    vx = (c * d[:, 0] + sn * d[:, 1]) / dt
-    vy = (-sn * d[:, 0] + c * d[:, 1]) / dt
+    v = to_local(d, 0.5 * (yaw[a] + yaw[b])) / dt[:, None]
+    vx, vy = v[:, 0], v[:, 1]
     turn = (yaw[b] - yaw[a]) / dt
     # Airborne: most of the fragment's poses are in a flight lasting longer than
     # ``min_flight`` (a jump), not the brief flight phase of every running stride.
@@ -156,7 +170,7 @@ def cut_fragments(source, settings: FragmentSettings | None = None, progress=Non
     n, stride = s.frames()
     clips = list(source.clips if isinstance(source, MotionDatabase) else source)
     if not clips:
-        raise ValueError("no clips to cut into fragments: select at least one clip")
+        raise MotionctlError("no clips to cut into fragments: select at least one clip")
     skeleton = source.skeleton if isinstance(source, MotionDatabase) else clips[0].skeleton
     work = []
     for c in clips:
@@ -176,7 +190,7 @@ def cut_fragments(source, settings: FragmentSettings | None = None, progress=Non
         if progress is not None:
             progress((i + 1) / len(work), f"fragments of {c.name}")
     if not frag_clip:
-        raise ValueError(f"every clip is shorter than one fragment ({s.length} s)")
+        raise MotionctlError(f"every clip is shorter than one fragment ({s.length} s)")
     return FragmentSet(s, skeleton, work, np.concatenate(frag_clip), np.concatenate(frag_start), n, stride,
                        np.concatenate(controls))
 

@@ -1,4 +1,5 @@
-"""Tabular control policies over motion fragments (paper 000), solved fast and in bounded memory.
+"""The policy solver of paper 000: tabular control policies over motion fragments, solved fast and
+in bounded memory.
 
 Value iteration (eq. 2)      R[f,c] = max_f' Q(f->f'|c) + λ Σ_c' T[c,c'] R[f',c']
 with Q(f->f'|c) = MQ[f,f'] · CQ[f',c].  Writing E = λ R Tᵀ (an F x C matrix, one matrix product),
@@ -22,9 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import Cancelled
-from .jobs import check_stop, n_workers, parallel_map
-from .store import open_archive, save_archive
+from ...errors import MotionctlError
+from ...jobs import check_stop, n_workers, parallel_map
+from ...settings import setting
 
 KINDS = ("model", "steady", "spread", "greedy")
 TIE = 1e-3  # quality units: improvements smaller than this do not change a decision
@@ -40,9 +41,16 @@ class PolicySettings:
                    decisions (0: only when none changes)
     block_mb       memory for one block of backups"""
 
-    kind: str = "model"
-    discount: float = 0.999
-    threshold: float | None = None
+    kind: str = setting("model", "Controller", "How the controller expects the player to behave", choices=(
+        ("model", "Model", "Value iteration with a user model learned from traces (paper 000's controller)"),
+        ("steady", "Steady", "Assumes the control never changes (Schödl and Essa)"),
+        ("spread", "Spread", "Assumes the control changes uniformly at random"),
+        ("greedy", "Greedy", "Best transition now, ignoring the future")), group="Controller")
+    discount: float = setting(0.999, "λ", "Discount of future quality (0: greedy; near 1: plans far ahead)",
+                              min=0.0, max=0.9999, group="Quality weights")
+    threshold: float | None = setting(None, "Keep %", "Allow only the best transitions by motion quality, as motion "
+                                      "graphs do (off: all transitions); the paper keeps 8%", min=0.1, max=100.0,
+                                      optional=True, on_value=8.0, subtype="PERCENTAGE", group="Controller")
     tol: float = 1e-6
     max_improvements: int = 100
     settle: float = 1e-5  # converged when at most this fraction of decisions changed
@@ -50,13 +58,13 @@ class PolicySettings:
     block_mb: float = 32.0
     n_jobs: int | None = None
 
-    def validate(self) -> None:
+    def check(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"controller kind must be one of {KINDS}, got {self.kind!r}")
+            raise MotionctlError(f"controller kind must be one of {KINDS}, got {self.kind!r}")
         if not 0.0 <= self.discount < 1.0:
-            raise ValueError(f"discount (lambda) must be in [0, 1), got {self.discount}")
+            raise MotionctlError(f"discount (lambda) must be in [0, 1), got {self.discount}")
         if self.threshold is not None and not 0 < self.threshold <= 100:
-            raise ValueError(f"threshold must be a percentage in (0, 100], got {self.threshold}")
+            raise MotionctlError(f"threshold must be a percentage in (0, 100], got {self.threshold}")
 
 
 @dataclass(eq=False)
@@ -173,7 +181,7 @@ def expectation(values: np.ndarray, kind: str, user_model: np.ndarray | None, di
     if kind == "spread":
         return np.broadcast_to(discount * values.mean(axis=1, keepdims=True), values.shape).copy()
     if user_model is None:
-        raise ValueError("the model controller needs a user model T")
+        raise MotionctlError("the model controller needs a user model T")
     return discount * (values @ user_model.T.astype(values.dtype))
 
 
@@ -191,14 +199,14 @@ class SolveResult:
 def solve(trans: Transitions, cq: np.ndarray, settings: PolicySettings, user_model: np.ndarray | None = None,
           init: np.ndarray | None = None, progress=None, should_stop=None) -> SolveResult:
     """Modified policy iteration for one controller; ``init`` (an earlier result's values) warm-starts."""
-    settings.validate()
+    settings.check()
     t0 = time.perf_counter()
     n, c = cq.shape
     lam = 0.0 if settings.kind == "greedy" else settings.discount
     cq_t = np.ascontiguousarray(cq.T, dtype=np.float32)
     values = np.zeros((n, c), dtype=np.float32) if init is None else np.asarray(init, dtype=np.float32).copy()
     if values.shape != (n, c):
-        raise ValueError(f"warm start values are {values.shape}, expected {(n, c)}: retrain from scratch")
+        raise MotionctlError(f"warm start values are {values.shape}, expected {(n, c)}: retrain from scratch")
     cols = np.arange(c)[None, :]
     table = None
     history = []
@@ -339,74 +347,5 @@ def run_table(table: np.ndarray, trace_bins: np.ndarray, start: int) -> np.ndarr
     return path
 
 
-# ----------------------------------------------------------------------------- runtime policy
-
-@dataclass(eq=False)
-class Policy:
-    """What a game needs at run time: next fragment = table[previous fragment, bin(control)].
-
-    Also carries the bins (to map a control signal to its bin), the fragments' source (clip
-    names, start frames) so a synthesiser can play them, and how it was trained.
-    """
-
-    table: np.ndarray
-    values: np.ndarray
-    centres: np.ndarray
-    control_weights: tuple
-    clip_names: list
-    clip: np.ndarray
-    start: np.ndarray
-    n_frames: int
-    fps: float
-    info: dict = field(default_factory=dict)
-
-    def __post_init__(self):
-        from .fragments.quality import QualitySettings  # the fragments package imports this module
-
-        w_v, w_t, w_a = self.control_weights
-        self._quality = QualitySettings(w_v=w_v, w_t=w_t, w_a=w_a)
-        self._centre_feats = self._features(self.centres)
-
-    def _features(self, c) -> np.ndarray:
-        from .fragments.quality import control_features
-
-        return control_features(np.asarray(c, dtype=float), self._quality)
-
-    def bin(self, control) -> int:
-        """Nearest control bin (under ControlDis) of one control vector [vx, vy, turn, airborne]."""
-        f = self._features(control)
-        return int(np.argmin(((self._centre_feats - f) ** 2).sum(axis=1)))
-
-    def bins(self, controls: np.ndarray) -> np.ndarray:
-        """int [N]: nearest bins of control vectors [N, 4] (vectorised ``bin``)."""
-        f = self._features(controls)
-        c = self._centre_feats
-        return np.argmin((f * f).sum(1)[:, None] - 2 * f @ c.T + (c * c).sum(1)[None], axis=1)
-
-    def next(self, previous: int, control) -> int:
-        """The fragment to play after ``previous`` given the player's current control."""
-        return int(self.table[previous, self.bin(control)])
-
-    def start_fragment(self, control) -> int:
-        """A good first fragment for a control: the best expected value in its bin."""
-        return int(np.argmax(self.values[:, self.bin(control)]))
-
-    def save(self, path) -> None:
-        meta = {"control_weights": list(self.control_weights), "clip_names": list(self.clip_names),
-                "n_frames": self.n_frames, "fps": self.fps, "info": self.info}
-        save_archive(path, POLICY_FORMAT, meta, {
-            "table": self.table.astype(np.int32), "values": self.values.astype(np.float32),
-            "centres": self.centres, "clip": self.clip.astype(np.int32), "start": self.start.astype(np.int32),
-        })
-
-    @classmethod
-    def load(cls, path) -> "Policy":
-        with open_archive(path, POLICY_FORMAT, "policy") as (meta, z):
-            return cls(z["table"], z["values"], z["centres"], tuple(meta["control_weights"]), meta["clip_names"],
-                       z["clip"], z["start"], int(meta["n_frames"]), float(meta["fps"]), meta.get("info", {}))
-
-
-POLICY_FORMAT = "motionctl.policy/1"
-
-__all__ = ["Cancelled", "KINDS", "Policy", "PolicySettings", "SolveResult", "Transitions", "backup", "expectation",
-           "optimal_path", "path_quality", "run_table", "solve"]
+__all__ = ["KINDS", "PolicySettings", "SolveResult", "Transitions", "backup", "expectation", "optimal_path",
+           "path_quality", "run_table", "solve"]

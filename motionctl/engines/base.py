@@ -1,0 +1,186 @@
+"""The one engine interface (DESIGN.md 3.0): what every controller provides, so that training,
+Drive, Play Trace, Bake, certification, the command line and the benchmarks work on any of them.
+
+An engine is one folder with a ``Settings`` dataclass (``motionctl.settings``: its fields describe
+themselves) and ``fit(library, settings, *, progress, should_stop, cache) -> Model``, registered
+by one ``Engine`` line in ``motionctl.engines.ENGINES``.  A ``Model``:
+
+- saves and loads itself as one ``.npz`` archive (JSON header + arrays, never pickle);
+- summarises itself as a plain dict (what the panel and the command line print);
+- builds the ``FrameTable`` it plays from the library clips it was trained on;
+- starts at a frame of that table (``start``) and decides the next ``Step`` from a ``State``
+  (the character's root frame and the model's memory) and a ``Command`` (``decide``).
+
+``motionctl.session.Session`` plays any model; ``motionctl.evaluate.certify`` measures any model
+through the macro-steps it takes while a command is held (a motion graph as it is: ``own_graph``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..clip import Clip, MotionDatabase, resample
+from ..body import mirror_clip
+from ..errors import MotionctlError
+from ..session import Command, State
+from ..settings import from_dict, to_dict
+from ..store import open_archive, save_archive
+from ..synth import FrameTable, Step, frame_table
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One registry line: ``name`` (files, command line), ``label`` and ``description`` (panel),
+    the paper it implements, its ``Settings`` class, ``fit`` and ``Model`` class."""
+
+    name: str
+    label: str
+    description: str
+    paper: str
+    Settings: type
+    fit: object
+    Model: type
+
+
+def clips_of(library) -> list:
+    """The clips of a library: a MotionDatabase, or any sequence of clips on one skeleton."""
+    clips = list(library.clips if isinstance(library, MotionDatabase) else library)
+    if not clips:
+        raise MotionctlError("no clips to train on: select at least one")
+    return clips
+
+
+def fingerprint(clips) -> str:
+    """A short hash of clips' names and motion, to know when cached work still applies."""
+    h = hashlib.blake2b(digest_size=12)
+    for c in clips:
+        h.update(c.name.encode())
+        h.update(np.ascontiguousarray(c.root_pos).tobytes())
+        h.update(np.ascontiguousarray(c.local_rot).tobytes())
+    return h.hexdigest()
+
+
+def working_clips(clips, names, fps: float) -> list:
+    """The working clips a model was trained on, rebuilt from library ``clips``: each of ``names``
+    (a library clip's name, or it with "_mirror" for its mirror image) resampled to ``fps``, in
+    that order.  A missing clip is a MotionctlError naming it."""
+    by_name = {c.name: c for c in clips}
+    out, cache = [], {}
+    for n in names:
+        base = n[: -len("_mirror")] if n.endswith("_mirror") and n not in by_name else n
+        if base not in by_name:
+            raise MotionctlError(f"the model's clip {base!r} is not in this library (train it again on these clips)")
+        if base not in cache:
+            cache[base] = resample(by_name[base], fps)
+        c = cache[base]
+        out.append(mirror_clip(c) if base != n else c)
+    return out
+
+
+class Model:
+    """Base of every trained controller.  Subclasses set ``engine`` and ``Settings`` and implement
+    ``arrays()`` / ``from_archive()``, ``frame_table``, ``start`` and ``decide``."""
+
+    engine = ""
+    Settings = None
+    decision_rate = 10.0  # decisions per second (about; steps may vary in length)
+    typical_speed = 1.3  # m/s: the speed its commands are measured at (certification)
+
+    def __init__(self, settings, summary: dict | None = None, clip_names=(), fps: float = 30.0,
+                 heading_smooth: float = 0.2):
+        self.settings = settings
+        self.info = dict(summary or {})
+        self.clip_names = list(clip_names)
+        self.fps = float(fps)
+        self.heading_smooth = heading_smooth
+
+    # --- storage
+
+    @classmethod
+    def archive_format(cls) -> str:
+        return f"motionctl.{cls.engine}/1"
+
+    def arrays(self) -> tuple[dict, dict]:
+        """(extra JSON meta, arrays) the engine stores."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_archive(cls, base: dict, meta: dict, arrays) -> "Model":
+        """Rebuild from ``base`` (settings, summary, clip_names, fps: the common part), the
+        engine's own ``meta`` and an open archive's ``arrays``."""
+        raise NotImplementedError
+
+    def save(self, path) -> str:
+        """Write the model (atomically); returns the path written (.npz added if missing)."""
+        meta, arrays = self.arrays()
+        header = {"engine": self.engine, "settings": to_dict(self.settings), "summary": self.info,
+                  "clip_names": self.clip_names, "fps": self.fps, "heading_smooth": self.heading_smooth,
+                  "model": meta}
+        return save_archive(path, self.archive_format(), header, arrays)
+
+    @classmethod
+    def load(cls, path) -> "Model":
+        with open_archive(path, cls.archive_format(), f"{cls.engine} model") as (meta, z):
+            base = {"settings": from_dict(cls.Settings, meta.get("settings", {})), "summary": meta.get("summary", {}),
+                    "clip_names": meta["clip_names"], "fps": float(meta["fps"]),
+                    "heading_smooth": float(meta.get("heading_smooth", 0.2))}
+            return cls.from_archive(base, meta.get("model", {}), z)
+
+    # --- what the tools see
+
+    def summary(self) -> dict:
+        """Plain JSON numbers and words about the trained model (what the panel shows)."""
+        return dict(self.info, engine=self.engine)
+
+    def frame_table(self, clips) -> FrameTable:
+        """The FrameTable this model's steps refer to, rebuilt from the library ``clips``."""
+        work = working_clips(clips, self.clip_names, self.fps)
+        return frame_table(work, work[0].skeleton, self.heading_smooth)
+
+    def start(self, table: FrameTable, frame: int):
+        """Memory for a character starting at row ``frame`` of the table."""
+        raise NotImplementedError
+
+    def decide(self, state: State, command: Command) -> tuple[Step, object]:
+        """(the step to play next, the memory after it) for ``state`` under ``command``."""
+        raise NotImplementedError
+
+    @property
+    def top_speed(self) -> float:
+        """The data's top speed (m/s): what a generated player's full stick asks for."""
+        return float(self.info.get("top_speed") or 1.5 * self.typical_speed)
+
+    @property
+    def goals(self) -> tuple:
+        """World goals the model reads from commands besides the control: "target", "gate"."""
+        return ()
+
+    def own_graph(self):
+        """A MotionGraph when the model is one (certification embeds it as it is), else None."""
+        return None
+
+    def memory_key(self, memory):
+        """A hashable form of the memory (macro-steps starting from equal keys are the same)."""
+        return memory
+
+    def certify_commands(self) -> list:
+        """Commands held for certification's macro-steps: stand, walk in 8 directions at the
+        model's typical speed, turn left and right while walking, jump."""
+        v = self.typical_speed
+        ang = np.linspace(0, 2 * np.pi, 8, endpoint=False)
+        controls = [[0, 0, 0, 0]] + [[v * np.sin(a), v * np.cos(a), 0, 0] for a in ang]
+        controls += [[0, v, 1.0, 0], [0, v, -1.0, 0], [0, v, 0, 1]]
+        return [Command(np.array(c, dtype=float)) for c in controls]
+
+
+def step_tags(table: FrameTable, step: Step) -> set:
+    """Tags of the clip a step mostly plays (empty for engine-made frames)."""
+    if step.frames is not None or not getattr(table, "tags", None):
+        return set()
+    return set(table.tags[step.heaviest()[0]])
+
+
+__all__ = ["Clip", "Engine", "Model", "clips_of", "fingerprint", "step_tags", "working_clips"]

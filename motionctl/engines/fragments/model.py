@@ -1,0 +1,162 @@
+"""The fragment controller as an engine (paper 000): ``fit`` trains it, ``FragmentController`` plays it.
+
+At run time a fragment controller is a table: next fragment = table[previous fragment,
+bin(control)], with the bins to map a control signal to its bin and the fragments' source
+(clip, start frame) so the synthesiser can play them.  ``fit`` cuts the clips into fragments,
+builds the training traces its settings ask for (generated players or files), learns the user
+model, solves the policy, and measures it on held-out generated traces.  Work that only depends
+on the clips (fragments, motion distances) and the last values (for a warm start) are kept in
+the ``cache`` dict the caller passes in, so retuning a weight is quick.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import MotionctlError
+from ...jobs import check_stop
+from ...session import Command, State
+from ...synth import Step
+from ..base import Model, clips_of, fingerprint
+from .control import (EVALUATION_PLAYER, TRAINING_PLAYERS, ControlBins, PlayerSettings, player_traces, read_trace,
+                      scale_player)
+from .controller import ControllerSettings, FragmentModel, evaluate_controllers, train_controller
+from .cut import FragmentSet
+
+Settings = ControllerSettings
+
+
+class FragmentController(Model):
+    """A trained fragment controller.
+
+    table [F, C] int: next fragment per (fragment, control bin); values [F, C]: their expected
+    quality; bins: the control bins; clip [F], start [F]: each fragment's working clip and first
+    frame; n_frames: poses per fragment.
+    """
+
+    engine = "fragments"
+    Settings = ControllerSettings
+
+    def __init__(self, settings, summary, clip_names, fps, heading_smooth, table, values, bins: ControlBins, clip,
+                 start, n_frames: int, speed: float):
+        super().__init__(settings, summary, clip_names, fps, heading_smooth)
+        self.table = np.asarray(table, dtype=np.int32)
+        self.values = np.asarray(values, dtype=np.float32)
+        self.bins = bins
+        self.clip = np.asarray(clip, dtype=np.int64)
+        self.start_frame = np.asarray(start, dtype=np.int64)
+        self.n_frames = int(n_frames)
+        self.decision_rate = self.fps / self.n_frames
+        self.typical_speed = float(speed)
+
+    @property
+    def n(self) -> int:
+        return len(self.table)
+
+    # --- storage
+
+    def arrays(self):
+        return {"n_frames": self.n_frames, "speed": self.typical_speed, "bin_kind": self.bins.kind}, {
+            "table": self.table, "values": self.values, "centres": self.bins.centres,
+            "clip": self.clip.astype(np.int32), "start": self.start_frame.astype(np.int32)}
+
+    @classmethod
+    def from_archive(cls, base, meta, z):
+        q = base["settings"].quality
+        bins = ControlBins(np.asarray(z["centres"]), meta.get("bin_kind", "paper"), q)
+        return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"],
+                   np.asarray(z["table"]), np.asarray(z["values"]), bins, np.asarray(z["clip"]),
+                   np.asarray(z["start"]), int(meta["n_frames"]), float(meta.get("speed", 1.3)))
+
+    # --- playing
+
+    def start(self, table, frame: int):
+        """The fragment that starts nearest before table row ``frame``."""
+        clip = int(np.searchsorted(table.first, frame, side="right") - 1)
+        within = int(frame - table.first[clip])
+        cands = np.flatnonzero(self.clip == clip)
+        if len(cands) == 0:
+            return 0
+        return int(cands[np.argmin(np.abs(self.start_frame[cands] - within))])
+
+    def first_fragment(self, control) -> int:
+        """A good first fragment for a control: the best expected value in its bin."""
+        return int(np.argmax(self.values[:, self.bins.nearest(control)]))
+
+    def next_fragments(self, previous, controls) -> np.ndarray:
+        """int [N]: the fragments after ``previous`` [N] under controls [N, 4] (vectorised)."""
+        return self.table[np.asarray(previous), self.bins.nearest(np.asarray(controls, dtype=float).reshape(-1, 4))]
+
+    def decide(self, state: State, command: Command):
+        control = command.local_control(state.yaw)
+        f = self.first_fragment(control) if state.memory is None else int(self.table[state.memory,
+                                                                                        self.bins.nearest(control)])
+        return Step.piece(int(self.clip[f]), int(self.start_frame[f]), self.n_frames, control), f
+
+    def pieces(self, fragments) -> np.ndarray:
+        """[K, 3] (clip, start frame, frame count) of fragment ids."""
+        f = np.asarray(fragments, dtype=np.int64)
+        return np.column_stack((self.clip[f], self.start_frame[f], np.full(len(f), self.n_frames)))
+
+
+# ----------------------------------------------------------------------------- training
+
+def training_traces(s: ControllerSettings, fs: FragmentSet) -> list:
+    """The traces the user model learns from: files, the built-in players or a custom player,
+    generated players scaled to the data's top speed, at the fragments' decision rate."""
+    if s.traces == "files":
+        if not s.trace_files:
+            raise MotionctlError("Training Traces is Files but no trace file was given")
+        return [read_trace(p) for p in s.trace_files]
+    top = fs.top_speed()
+    if s.traces == "custom":
+        player = PlayerSettings("custom", s.player_speed or top, s.player_hold, s.player_reversal,
+                                turn_chance=s.player_turns, jump_rate=s.player_jumps)
+        players = [player]
+    else:
+        players = [scale_player(p, top) for p in TRAINING_PLAYERS]
+    return player_traces(players, s.trace_seconds, fs.decision_rate, s.seed)
+
+
+def evaluation_traces(fs: FragmentSet, count: int, seed: int, seconds: float = 10.0) -> list:
+    """Held-out generated traces (another player, other seeds) to measure % of optimal on."""
+    return player_traces([scale_player(EVALUATION_PLAYER, fs.top_speed())], seconds, fs.decision_rate, seed + 100,
+                         count)
+
+
+def fit(library, settings: ControllerSettings | None = None, *, progress=None, should_stop=None,
+        cache: dict | None = None) -> FragmentController:
+    """Train a fragment controller on the clips of ``library`` (see the module docstring)."""
+    s = settings or ControllerSettings()
+    cache = {} if cache is None else cache
+    clips = clips_of(library)
+    step = (lambda lo, hi: (lambda f, m: progress(lo + (hi - lo) * f, m))) if progress else (lambda lo, hi: None)
+    f = s.fragments
+    key = (fingerprint(clips), f.length, f.stride, f.fps, f.mirror, tuple(s.quality.deltas))
+    model = cache.get("fragments", {}).get(key)
+    if model is None:
+        model = FragmentModel.build(clips, s.fragments, s.quality, step(0.0, 0.4), should_stop)
+        cache["fragments"] = {key: model}  # one fragment model in memory
+    fs = model.fragments
+    check_stop(should_stop, "training")
+    traces = training_traces(s, fs)
+    value_key = (key, s.policy.kind, s.policy.threshold, s.bins, s.traces)
+    init = cache.get("values", {}).get(value_key)
+    trained = train_controller(None, traces, s, model, init, step(0.4, 0.85), should_stop)
+    cache["values"] = {value_key: trained.result.values}
+    r = trained.result
+    percent = std = None  # not measured
+    if s.held_out > 0:
+        held = evaluation_traces(fs, s.held_out, s.seed)
+        res = evaluate_controllers(model, {"policy": r.table}, trained.bins, held, s.quality, {"opt": None},
+                                   step(0.85, 1.0), should_stop)
+        percent, std = res["policy"]["mean"], res["policy"]["std"]
+    summary = {"clips": len(clips), "fragments": fs.n, "bins": trained.bins.n, "kind": s.policy.kind,
+               "improvements": r.improvements, "sweeps": r.sweeps, "converged": bool(r.converged),
+               "seconds": r.seconds, "warm": init is not None, "percent_of_optimal": percent,
+               "percent_std": std, "training_traces": len(traces), "top_speed": fs.top_speed()}
+    return FragmentController(s, summary, [c.name for c in fs.clips], fs.fps, f.heading_smooth, r.table, r.values,
+                              trained.bins, fs.clip, fs.start, fs.n_frames, fs.top_speed(75))
+
+
+__all__ = ["FragmentController", "Settings", "evaluation_traces", "fit", "training_traces"]

@@ -1,0 +1,17 @@
+"""Motion graphs (paper 004's construction: Lee et al. 2002 costs, Appendix B coalescing).
+
+Modules: ``build`` (frame costs, candidate transitions, coalescing, splitting, the strongly
+connected component), ``model`` (the engine: ``fit`` and ``GraphController``).  What a graph can
+do in a room is ``motionctl.evaluate``'s business.
+"""
+
+from ..base import Engine
+from .build import ACTION_TYPES, GraphSettings, MotionGraph, build_graph, frame_features
+from .model import GraphController, Settings, fit
+
+ENGINE = Engine("graph", "Motion Graph", "Clips joined where poses match, walked by a greedy choice among "
+                "successors; measured in rooms by the Evaluate panel (paper 004)", "Reitsma & Pollard 2007",
+                Settings, fit, GraphController)
+
+__all__ = ["ACTION_TYPES", "ENGINE", "GraphController", "GraphSettings", "MotionGraph", "Settings", "build_graph",
+           "fit", "frame_features"]

@@ -1,0 +1,112 @@
+"""The motion graph as an engine (paper 004's construction): ``fit`` builds it, ``GraphController``
+walks it.
+
+Walking a graph is a choice among the current clip's successors.  The controller here is the
+simple greedy walk a game would start from: the successor whose end faces closest to the wanted
+heading, at the speed closest to the wanted one, jumping only when asked (and asked-for actions
+first), the natural continuation winning ties.  What a graph *can* do in a room is measured by
+``motionctl.evaluate`` on the graph itself (``transition_graph``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import MotionctlError
+from ...rootframe import wrap
+from ...session import Command, State
+from ...synth import Step
+from ...tags import JUMPS
+from ..base import Model, clips_of
+from .build import GraphSettings, MotionGraph, build_graph
+
+Settings = GraphSettings
+SPEED_WEIGHT = 0.3  # radians of heading error worth 1 m/s of speed mismatch
+JUMP_PENALTY = 2.0  # a jump when none was asked for, or none when one was
+ACTION_PENALTY = 1.0  # an action clip (kick, duck...) nobody asked for
+
+
+class GraphController(Model):
+    """A motion graph and the greedy walk over it (see the module docstring)."""
+
+    engine = "graph"
+    Settings = GraphSettings
+
+    def __init__(self, settings, summary, graph: MotionGraph, heading_smooth: float = 0.2):
+        super().__init__(settings, summary, graph.names, graph.fps, heading_smooth)
+        self.graph = graph
+        self.succ = graph.successors()
+        ends = np.array([p[-1] for p in graph.root_paths]).reshape(-1, 3) if graph.n else np.zeros((0, 3))
+        self.end_dx = ends
+        duration = np.maximum(graph.duration, 1e-6)
+        self.speed = np.linalg.norm(ends[:, :2], axis=1) / duration
+        self.jumps = np.array([bool(set(t) & JUMPS) or (a is not None and a[0] in JUMPS)
+                               for t, a in zip(graph.types, graph.actions)], dtype=bool)
+        self.action = [a[0] if a is not None else "" for a in graph.actions]
+        self.decision_rate = float(1.0 / np.mean(duration)) if graph.n else 1.0
+        self.typical_speed = float(np.median(self.speed)) if graph.n else 1.3
+
+    def arrays(self):
+        return self.graph.arrays()
+
+    @classmethod
+    def from_archive(cls, base, meta, z):
+        return cls(base["settings"], base["summary"], MotionGraph.from_arrays(meta, z), base["heading_smooth"])
+
+    def own_graph(self) -> MotionGraph:
+        """The graph itself: what certification embeds."""
+        return self.graph
+
+    def start(self, table, frame: int):
+        """The graph clip holding table row ``frame`` (else the first clip)."""
+        g = self.graph
+        src = int(np.searchsorted(table.first, frame, side="right") - 1)
+        within = frame - table.first[src]
+        hit = np.flatnonzero((g.source == src) & (g.start <= within) & (within < g.end))
+        return int(hit[0]) if len(hit) else 0
+
+    def scores(self, clips: np.ndarray, state: State, command: Command) -> np.ndarray:
+        """Cost of playing each of ``clips`` next (lower is better)."""
+        control = command.local_control(state.yaw)
+        speed = command.speed if command.speed is not None else float(np.hypot(*control[:2]))
+        want = command.desired_heading(state.yaw)
+        cost = np.abs(wrap(want - (state.yaw + self.end_dx[clips, 2])))
+        cost += SPEED_WEIGHT * np.abs(self.speed[clips] - speed)
+        jump = bool(control[3] > 0.5)
+        cost += JUMP_PENALTY * (self.jumps[clips] != jump)
+        action = command.action
+        acts = np.array([self.action[c] for c in clips])
+        cost += ACTION_PENALTY * np.where(action is None, (acts != "") & ~self.jumps[clips], acts != (action or ""))
+        return cost
+
+    def decide(self, state: State, command: Command):
+        g = self.graph
+        if state.memory is None:
+            cands = np.arange(g.n)
+        else:
+            cands = np.asarray(self.succ[int(state.memory)], dtype=np.int64)
+        cost = self.scores(cands, state, command)
+        if state.memory is not None:  # ties go to the natural continuation
+            c = int(state.memory)
+            natural = (g.source[cands] == g.source[c]) & (g.start[cands] == g.end[c])
+            cost = cost - 1e-6 * natural
+        nxt = int(cands[np.argmin(cost)])
+        return Step.piece(int(g.source[nxt]), int(g.start[nxt]), int(g.end[nxt] - g.start[nxt])), nxt
+
+
+def fit(library, settings: GraphSettings | None = None, *, progress=None, should_stop=None,
+        cache: dict | None = None) -> GraphController:
+    """Build the motion graph of ``library``'s clips; an empty graph is an error to fix by the
+    threshold."""
+    s = settings or GraphSettings()
+    graph = build_graph(clips_of(library), s, progress, should_stop)
+    if graph.n == 0:
+        raise MotionctlError("no transitions passed the threshold: raise it")
+    st = graph.stats
+    summary = {"clips": graph.n, "transitions": int(len(graph.edges)), "candidates": st["candidates"],
+               "seconds_kept": st["seconds_kept"], "seconds_total": st["seconds_total"],
+               "dropped": list(st.get("dropped_sources", [])), "seconds": st["build_seconds"]}
+    return GraphController(s, summary, graph)
+
+
+__all__ = ["GraphController", "Settings", "fit"]

@@ -1,0 +1,116 @@
+"""The planning controller as an engine (paper 001): ``fit`` trains it, ``PlanningController`` plays it.
+
+The task state comes from the command each decision: the desired heading (navigation), a
+target point (reach) or a gate (guidance), seen from the character.  Without a target or gate
+the planner plans towards the point (or a gate across the path) three metres along the desired
+heading, so every command drives every task.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...rootframe import to_world, wrap
+from ...session import Command, State
+from ...synth import Step
+from ..base import Model, clips_of
+from .planner import Planner, rollout
+from .training import PlannerSettings, train_planner
+
+Settings = PlannerSettings
+LOOKAHEAD = 3.0  # m: where an implied target or gate is placed along the desired heading
+ROLLOUT_STEPS = 20
+
+
+class PlanningController(Model):
+    """A trained planner (``Planner``: groups of step segments and their value functions)."""
+
+    engine = "planning"
+    Settings = PlannerSettings
+
+    def __init__(self, settings, summary, clip_names, fps, heading_smooth, planner: Planner):
+        super().__init__(settings, summary, clip_names, fps, heading_smooth)
+        self.planner = planner
+        seg = planner.segments
+        duration = (np.asarray(seg["end"]) - np.asarray(seg["start"])) / float(seg["fps"])
+        dist = np.linalg.norm(np.concatenate(planner.problem.dx)[:, :2], axis=1) if planner.problem.dx else np.zeros(1)
+        self.decision_rate = float(1.0 / max(np.mean(duration), 1e-3))
+        self.typical_speed = float(np.median(dist) * self.decision_rate) if len(dist) else 1.3
+
+    @property
+    def goals(self) -> tuple:
+        return {"reach": ("target",), "guidance": ("gate",)}.get(self.planner.problem.task.name, ())
+
+    def arrays(self):
+        return self.planner.arrays()
+
+    @classmethod
+    def from_archive(cls, base, meta, z):
+        return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"],
+                   Planner.from_arrays(meta, z))
+
+    def task_state(self, state: State, command: Command) -> np.ndarray:
+        """The task's x for the character in ``state`` under ``command`` (see the module docstring)."""
+        task = self.planner.problem.task.name
+        desired = command.desired_heading(state.yaw)
+        if task == "navigation":
+            return np.array([float(wrap(state.yaw - desired))])
+        ahead = state.ground + to_world(np.array([0.0, LOOKAHEAD]), desired)
+        if task == "reach":
+            return state.local(command.target if command.target is not None else ahead)
+        gate = command.gate if command.gate is not None else np.array([ahead[0], ahead[1], desired])
+        u, v = state.local(gate[:2])
+        return np.array([float(wrap(gate[2] - state.yaw)), u, v])
+
+    def start(self, table, frame: int):
+        """The group whose first member's segment holds table row ``frame`` (else group 0)."""
+        seg = self.planner.segments
+        clip = int(np.searchsorted(table.first, frame, side="right") - 1)
+        within = frame - table.first[clip]
+        for g, members in enumerate(self.planner.members):
+            i = members[0]
+            if seg["clip"][i] == clip and seg["start"][i] <= within < seg["end"][i]:
+                return g
+        return 0
+
+    def decide(self, state: State, command: Command):
+        x = self.task_state(state, command)
+        group = 0 if state.memory is None else int(state.memory)
+        g, w, _ = self.planner.decide(group, x)
+        return Step(np.array(self.planner.blend(g, w), dtype=float)), g
+
+
+def task_measure(planner: Planner, steps: int = ROLLOUT_STEPS, starts: int = 300, seed: int = 0) -> dict:
+    """The task's own figure from random starts: navigation (no end state) the mean heading error
+    after ``steps`` decisions; reach and guidance the share done within them; both the reward per
+    step."""
+    rng = np.random.default_rng(seed)
+    x = planner.problem.task.sample(rng, starts)
+    g = rng.integers(0, planner.n_groups, starts)
+    total, done, (gs, ks) = rollout(planner, x, g, steps)
+    out = {"rollout_steps": steps, "reward_per_step": float(np.mean(total / np.maximum(done, 1)))}
+    if planner.problem.task.name == "navigation":
+        xs = np.array(x)
+        for t in range(steps):  # replay the decisions to find where each start ended
+            xs, _, _ = planner.step(xs, gs[t], ks[t])
+            xs = planner.problem.task.clip_to_bounds(xs)
+        out["heading_error_deg"] = float(np.degrees(np.mean(np.abs(xs[:, 0]))))
+    else:
+        out["success"] = float(np.mean(done < steps))
+    return out
+
+
+def fit(library, settings: PlannerSettings | None = None, *, progress=None, should_stop=None,
+        cache: dict | None = None) -> PlanningController:
+    """Train a planning controller on the clips of ``library`` (``train_planner``), measured by
+    rollouts from random starts."""
+    s = settings or PlannerSettings()
+    planner, fit_result, seg, groups = train_planner(clips_of(library), s, progress, should_stop)
+    summary = {"task": s.task, "segments": seg.n, "groups": groups.n, "samples": fit_result.samples,
+               "iterations": fit_result.iterations, "seconds": fit_result.seconds,
+               "residual": fit_result.residuals[-1] if fit_result.residuals else None}
+    summary.update(task_measure(planner))
+    return PlanningController(s, summary, [c.name for c in seg.clips], seg.settings.fps, 0.2, planner)
+
+
+__all__ = ["PlanningController", "Settings", "fit", "task_measure"]

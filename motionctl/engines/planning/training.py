@@ -1,0 +1,74 @@
+"""Training a planning controller end to end (paper 001: Lo & Zwicker 2008, DESIGN.md 3.2).
+
+``train_planner`` cuts the clips into steps, groups them, runs fitted iteration and returns the
+run-time ``Planner`` with what was learned along the way; ``PlannerSettings`` says how, with the
+task's own parameters spelt out so the panel and the command line can show them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import MotionctlError
+from ...jobs import check_stop
+from ...settings import nested, setting
+from ...tasks import make_task
+from .iteration import FitResult, FittedSettings, PlanningProblem, fitted_iteration
+from .planner import Planner
+from .segments import Groups, SegmentSet, SegmentSettings, cut_segments, group_segments
+
+TASKS = (
+    ("navigation", "Navigation", "Walk in a desired direction (steer it with A/D while driving)"),
+    ("reach", "Reach", "Walk to the target and reach it (needs a pick, reach or punch clip)"),
+    ("guidance", "Guidance", "Walk through the gate's opening without touching its walls"),
+)
+
+
+@dataclass
+class PlannerSettings:
+    """The task (and its reward's parameters), how clips become steps and groups, and learning."""
+
+    task: str = setting("navigation", "Task", "What the character plans for", choices=TASKS, group="Task")
+    gamma: float = setting(1.0, "γ", "Navigation: cost per radian off the desired direction", min=0.0, max=100.0,
+                           group="Task")
+    lam: float = setting(10.0, "λ", "Reach: reward for reaching the target", min=0.0, max=1000.0, group="Task")
+    radius: float = setting(0.3, "Radius", "Reach: how close the hand's reach point must come", min=0.01, max=5.0,
+                            unit="LENGTH", group="Task")
+    half_width: float = setting(0.6, "Half Width", "Guidance: half the gate's opening", min=0.1, max=10.0,
+                                unit="LENGTH", group="Task")
+    parametric: bool = setting(True, "Blend Groups", "Group similar steps and blend them for precise control "
+                               "(paper 001 section 4)", group="Steps")
+    segments: SegmentSettings = nested(SegmentSettings, "Steps")
+    fitted: FittedSettings = nested(FittedSettings, "Learning")
+    runtime_samples: int = 40  # simplex samples per group at run time (eq. 9)
+
+    @property
+    def task_params(self) -> dict:
+        """The chosen task's parameters, as ``tasks.make_task`` takes them."""
+        return {"navigation": {"gamma": self.gamma}, "reach": {"lam": self.lam, "radius": self.radius},
+                "guidance": {"half_width": self.half_width}}[self.task]
+
+
+def train_planner(clips, settings: PlannerSettings | None = None, progress=None, should_stop=None):
+    """Segments, groups, fitted iteration; returns (Planner, FitResult, SegmentSet, Groups)."""
+    s = settings or PlannerSettings()
+    task = make_task(s.task, **s.task_params)
+    if progress:
+        progress(0.0, "cutting clips into steps")
+    seg = cut_segments(clips, s.segments)
+    if s.task == "reach" and not (seg.kind == 1).any():
+        raise MotionctlError("the reach task needs clips tagged pick, reach, punch or kick (none found)")
+    groups = group_segments(seg, s.segments.group_size if s.parametric else 1)
+    check_stop(should_stop, "planning controller")
+    problem = PlanningProblem.from_groups(task, seg, groups, s.fitted.blend_samples, s.fitted.seed)
+    sub = (lambda f, m: progress(0.05 + 0.9 * f, m)) if progress else None
+    fit = fitted_iteration(problem, s.fitted, sub, should_stop)
+    info = {"task": s.task, "parametric": s.parametric, "segments": seg.n, "groups": groups.n, "samples": fit.samples,
+            "iterations": fit.iterations, "frozen_at": fit.frozen_at, "n_min": fit.n_min, "seconds": fit.seconds,
+            "residual": fit.residuals[-1] if fit.residuals else None, "regressor": s.fitted.regressor}
+    planner = Planner.from_fit(fit, seg, groups, s.runtime_samples, info)
+    return planner, fit, seg, groups
+
+
+__all__ = ["FitResult", "FittedSettings", "Groups", "PlannerSettings", "SegmentSet", "SegmentSettings", "TASKS",
+           "train_planner"]

@@ -1,0 +1,354 @@
+"""Embedding a motion graph in an environment (paper 004, sections 4.2 and 4.5).
+
+A grid node is (x, y, heading bin, clip that brought the character there); an edge plays a
+successor clip edited to end on any grid point inside its footprint, along a path clear of
+what the clip may not touch.  Edges are made on demand (``Expander``), vectorised over whole
+frontiers; the strongly connected component is found by flooding bit arrays forward from a seed
+and backward within what was reached; selective actions join by the augmented SCC.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..engines.graph.build import ACTION_TYPES, MotionGraph
+from ..errors import MotionctlError
+from ..jobs import check_stop
+from ..tags import canonical_set
+from .environment import CHASM, JUMP_TYPES, LOW, STEP_TYPES, WALL, Environment, Grid, rasterise
+from .grid import EditModel, Footprints, footprints
+
+# ----------------------------------------------------------------------------- embedding
+
+@dataclass(eq=False)
+class Embedding:
+    """The embedded graph: bit arrays over all grid nodes (x, y, heading, clip)."""
+
+    graph: MotionGraph
+    grid: Grid
+    fp: Footprints
+    scc: np.ndarray  # bool [nx, ny, H, C]
+    forbidden: np.ndarray  # int [C]: cell bits each clip may not touch
+    selective: np.ndarray  # bool [C]
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.scc.sum())
+
+
+def clip_permissions(graph: MotionGraph, grid: Grid) -> tuple[np.ndarray, np.ndarray]:
+    """(forbidden cell bits per clip, selective per clip).  Walls stop everything; chasms only
+    jumps; low obstacles jumps and steps; regions their disallowed types.  Actions (pick, duck,
+    kick, punch...) are selective: optional, never needed to connect the environment."""
+    forbid = np.zeros(graph.n, dtype=np.int64)
+    selective = np.zeros(graph.n, dtype=bool)
+    for c in range(graph.n):
+        types = canonical_set(graph.types[c])
+        if graph.actions[c] is not None:
+            types.add(graph.actions[c][0])
+        f = WALL
+        if not types & JUMP_TYPES:
+            f |= CHASM
+        if not types & STEP_TYPES:
+            f |= LOW
+        for bit, allow, deny in grid.regions:
+            if (allow and not types & allow) or (types & deny):
+                f |= bit
+        forbid[c] = f
+        # Only the clip holding the action instance is selective; the rest of a "walk, kick" take is locomotion.
+        selective[c] = bool(graph.actions[c] is not None and graph.actions[c][0] in ACTION_TYPES and
+                            graph.actions[c][0] not in JUMP_TYPES)
+    return forbid, selective
+
+
+class Expander:
+    """Edges made on demand, vectorised over many nodes at once."""
+
+    def __init__(self, graph: MotionGraph, grid: Grid, fp: Footprints, forbidden: np.ndarray):
+        self.graph, self.grid, self.fp, self.forbidden = graph, grid, fp, forbidden
+        self.H, self.C = grid.headings, graph.n
+        nx, ny = grid.shape
+        self.shape = (nx, ny, self.H, self.C)
+        succ = graph.successors()
+        self.succ_ptr = np.r_[0, np.cumsum([len(s) for s in succ])]
+        self.succ = np.array([x for s in succ for x in s], dtype=np.int64)
+        pred = [[] for _ in range(graph.n)]
+        for a, b in graph.edges.tolist():
+            pred[b].append(a)
+        self.pred_ptr = np.r_[0, np.cumsum([len(p) for p in pred])]
+        self.pred = np.array([x for p in pred for x in p], dtype=np.int64)
+        # Flatten footprints: table index (h, c) -> rows of a big offset table.  Each edited
+        # path keeps only its distinct cells (in order), padded by repeating the last one.
+        rows, swept, costs = [], [], []
+        start = np.zeros((self.H, self.C + 1), dtype=np.int64)
+        distinct = [[_distinct_cells(fp.swept[h][c]) for c in range(self.C)] for h in range(self.H)]
+        smax = max(max((len(p) for p in d), default=1) for row in distinct for d in row)
+        n = 0
+        for h in range(self.H):
+            for c in range(self.C):
+                start[h, c] = n
+                rows.append(fp.offsets[h][c])
+                sw = np.zeros((len(fp.offsets[h][c]), smax, 2), dtype=np.int64)
+                for k, cells in enumerate(distinct[h][c]):
+                    sw[k, :len(cells)] = cells
+                    sw[k, len(cells):] = cells[-1]
+                swept.append(sw)
+                costs.append(fp.cost[h][c])
+                n += len(fp.offsets[h][c])
+            start[h, self.C] = n
+        self.fp_start = start
+        self.fp_count = np.array([[len(fp.offsets[h][c]) for c in range(self.C)] for h in range(self.H)])
+        self.off = np.concatenate(rows)
+        self.sw = np.concatenate(swept)
+        self.cost = np.concatenate(costs)
+        # Reverse footprints flattened the same way: (target heading, clip) -> (start h, dx, dy, k).
+        rev_rows, rstart = [], np.zeros((self.H, self.C + 1), dtype=np.int64)
+        n = 0
+        for h in range(self.H):
+            for c in range(self.C):
+                rstart[h, c] = n
+                rev_rows.append(fp.rev[h][c])
+                n += len(fp.rev[h][c])
+            rstart[h, self.C] = n
+        self.rev_start = rstart
+        self.rev_count = np.diff(rstart, axis=1)
+        self.rev = np.concatenate(rev_rows) if n else np.zeros((0, 4), dtype=np.int64)
+        self.pad = int(max(np.abs(self.sw).max(initial=0), np.abs(self.off[:, :2]).max(initial=0))) + 2
+        padded = np.full((nx + 2 * self.pad, ny + 2 * self.pad), WALL, dtype=np.int64)  # outside = wall
+        padded[self.pad:self.pad + nx, self.pad:self.pad + ny] = grid.bits
+        self.bits = padded.ravel()
+        self.width = padded.shape[1]
+        self.node_ok = (grid.bits[:, :, None] & forbidden[None, None, :]) == 0  # [nx, ny, C]
+        # Swept cells as flat offsets into the padded bitmap.
+        self.sw_flat = self.sw[..., 0] * self.width + self.sw[..., 1]
+        # Which edit rows are clear of what their clip may not touch, from every cell: one bool
+        # per (cell, row), built in blocks; edges then look their path up instead of its cells.
+        row_clip = np.concatenate([np.full(self.fp_count[h, c], c, dtype=np.int64)
+                                   for h in range(self.H) for c in range(self.C)])
+        forb = forbidden[row_clip]
+        gx, gy = np.meshgrid(np.arange(nx), np.arange(ny), indexing="ij")
+        base = ((gx + self.pad) * self.width + (gy + self.pad)).ravel()
+        n_rows, n_sw = self.sw_flat.shape
+        self.path_ok = np.zeros((nx * ny, n_rows), dtype=bool)
+        block = max(1, (1 << 23) // max(1, n_rows * n_sw))
+        for i in range(0, len(base), block):
+            cells = self.bits[base[i:i + block, None, None] + self.sw_flat[None]]  # [B, rows, S]
+            self.path_ok[i:i + block] = ~np.any(cells & forb[None, :, None], axis=2)
+
+    def decode(self, ids):
+        return np.unravel_index(ids, self.shape)
+
+    def encode(self, x, y, h, c):
+        return np.ravel_multi_index((x, y, h, c), self.shape)
+
+    def valid_nodes(self) -> np.ndarray:
+        return np.broadcast_to(self.node_ok[:, :, None, :], self.shape)
+
+    def _paths_free(self, x, y, table_rows, clip):
+        return self.path_ok[x * self.shape[1] + y, table_rows]
+
+    def out_edges(self, ids: np.ndarray, allow=None):
+        """(source index into ids, target node ids, table rows) of valid edges from nodes ``ids``;
+        ``allow``: bool [C] of clips that may be played (None: all)."""
+        x, y, h, c = self.decode(ids)
+        n_succ = self.succ_ptr[c + 1] - self.succ_ptr[c]
+        src = np.repeat(np.arange(len(ids)), n_succ)
+        k = np.arange(n_succ.sum()) - np.repeat(np.cumsum(n_succ) - n_succ, n_succ)
+        c2 = self.succ[self.succ_ptr[c][src] + k]
+        if allow is not None:
+            keep = allow[c2]
+            src, c2 = src[keep], c2[keep]
+        cnt = self.fp_count[h[src], c2]
+        src2 = np.repeat(src, cnt)
+        kk = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        rows = self.fp_start[h[src2], np.repeat(c2, cnt)] + kk
+        clip = np.repeat(c2, cnt)
+        off = self.off[rows]
+        tx, ty = x[src2] + off[:, 0], y[src2] + off[:, 1]
+        th = (h[src2] + off[:, 2]) % self.H
+        nx, ny = self.shape[:2]
+        inside = (tx >= 0) & (tx < nx) & (ty >= 0) & (ty < ny)
+        src2, rows, clip, tx, ty, th = src2[inside], rows[inside], clip[inside], tx[inside], ty[inside], th[inside]
+        ok = self.node_ok[tx, ty, clip] & self._paths_free(x[src2], y[src2], rows, clip)
+        return src2[ok], self.encode(tx[ok], ty[ok], th[ok], clip[ok]), rows[ok]
+
+    def in_edges(self, ids: np.ndarray, allow=None):
+        """(target index into ids, source node ids) of valid edges into nodes ``ids``."""
+        x, y, h, c = self.decode(ids)
+        n_pred = self.pred_ptr[c + 1] - self.pred_ptr[c]
+        tgt = np.repeat(np.arange(len(ids)), n_pred)
+        k = np.arange(n_pred.sum()) - np.repeat(np.cumsum(n_pred) - n_pred, n_pred)
+        c_prev = self.pred[self.pred_ptr[c][tgt] + k]
+        if allow is not None:  # the clip played along the edge is c (the target's clip)
+            keep = allow[c[tgt]]
+            tgt, c_prev = tgt[keep], c_prev[keep]
+        cnt = self.rev_count[h[tgt], c[tgt]]
+        t2 = np.repeat(tgt, cnt)
+        kk = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        rr = self.rev[np.repeat(self.rev_start[h[tgt], c[tgt]], cnt) + kk]  # (start h, dx, dy, k)
+        cp = np.repeat(c_prev, cnt)
+        sx, sy = x[t2] - rr[:, 1], y[t2] - rr[:, 2]
+        nx, ny = self.shape[:2]
+        inside = (sx >= 0) & (sx < nx) & (sy >= 0) & (sy < ny)
+        t2, cp, rr, sx, sy = t2[inside], cp[inside], rr[inside], sx[inside], sy[inside]
+        clip = c[t2]
+        rows = self.fp_start[rr[:, 0], clip] + rr[:, 3]
+        ok = self.node_ok[sx, sy, cp] & self._paths_free(sx, sy, rows, clip)
+        return t2[ok], self.encode(sx[ok], sy[ok], rr[ok, 0], cp[ok])
+
+
+def _distinct_cells(cells: np.ndarray) -> list:
+    """Per edited path [K, n, 2], its distinct cells in order of first visit."""
+    out = []
+    for path in cells:
+        keep = np.r_[True, np.any(path[1:] != path[:-1], axis=1)]
+        p = path[keep]
+        _, first = np.unique(p, axis=0, return_index=True)
+        out.append(p[np.sort(first)])
+    return out
+
+
+def flood(exp: Expander, seeds: np.ndarray, forward: bool, within: np.ndarray | None = None, allow=None,
+          chunk: int = 20000, should_stop=None) -> np.ndarray:
+    """Breadth-first flood on bit arrays (section 4.2): every node reachable from (forward) or
+    reaching (backward) the seeds, expanding only nodes in ``within`` if given.  Each pass expands
+    the whole frontier at once, in chunks."""
+    n = int(np.prod(exp.shape))
+    reached = np.zeros(n, dtype=bool)
+    seeds = np.asarray(seeds, dtype=np.int64)
+    reached[seeds] = True
+    frontier = seeds
+    while len(frontier):
+        check_stop(should_stop, "embedding")
+        new = []
+        for i in range(0, len(frontier), chunk):
+            part = frontier[i:i + chunk]
+            if forward:
+                _, tgt, _ = exp.out_edges(part, allow)
+            else:
+                _, tgt = exp.in_edges(part, allow)
+            if within is not None:
+                tgt = tgt[within[tgt]]
+            tgt = tgt[~reached[tgt]]
+            reached[tgt] = True
+            new.append(np.unique(tgt))
+        frontier = np.concatenate(new) if new else np.zeros(0, dtype=np.int64)
+    return reached
+
+
+def strongly_connected(exp: Expander, seed: int, within: np.ndarray | None = None, allow=None,
+                       should_stop=None) -> np.ndarray:
+    fwd = flood(exp, np.array([seed]), True, within, allow, should_stop=should_stop)
+    bwd = flood(exp, np.array([seed]), False, fwd, allow, should_stop=should_stop)
+    return fwd & bwd
+
+
+@dataclass
+class EmbedSettings:
+    cell: float = 0.2
+    headings: int = 18
+    radius: float = 0.25
+    edit: EditModel = field(default_factory=EditModel)
+    augment_depth: int = 3  # clips of the paths added from each selective action (section 4.5)
+    seeds: int = 8  # random seeds tried for the backbone SCC
+    seed: int = 0
+
+
+def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None = None, progress=None,
+          should_stop=None) -> Embedding:
+    """Embed the graph in the environment: backbone SCC of locomotion (jumps only where an
+    obstacle needs them... here: jumps allowed, actions selective), then the augmented SCC."""
+    s = settings or EmbedSettings()
+    t0 = time.perf_counter()
+    grid = rasterise(env, s.cell, s.headings, s.radius)
+    fp = footprints(graph, grid, s.edit)
+    forbidden, selective = clip_permissions(graph, grid)
+    exp = Expander(graph, grid, fp, forbidden)
+    if progress:
+        progress(0.05, "footprints ready")
+    valid = np.ascontiguousarray(exp.valid_nodes()).ravel()
+    backbone = ~selective
+    rng = np.random.default_rng(s.seed)
+    candidates = np.flatnonzero(valid & np.broadcast_to(backbone[None, None, None, :], exp.shape).ravel())
+    if len(candidates) == 0:
+        raise MotionctlError("no grid node is free: the environment is too cluttered for the character")
+    # First seed: the open cell farthest from obstacles, the best-connected locomotion clip.
+    from scipy.ndimage import distance_transform_edt
+
+    room = distance_transform_edt(grid.free())
+    degree = np.bincount(graph.edges[:, 0], minlength=graph.n) + np.bincount(graph.edges[:, 1], minlength=graph.n)
+    degree = np.where(backbone, degree, -1)
+    ox, oy = np.unravel_index(np.argmax(room), room.shape)
+    first_seed = int(exp.encode(ox, oy, 0, int(np.argmax(degree))))
+    # Later seeds: random locomotion nodes in the more open half of the floor (a node boxed in
+    # by obstacles is rarely in the big component).
+    cx = exp.decode(candidates)[:2]
+    open_ = room[cx] >= 0.5 * room.max()
+    if open_.any():
+        candidates = candidates[open_]
+    best = None
+    tried = 0
+    for tried in range(1, 4 * s.seeds + 1):
+        if tried > s.seeds and best.sum() >= 1000:
+            break  # past the usual seeds only while nothing but tiny components turned up
+        check_stop(should_stop, "embedding")
+        seed = first_seed if tried == 1 and valid[first_seed] else int(rng.choice(candidates))
+        scc = strongly_connected(exp, seed, allow=backbone, should_stop=should_stop)
+        if best is None or scc.sum() > best.sum():
+            best = scc
+        if progress:
+            progress(0.05 + 0.5 * min(tried, s.seeds) / s.seeds, f"backbone SCC {int(best.sum())} nodes (seed {tried})")
+        if best.sum() > 0.1 * len(candidates):
+            break
+    scc = best
+    backbone_nodes = int(scc.sum())
+    # Augment with selective actions reached from the backbone, and short paths back.
+    added = scc.copy()
+    if selective.any():
+        # Every node one step off the backbone (an action clip, or the clip leading into one),
+        # then paths of up to ``augment_depth`` further clips from there.
+        ids = np.flatnonzero(scc)
+        off = []
+        for i in range(0, len(ids), 20000):
+            check_stop(should_stop, "embedding")
+            _, tgt, _ = exp.out_edges(ids[i:i + 20000])
+            off.append(np.unique(tgt[~scc[tgt]]))
+        frontier = np.unique(np.concatenate(off)) if off else np.zeros(0, np.int64)
+        added[frontier] = True
+        for _ in range(s.augment_depth):
+            if len(frontier) == 0:
+                break
+            tgts = []
+            for i in range(0, len(frontier), 20000):
+                _, tgt, _ = exp.out_edges(frontier[i:i + 20000])
+                tgts.append(tgt[~added[tgt]])
+            tgt = np.unique(np.concatenate(tgts))
+            added[tgt] = True
+            frontier = tgt
+        if progress:
+            progress(0.7, "augmented SCC")
+        seed = int(np.flatnonzero(scc)[0])
+        scc = strongly_connected(exp, seed, within=added, should_stop=should_stop)
+    out = Embedding(graph, grid, fp, scc.reshape(exp.shape), forbidden, selective)
+    out.stats = {"nodes": int(scc.sum()), "backbone_nodes": backbone_nodes, "grid_nodes": int(np.prod(exp.shape)),
+                 "valid_nodes": int(valid.sum()), "seeds_tried": tried, "seconds": time.perf_counter() - t0,
+                 "bytes_per_node": 4 / 8}
+    out._expander = exp
+    if progress:
+        progress(1.0, f"embedded: {out.n_nodes} nodes in the SCC")
+    return out
+
+
+def count_edges(emb: Embedding, chunk: int = 20000) -> int:
+    exp = emb._expander
+    ids = np.flatnonzero(emb.scc.ravel())
+    total = 0
+    inside = emb.scc.ravel()
+    for i in range(0, len(ids), chunk):
+        _, tgt, _ = exp.out_edges(ids[i:i + chunk])
+        total += int(inside[tgt].sum())
+    return total

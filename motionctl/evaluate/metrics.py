@@ -1,0 +1,300 @@
+"""What an embedded graph can do (paper 004, section 5): coverage, per-action coverage, path and
+action efficiency (shortest embedded paths against reference grid paths, Monte-Carlo pairs
+4-7 m apart) and local maneuverability, each as distributions as well as means; ``evaluate``
+runs them all."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse.csgraph import dijkstra
+
+from ..engines.graph.build import ACTION_TYPES, MotionGraph
+from ..jobs import check_stop, parallel_map
+from ..rootframe import to_world
+from .embedding import EmbedSettings, Embedding, embed
+from .environment import Environment, Grid
+from .paths import shortest_path
+
+# ----------------------------------------------------------------------------- metrics
+
+def coverage(emb: Embedding) -> dict:
+    """XY and XYθ coverage (eq. 6) with their maps: cells (and cell-headings) holding at least one
+    node of the embedded graph, over the cells a character can stand in."""
+    free = emb.grid.free()
+    xy = emb.scc.any(axis=3)
+    cov_xy = xy.any(axis=2) & free
+    cov_xya = xy & free[:, :, None]
+    return {"xy": float(cov_xy.sum() / max(free.sum(), 1)),
+            "xya": float(cov_xya.sum() / max(free.sum() * emb.grid.headings, 1)),
+            "map": emb.scc.sum(axis=(2, 3)).astype(np.int32), "free": free}
+
+
+def coverage_rgba(result) -> np.ndarray:
+    """[ny, nx, 4] float colours: obstacles dark red, uncovered free cells grey, covered cells
+    green, brighter where more nodes (ways to be there) exist."""
+    cov = result["coverage_map"].astype(float)
+    free = result["free"]
+    img = np.zeros(cov.shape + (4,))
+    img[..., 3] = 1.0
+    img[~free] = (0.45, 0.08, 0.08, 1.0)
+    img[free & (cov == 0)] = (0.35, 0.35, 0.35, 1.0)
+    on = free & (cov > 0)
+    t = np.log1p(cov[on]) / max(np.log1p(cov.max()), 1e-9)
+    img[on, 0] = 0.1 + 0.3 * t
+    img[on, 1] = 0.4 + 0.6 * t
+    img[on, 2] = 0.1 + 0.3 * t
+    return np.transpose(img, (1, 0, 2))  # rows = y
+
+
+def action_kinds(graph: MotionGraph) -> np.ndarray:
+    """str [C]: each clip's action type ("" for none), for vectorised selection of nodes."""
+    return np.array([a[0] if a is not None else "" for a in graph.actions], dtype=object)
+
+
+def action_centres_cells(emb: Embedding, ids: np.ndarray):
+    """(node index, cell x, cell y) of the action centres of nodes whose clip is an action."""
+    exp = emb._expander
+    x, y, h, c = exp.decode(ids)
+    hb = 2 * np.pi / emb.grid.headings
+    out_i, out_x, out_y = [], [], []
+    for clip in np.unique(c):
+        act = emb.graph.actions[clip]
+        if act is None:
+            continue
+        sel = np.flatnonzero(c == clip)
+        path = emb.graph.root_paths[clip]
+        end, mid = path[-1], path[min(act[1], len(path) - 1)]
+        th_start = h[sel] * hb - end[2]
+        d = mid[:2] - end[:2]  # centre relative to the end, in the clip's start frame
+        wx, wy = to_world(np.broadcast_to(d, (len(sel), 2)), th_start).T
+        out_i.append(sel)
+        out_x.append(np.floor(x[sel] + wx / emb.grid.cell + 0.5).astype(np.int64))
+        out_y.append(np.floor(y[sel] + wy / emb.grid.cell + 0.5).astype(np.int64))
+    if not out_i:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z
+    return np.concatenate(out_i), np.concatenate(out_x), np.concatenate(out_y)
+
+
+def action_coverage(emb: Embedding, centres=None) -> dict:
+    """Per action type, the fraction of free cells where its centre can happen (eq. 7), and maps;
+    ``centres``: ``action_centres_cells`` of the SCC's nodes if already computed."""
+    ids = np.flatnonzero(emb.scc.ravel())
+    idx, cx, cy = action_centres_cells(emb, ids) if centres is None else centres
+    free = emb.grid.free()
+    nx, ny = free.shape
+    out = {}
+    kinds = action_kinds(emb.graph)[emb._expander.decode(ids[idx])[3]]
+    for kind in sorted({a[0] for a in emb.graph.actions if a is not None}):
+        ok = (kinds == kind) & (cx >= 0) & (cx < nx) & (cy >= 0) & (cy < ny)
+        m = np.zeros((nx, ny), dtype=bool)
+        m[cx[ok], cy[ok]] = True
+        m &= free
+        out[kind] = {"coverage": float(m.sum() / max(free.sum(), 1)), "map": m}
+    return out
+
+
+def reference_graph(grid: Grid, hops: int = 5):
+    """Sparse graph over free cells: each connected to the free cells within ``hops`` in x and y
+    with a clear line of sight, weighted by distance (the paper's reference paths)."""
+    free = grid.free()
+    nx, ny = free.shape
+    idx = np.arange(nx * ny).reshape(nx, ny)
+    rows, cols, w = [], [], []
+    xs, ys = np.nonzero(free)
+    for dx in range(-hops, hops + 1):
+        for dy in range(-hops, hops + 1):
+            if dx == 0 and dy == 0:
+                continue
+            tx, ty = xs + dx, ys + dy
+            ok = (tx >= 0) & (tx < nx) & (ty >= 0) & (ty < ny)
+            sx, sy, tx, ty = xs[ok], ys[ok], tx[ok], ty[ok]
+            ok = free[tx, ty]
+            steps = max(abs(dx), abs(dy)) * 2
+            for t in np.linspace(0, 1, steps + 1)[1:-1]:
+                px = np.floor(sx + t * dx + 0.5).astype(int)
+                py = np.floor(sy + t * dy + 0.5).astype(int)
+                ok &= free[px, py]
+            rows.append(idx[sx[ok], sy[ok]])
+            cols.append(idx[tx[ok], ty[ok]])
+            w.append(np.full(ok.sum(), np.hypot(dx, dy) * grid.cell))
+    return sparse.csr_matrix((np.concatenate(w), (np.concatenate(rows), np.concatenate(cols))), shape=(nx * ny, nx * ny))
+
+
+def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None, min_dist: float = 4.0,
+                    max_ref: float = 7.0, seed: int = 0, ref=None, centres=None, should_stop=None) -> dict:
+    """Monte-Carlo path (or action) efficiency (eqs. 8, 9): pairs of covered cells at least
+    ``min_dist`` apart whose reference path is at most ``max_ref`` long; the shortest embedded
+    path (ending in an ``action`` centred on the end cell, for action efficiency) over the
+    reference path.  ``ref`` and ``centres`` (``reference_graph``, ``action_centres_cells`` of the
+    SCC's nodes) may be passed in when already computed.  Returns mean, median, percentiles and
+    all ratios."""
+    exp = emb._expander
+    grid = emb.grid
+    rng = np.random.default_rng(seed)
+    scc = emb.scc
+    covered = np.argwhere(scc.any(axis=(2, 3)))
+    ref = reference_graph(grid) if ref is None else ref
+    nx, ny = grid.shape
+    ids = np.flatnonzero(scc.ravel())
+    node_x, node_y, _, node_c = exp.decode(ids)
+    if action is not None:
+        idx, cx, cy = action_centres_cells(emb, ids) if centres is None else centres
+        is_act = action_kinds(emb.graph)[node_c[idx]] == action
+        idx, cx, cy = idx[is_act], cx[is_act], cy[is_act]
+        if len(idx) == 0:
+            return {"pairs": 0, "ratios": [], "mean": float("nan"), "median": float("nan")}
+    chosen, tries = [], 0
+    while len(chosen) < pairs and tries < pairs * 50 and len(covered) > 1:
+        tries += 1
+        check_stop(should_stop, "path efficiency")
+        a, b = covered[rng.integers(0, len(covered), 2)]
+        if np.hypot(*(a - b)) * grid.cell < min_dist:
+            continue
+        d_ref = dijkstra(ref, indices=a[0] * ny + a[1], limit=max_ref + 1e-9)[b[0] * ny + b[1]]
+        if not np.isfinite(d_ref) or d_ref > max_ref:
+            continue
+        if action is not None and not np.any((cx == b[0]) & (cy == b[1])):
+            continue
+        chosen.append((a, b, d_ref))
+
+    def one(pair):
+        a, b, d_ref = pair
+        check_stop(should_stop, "path efficiency")
+        starts = ids[(node_x == a[0]) & (node_y == a[1])]
+        goal = np.zeros(scc.size, dtype=bool)
+        if action is None:
+            goal[ids[(node_x == b[0]) & (node_y == b[1])]] = True
+        else:
+            goal[ids[idx[(cx == b[0]) & (cy == b[1])]]] = True
+        best, length = shortest_path(emb, starts, goal, b, bound=max(6.0 * d_ref, 10.0))
+        return length / d_ref if np.isfinite(best) else None
+
+    ratios = [r for r in parallel_map(one, chosen) if r is not None]
+    r = np.array(ratios)
+    return {"pairs": len(r), "ratios": r.tolist(), "mean": float(r.mean()) if len(r) else float("nan"),
+            "median": float(np.median(r)) if len(r) else float("nan"),
+            "p10": float(np.percentile(r, 10)) if len(r) else float("nan"),
+            "p90": float(np.percentile(r, 90)) if len(r) else float("nan")}
+
+
+def _centre_time(graph: MotionGraph, kind: str) -> np.ndarray:
+    """Seconds from a clip's start to an instance of ``kind`` in it (inf if none)."""
+    out = np.full(graph.n, np.inf)
+    for c, a in enumerate(graph.actions):
+        if a is not None and a[0] == kind:
+            out[c] = a[1] / graph.fps
+        elif kind in graph.types[c] and a is None and kind not in ACTION_TYPES:
+            out[c] = 0.0  # a locomotion type is reached when its clip starts
+    return out
+
+
+def theoretical_maneuverability(graph: MotionGraph, kind: str) -> dict:
+    """LM_T,k (eq. 13): mean over clips of half their duration plus the quickest path in the
+    motion graph from their end to an instance of ``kind``."""
+    centre = _centre_time(graph, kind)
+    d = graph.duration
+    f = np.full(graph.n, np.inf)  # time from the end of c to the instance
+    a, b = graph.edges[:, 0], graph.edges[:, 1]
+    for _ in range(graph.n + 1):
+        g = np.minimum(centre[b], d[b] + f[b])  # entering b
+        nf = f.copy()
+        np.minimum.at(nf, a, g)
+        if np.allclose(nf, f, equal_nan=True) or np.array_equal(nf, f):
+            break
+        f = nf
+    lm = 0.5 * d + f
+    ok = np.isfinite(lm)
+    return {"mean": float(lm[ok].mean()) if ok.any() else float("inf"), "reachable": float(ok.mean()),
+            "values": lm[ok].tolist()}
+
+
+def practical_maneuverability(emb: Embedding, kind: str, sample: float = 1.0, seed: int = 0, chunk: int = 20000,
+                              should_stop=None) -> dict:
+    """LM_P,k (eq. 14): over (sampled) nodes of the embedded graph, half the clip's duration plus
+    the quickest path in the embedded graph to an instance of ``kind``; computed for every node
+    at once by label-correcting backwards from the nodes whose clip holds the instance."""
+    exp = emb._expander
+    graph = emb.graph
+    centre = _centre_time(graph, kind)
+    inside = emb.scc.ravel()
+    ids = np.flatnonzero(inside)
+    _, _, _, c = exp.decode(ids)
+    n = inside.size
+    g = np.full(n, np.inf)  # time from entering node's clip (i.e. from its start) to the instance
+    f = np.full(n, np.inf)  # time from the end of the node's clip
+    g[ids] = centre[c]
+    frontier = ids[np.isfinite(g[ids])]
+    d = graph.duration
+    while len(frontier):
+        check_stop(should_stop, "local maneuverability")
+        new = []
+        for i in range(0, len(frontier), chunk):
+            part = frontier[i:i + chunk]
+            t_idx, src = exp.in_edges(part)
+            keep = inside[src]
+            t_idx, src = t_idx[keep], src[keep]
+            cand = g[part[t_idx]]
+            better = cand < f[src] - 1e-9
+            src, cand = src[better], cand[better]
+            if len(src) == 0:
+                continue
+            order = np.lexsort((cand, src))
+            src, cand = src[order], cand[order]
+            first = np.r_[True, src[1:] != src[:-1]]
+            src, cand = src[first], cand[first]
+            f[src] = np.minimum(f[src], cand)
+            _, _, _, cs = exp.decode(src)
+            gg = np.minimum(centre[cs], d[cs] + f[src])
+            improved = gg < g[src] - 1e-9
+            g[src[improved]] = gg[improved]
+            new.append(src[improved])
+        frontier = np.unique(np.concatenate(new)) if new else np.zeros(0, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    pick = ids if sample >= 1.0 else ids[rng.random(len(ids)) < sample]
+    _, _, _, cp = exp.decode(pick)
+    lm = 0.5 * d[cp] + f[pick]
+    ok = np.isfinite(lm)
+    return {"mean": float(lm[ok].mean()) if ok.any() else float("inf"),
+            "median": float(np.median(lm[ok])) if ok.any() else float("inf"),
+            "reachable": float(ok.mean()) if len(ok) else 0.0, "nodes": int(len(pick))}
+
+
+def evaluate(graph: MotionGraph, env: Environment, settings: EmbedSettings | None = None, pairs: int = 100,
+             lm_sample: float = 1.0, progress=None, should_stop=None) -> dict:
+    """Embed and compute every metric; returns a plain dict (maps as arrays)."""
+    t0 = time.perf_counter()
+    sub = (lambda f, m: progress(0.5 * f, m)) if progress else None
+    emb = embed(graph, env, settings, sub, should_stop)
+    t_embed = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    cov = coverage(emb)
+    centres = action_centres_cells(emb, np.flatnonzero(emb.scc.ravel()))
+    acts = action_coverage(emb, centres)
+    if progress:
+        progress(0.55, "path efficiency")
+    ref = reference_graph(emb.grid)
+    pe = path_efficiency(emb, pairs, None, ref=ref, should_stop=should_stop)
+    ae = {}
+    for kind in acts:
+        if progress:
+            progress(0.7, f"action efficiency: {kind}")
+        ae[kind] = path_efficiency(emb, max(10, pairs // 4), kind, ref=ref, centres=centres, should_stop=should_stop)
+    lm = {}
+    for kind in sorted({a[0] for a in graph.actions if a is not None}):
+        if progress:
+            progress(0.85, f"local maneuverability: {kind}")
+        lm[kind] = {"theoretical": theoretical_maneuverability(graph, kind),
+                    "practical": practical_maneuverability(emb, kind, lm_sample, should_stop=should_stop)}
+    result = {"environment": env.name, "nodes": emb.n_nodes, "embed_seconds": t_embed, "coverage_xy": cov["xy"],
+              "coverage_xya": cov["xya"], "coverage_map": cov["map"], "free": cov["free"],
+              "action_coverage": {k: v["coverage"] for k, v in acts.items()},
+              "action_maps": {k: v["map"] for k, v in acts.items()},
+              "path_efficiency": pe, "action_efficiency": ae, "maneuverability": lm,
+              "metric_seconds": time.perf_counter() - t1, "embedding": emb}
+    if progress:
+        progress(1.0, f"coverage {100 * cov['xy']:.1f}% XY, path efficiency {pe['median']:.2f} median")
+    return result

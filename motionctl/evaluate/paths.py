@@ -1,0 +1,145 @@
+"""Best paths in an embedded graph: vectorised A* (for path efficiency), a sampled best path, and
+its motion (each clip's frames with the root on its edited path)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import quat
+from ..clip import Clip
+from ..jobs import check_stop
+from ..rootframe import to_local, wrap
+from ..synth import FrameTable, Step, SynthState, synthesize, to_clip
+from .embedding import Embedding
+
+def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy, bound: float = np.inf,
+                  parents: dict | None = None):
+    """Best path (by cost with the 0.5 m/s minimum speed) from any node in ``starts`` to any node
+    with ``goal`` [N] True, by vectorised A*: open nodes are expanded in buckets of cost + straight
+    distance to the goal cell (a node may be reopened when a cheaper way in is found), and
+    nothing that cannot beat the best path found is expanded.  Returns (cost, true length);
+    with ``parents`` given, fills {"end": node, "node": {node: previous}, "row": {node: edit row}}
+    along the best path."""
+    exp = emb._expander
+    inside = emb.scc.ravel()
+    n = inside.size
+    dist = np.full(n, np.inf)
+    true = np.full(n, np.inf)
+    par = np.full(n, -1, dtype=np.int64) if parents is not None else None
+    prow = np.full(n, -1, dtype=np.int64) if parents is not None else None
+    starts = np.asarray(starts, dtype=np.int64)
+    dist[starts] = 0.0
+    true[starts] = 0.0
+    best, best_true, best_node = bound, np.inf, -1
+    gx, gy = goal_xy
+    hit = starts[goal[starts]]
+    if len(hit):
+        if parents is not None:
+            parents.update(end=int(hit[0]), node={}, row={})
+        return 0.0, 0.0
+    cell = emb.grid.cell
+
+    def heuristic(ids):
+        x, y = exp.decode(ids)[:2]
+        return np.hypot(x - gx, y - gy) * cell
+
+    # Best-first in buckets: expand every open node whose cost + straight distance to the goal is
+    # within ``bucket`` of the smallest; stop when no open node can beat the best path found.
+    bucket = 4 * cell
+    open_ids = np.unique(starts)
+    while len(open_ids):
+        f_open = dist[open_ids] + heuristic(open_ids)
+        f_min = f_open.min()
+        if f_min >= best:
+            break
+        sel = f_open <= f_min + bucket
+        frontier, open_ids = open_ids[sel], open_ids[~sel]
+        src, tgt, rows = exp.out_edges(frontier)
+        keep = inside[tgt]
+        src, tgt, rows = src[keep], tgt[keep], rows[keep]
+        c = exp.decode(tgt)[3]
+        step = np.maximum(exp.cost[rows], 0.5 * emb.graph.duration[c])
+        nd = dist[frontier[src]] + step
+        nt = true[frontier[src]] + exp.cost[rows]
+        ok = (nd + heuristic(tgt) < best) & (nd < dist[tgt])
+        tgt, nd, nt, srcn, rows = tgt[ok], nd[ok], nt[ok], frontier[src[ok]], rows[ok]
+        if len(tgt) == 0:
+            continue
+        order = np.lexsort((nd, tgt))
+        tgt, nd, nt, srcn, rows = tgt[order], nd[order], nt[order], srcn[order], rows[order]
+        first = np.r_[True, tgt[1:] != tgt[:-1]]
+        tgt, nd, nt, srcn, rows = tgt[first], nd[first], nt[first], srcn[first], rows[first]
+        dist[tgt] = nd
+        true[tgt] = nt
+        if par is not None:
+            par[tgt] = srcn
+            prow[tgt] = rows
+        g = goal[tgt]
+        if g.any():
+            j = np.argmin(np.where(g, nd, np.inf))
+            if nd[j] < best:
+                best, best_true, best_node = float(nd[j]), float(nt[j]), int(tgt[j])
+        open_ids = np.union1d(open_ids, tgt[~g])
+    if parents is not None and best_node >= 0:
+        chain, rowmap, node = {}, {}, best_node
+        while par[node] >= 0:
+            chain[node], rowmap[node] = int(par[node]), int(prow[node])
+            node = int(par[node])
+        parents.update(end=best_node, node=chain, row=rowmap)
+    return best, best_true
+
+
+# ----------------------------------------------------------------------------- a best path as motion
+
+def sample_best_path(emb: Embedding, seed: int = 0, min_dist: float = 4.0, max_dist: float = 7.0, tries: int = 200,
+                     should_stop=None) -> list | None:
+    """A random pair of covered cells ``min_dist``-``max_dist`` apart and the best path between
+    them in the embedded graph, as edges [(clip, start cell x, y, heading bin, edit row)] in order;
+    None if no tried pair has a path."""
+    exp = emb._expander
+    rng = np.random.default_rng(seed)
+    ids = np.flatnonzero(emb.scc.ravel())
+    x, y, _, _ = exp.decode(ids)
+    cells = np.unique(np.column_stack((x, y)), axis=0)
+    for _ in range(tries):
+        check_stop(should_stop, "best path")
+        a, b = cells[rng.integers(0, len(cells), 2)]
+        if not min_dist <= np.hypot(*(a - b)) * emb.grid.cell <= max_dist:
+            continue
+        goal = np.zeros(emb.scc.size, dtype=bool)
+        goal[ids[(x == b[0]) & (y == b[1])]] = True
+        parents = {}
+        best, _ = shortest_path(emb, ids[(x == a[0]) & (y == a[1])], goal, b, parents=parents)
+        if np.isfinite(best):
+            out, node = [], parents["end"]
+            while node in parents["node"]:
+                prev = parents["node"][node]
+                px, py, ph, _ = exp.decode(np.array([prev]))
+                out.append((int(exp.decode(np.array([node]))[3][0]), int(px[0]), int(py[0]), int(ph[0]),
+                            int(parents["row"][node])))
+                node = prev
+            return out[::-1]
+    return None
+
+
+def path_motion(emb: Embedding, edges: list, table: FrameTable, crossfade: int = 3) -> Clip:
+    """The motion along a path of ``sample_best_path``, synthesized: each graph clip played from
+    where the last one ended (crossfaded), edited (eq. 16, ``Step.edit``) so it ends exactly on its
+    grid node.  ``table``: the graph's source clips at its rate (``GraphController.frame_table``)."""
+    graph, exp, grid = emb.graph, emb._expander, emb.grid
+    hb = 2 * np.pi / grid.headings
+    clip, sx, sy, sh, _ = edges[0]
+    state = SynthState(grid.origin + (np.array([sx, sy]) + 0.5) * grid.cell, sh * hb)
+    roots, rots = [], []
+    for clip, sx, sy, sh, row in edges:
+        src, lo, hi = int(graph.source[clip]), int(graph.start[clip]), int(graph.end[clip])
+        step = Step.piece(src, lo, hi - lo)
+        _, _, natural, _, _ = synthesize(table, [step], state, crossfade)
+        off = exp.off[row]
+        target = grid.origin + (np.array([sx + off[0], sy + off[1]]) + 0.5) * grid.cell
+        step.edit = np.array([*to_local(target - natural.ground, state.yaw),
+                              float(wrap((sh + off[2]) * hb - natural.yaw))])
+        root, rot, state, _, _ = synthesize(table, [step], state, crossfade)
+        roots.append(root)
+        rots.append(rot)
+    return to_clip(table, np.concatenate(roots), quat.make_continuous(np.concatenate(rots)), "best_path")

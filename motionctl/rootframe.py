@@ -1,0 +1,115 @@
+"""The root frame: where a character stands and which way it faces, and moving between frames.
+
+Per frame, the root frame is the ground projection of the hips plus a heading (yaw, radians about
++Z) taken from the hips' forward axis and lightly smoothed.  In a root frame +Y is forward, +X
+the character's right, and a positive yaw change a turn to the left.  Every engine expresses
+poses, root motion, task targets and footprints in it, through the few functions below: this is
+the one place its geometry is written.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import quat
+from .body import rest_forward
+
+
+def wrap(a):
+    """Angles to [-pi, pi)."""
+    return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
+
+
+def to_local(d: np.ndarray, yaw) -> np.ndarray:
+    """World ground vectors ``d`` [..., 2] seen in root frames facing ``yaw`` [...] (x right, y forward)."""
+    d = np.asarray(d, dtype=float)
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.stack((c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]), axis=-1)
+
+
+def to_world(v: np.ndarray, yaw) -> np.ndarray:
+    """Root-frame ground vectors ``v`` [..., 2] (x right, y forward) in the world, facing ``yaw``."""
+    v = np.asarray(v, dtype=float)
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.stack((c * v[..., 0] - s * v[..., 1], s * v[..., 0] + c * v[..., 1]), axis=-1)
+
+
+def rotation_2d(yaw: float) -> np.ndarray:
+    """[2, 2] matrix taking root-frame ground vectors to the world (``to_world`` as a matrix)."""
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.array([[c, -s], [s, c]])
+
+
+def displacement(ground: np.ndarray, yaw: np.ndarray, a, b) -> np.ndarray:
+    """[K, 3] (dx right, dy forward, dyaw) from frame(s) ``a`` to ``b``, in the root frame at ``a``
+    (ground [N, 2] and yaw [N] of a clip or frame table; a, b int arrays)."""
+    a, b = np.asarray(a), np.asarray(b)
+    local = to_local(ground[b] - ground[a], yaw[a])
+    return np.column_stack((local.reshape(-1, 2), np.ravel(yaw[b] - yaw[a])))
+
+
+def integrate(motion: np.ndarray, ground0=(0.0, 0.0), yaw0: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Per-frame root motion [N, 3] (dx, dy in the previous frame's root frame, dyaw) played from
+    (ground0, yaw0): (ground [N, 2], yaw [N]) after each frame."""
+    yaw = yaw0 + np.cumsum(motion[:, 2])
+    before = np.concatenate(([yaw0], yaw[:-1]))
+    ground = np.asarray(ground0, dtype=float) + np.cumsum(to_world(motion[:, :2], before), axis=0)
+    return ground, yaw
+
+
+def heading(yaw) -> np.ndarray:
+    """Quaternions [..., 4] turning by ``yaw`` about +Z."""
+    return quat.about_axis(2, yaw)
+
+
+def gaussian_smooth(x: np.ndarray, sigma: float, axis: int = 0) -> np.ndarray:
+    """Gaussian filter along ``axis`` with edge values repeated (no scipy needed)."""
+    if sigma <= 0:
+        return x.copy()
+    radius = int(np.ceil(3 * sigma))
+    k = np.exp(-0.5 * (np.arange(-radius, radius + 1) / sigma) ** 2)
+    k /= k.sum()
+    x = np.moveaxis(np.asarray(x, dtype=float), axis, 0)
+    pad = np.concatenate((np.repeat(x[:1], radius, 0), x, np.repeat(x[-1:], radius, 0)), 0)
+    win = np.lib.stride_tricks.sliding_window_view(pad, len(k), axis=0)  # sliding window, weighted
+    out = np.tensordot(win, k, axes=([-1], [0]))
+    return np.moveaxis(out, 0, axis)
+
+
+def root_frame(clip, smooth_seconds: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
+    """Per frame of a clip: ground position [F, 2] of the hips and heading [F] (radians, unwrapped),
+    smoothed with a Gaussian of ``smooth_seconds`` (the pelvis swings a few degrees every step)."""
+    raw = quat.yaw_about_z(clip.local_rot[:, 0], rest_forward(clip.skeleton))
+    yaw = np.unwrap(raw)
+    sigma = smooth_seconds * clip.fps
+    if sigma > 0 and clip.n_frames > 1:
+        yaw = gaussian_smooth(yaw, sigma)
+    return clip.root_pos[:, :2].copy(), yaw
+
+
+def root_motion(clip, smooth_seconds: float = 0.2) -> np.ndarray:
+    """[F, 3] per-frame (dx, dy, dyaw) in the previous frame's root frame; row 0 is zero."""
+    ground, yaw = root_frame(clip, smooth_seconds)
+    out = np.zeros((clip.n_frames, 3))
+    if clip.n_frames > 1:
+        n = clip.n_frames
+        out[1:] = displacement(ground, yaw, np.arange(n - 1), np.arange(1, n))
+    return out
+
+
+def to_root_frame(points: np.ndarray, ground: np.ndarray, yaw: np.ndarray) -> np.ndarray:
+    """World points [F, K, 3] in per-frame root frames (ground [F, 2], yaw [F])."""
+    rel = np.array(points, dtype=float)
+    rel[..., :2] = to_local(rel[..., :2] - ground[:, None, :], yaw[:, None])
+    return rel
+
+
+def positions_in_root_frame(clip, smooth_seconds: float = 0.2) -> np.ndarray:
+    """[F, J, 3] joint positions relative to each frame's root frame (ground position, heading)."""
+    pos, _ = clip.world()
+    ground, yaw = root_frame(clip, smooth_seconds)
+    return to_root_frame(pos, ground, yaw)
+
+
+__all__ = ["wrap", "displacement", "gaussian_smooth", "heading", "integrate", "positions_in_root_frame", "root_frame",
+           "root_motion", "rotation_2d", "to_local", "to_root_frame", "to_world"]

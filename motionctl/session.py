@@ -1,0 +1,172 @@
+"""One character playing one trained model: commands in, poses and a Clip out (DESIGN.md 3.0).
+
+Every tool that plays a controller goes through ``Session``: Drive (a command per tick from the
+keyboard), Play Trace (a command per decision from a file), baking, best paths, certification's
+macro-steps and the benchmarks.  The session keeps the character's world state (ground position,
+heading, the piece it last played), asks the model for a ``Step`` whenever the last one has
+played, synthesizes it (``motionctl.synth``) and streams the frames.  It never knows which
+engine it plays.
+
+A ``Command`` is what a player asks for at one decision, in the terms a game pad and a level give:
+a control in the character's frame (stick velocity, turning rate, jump) and, optionally, world
+goals: a direction to travel, a point to reach, a gate to walk through.  Each engine reads the
+parts it can follow (``Command.local_control``, ``Command.desired_heading``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .clip import Clip
+from .jobs import check_stop
+from .rootframe import to_local, wrap
+from .synth import FrameTable, Step, SynthState, synthesize, to_clip
+
+DEFAULT_SPEED = 1.3  # m/s: a walk, when a command gives a direction but no speed
+TURN_GAIN = 1.5  # rad/s of turning per radian of heading error, when steering towards a heading
+MAX_TURN = 1.0  # rad/s
+
+
+@dataclass
+class Command:
+    """What the player asks for at one decision.
+
+    control  [4]: vx (m/s to the character's right), vy (m/s forward), turn (rad/s, + left), jump (0/1)
+    heading  desired world direction of travel and facing (radians, the root frame's yaw), or None
+    speed    m/s along ``heading`` (None: the stick's speed, else a walk)
+    target   world ground point [2] to go to (and reach for), or None
+    gate     world gate [3] (centre x, y, and the angle of its line) to walk through, or None
+    action   an action asked for now ("kick", "punch", ...; the jump is ``control[3]``), or None
+    """
+
+    control: np.ndarray = field(default_factory=lambda: np.zeros(4))
+    heading: float | None = None
+    speed: float | None = None
+    target: np.ndarray | None = None
+    gate: np.ndarray | None = None
+    action: str | None = None
+
+    def __post_init__(self):
+        self.control = np.asarray(self.control, dtype=float).reshape(4)
+
+    def local_control(self, yaw: float) -> np.ndarray:
+        """[4] the control in the character's frame facing ``yaw``: the stick as given, or, with a
+        heading, the velocity towards it and a turn that brings the facing round to it."""
+        if self.heading is None:
+            return self.control.copy()
+        rel = float(wrap(self.heading - yaw))
+        speed = self.speed if self.speed is not None else (np.hypot(*self.control[:2]) or DEFAULT_SPEED)
+        turn = float(np.clip(TURN_GAIN * rel, -MAX_TURN, MAX_TURN))
+        return np.array([-speed * np.sin(rel), speed * np.cos(rel), turn, self.control[3]])
+
+    def desired_heading(self, yaw: float) -> float:
+        """The world direction the player wants: ``heading``, else the stick's direction (or, with
+        the stick at rest, where the turning rate would face half a second from now)."""
+        if self.heading is not None:
+            return float(self.heading)
+        vx, vy, turn = self.control[:3]
+        if np.hypot(vx, vy) > 1e-6:
+            return float(yaw + np.arctan2(-vx, vy))
+        return float(yaw + 0.5 * turn)
+
+
+@dataclass
+class State:
+    """What a model decides from: the character's world root frame and the model's own memory
+    (the fragment, group or clip it played last; None before the first decision)."""
+
+    ground: np.ndarray
+    yaw: float
+    memory: object = None
+    time: float = 0.0
+
+    def local(self, point) -> np.ndarray:
+        """A world ground point [2] in the character's frame (x right, y forward)."""
+        return to_local(np.asarray(point, dtype=float)[:2] - self.ground, self.yaw)
+
+
+class Session:
+    """A character playing ``model`` on ``table`` (its FrameTable, ``model.frame_table(clips)``).
+
+    start, start_yaw  where the character begins; ``frame``: a table row to start from (else the
+                      model chooses its own start for the first command)
+    warp              0: root motion from the data; 1: the root follows each step's control
+    """
+
+    def __init__(self, model, table: FrameTable, start=(0.0, 0.0), start_yaw: float = 0.0, frame: int | None = None,
+                 crossfade: int = 3, warp: float = 0.0, trail: int = 600):
+        self.model = model
+        self.table = table
+        self.fps = table.fps
+        self.crossfade = crossfade
+        self.warp = warp
+        self.synth = SynthState(np.asarray(start, dtype=float).copy(), float(start_yaw))
+        self.memory = model.start(table, frame) if frame is not None else None
+        self.steps, self.commands, self.controls = [], [], []
+        self.roots, self.rots = [], []
+        self.buffer = None
+        self.t = 0.0
+        self.trail = deque(maxlen=trail)
+
+    @property
+    def state(self) -> State:
+        return State(self.synth.ground.copy(), self.synth.yaw, self.memory, len(self.commands) / max(self.rate, 1e-9))
+
+    @property
+    def rate(self) -> float:
+        """Decisions per second the model makes (its step length)."""
+        return getattr(self.model, "decision_rate", 10.0)
+
+    def decide(self, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        """One decision for ``command``: the model's step, synthesized; returns its frames
+        (root [n, 3], rot [n, J, 4]) and keeps them for the clip."""
+        step, self.memory = self.model.decide(self.state, command)
+        if step.control is None:
+            step.control = command.local_control(self.synth.yaw)
+        root, rot, self.synth, _, _ = synthesize(self.table, [step], self.synth, self.crossfade, self.warp)
+        self.steps.append(step)
+        self.commands.append(command)
+        self.controls.append(step.control)
+        self.roots.append(root)
+        self.rots.append(rot)
+        self.trail.extend(root[:, :3].tolist())
+        return root, rot
+
+    def tick(self, dt: float, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        """The pose to show now (root [3], rot [J, 4]) under ``command``, then advance ``dt``
+        seconds: a new decision is made whenever the last step has played."""
+        while self.buffer is None or self.t >= len(self.buffer[0]):
+            if self.buffer is not None:
+                self.t -= len(self.buffer[0])
+            self.buffer = self.decide(command)
+        i = int(self.t)
+        self.t += dt * self.fps
+        return self.buffer[0][i], self.buffer[1][i]
+
+    def run(self, commands, should_stop=None, name: str = "run") -> Clip:
+        """One decision per command (a trace), then the whole motion as a Clip."""
+        for i, c in enumerate(commands):
+            if i % 50 == 0:
+                check_stop(should_stop, "playing")
+            self.decide(c)
+        return self.clip(name)
+
+    @property
+    def n_frames(self) -> int:
+        return int(sum(len(r) for r in self.roots))
+
+    def clip(self, name: str = "run") -> Clip:
+        if not self.roots:
+            raise ValueError("nothing was played yet")
+        return to_clip(self.table, np.concatenate(self.roots), np.concatenate(self.rots), name, tags={"driven"})
+
+
+def commands_from_controls(controls) -> list:
+    """A Command per control row [N, 4] (a recorded or generated trace)."""
+    return [Command(c) for c in np.asarray(controls, dtype=float).reshape(-1, 4)]
+
+
+__all__ = ["Command", "DEFAULT_SPEED", "Session", "State", "Step", "commands_from_controls", "wrap"]
