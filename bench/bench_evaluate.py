@@ -24,13 +24,13 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacle, certify_controller,  # noqa: E402
-                                count_edges, evaluate, random_environment)
-from motionctl.fragments import ControllerSettings  # noqa: E402
-from motionctl.fragments.controller import train_controller  # noqa: E402
-from motionctl.policy import PolicySettings  # noqa: E402
-from motionctl.graph import GraphSettings, build_graph  # noqa: E402
+from bench.record import environment  # noqa: E402
+from motionctl.engines.fragments import ControllerSettings, PolicySettings, fit  # noqa: E402
+from motionctl.engines.graph import GraphSettings, build_graph  # noqa: E402
+from motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacle, count_edges, evaluate,  # noqa: E402
+                                macro_graph, random_environment)
 from motionctl.library import import_library  # noqa: E402
+from motionctl.settings import to_dict  # noqa: E402
 
 ACTION = "kick"  # the action whose maneuverability and efficiency the tables show (all are in the JSON)
 BASELINE = GraphSettings(threshold=0.08, branching=3)
@@ -134,10 +134,10 @@ def main():
         rows["table3"].insert(1, dict(rows["table1"][2], label="edit size 100%"))
         # Certify a fragment controller (steady: needs no player traces) on the same clips and room.
         t = time.perf_counter()
-        tc = train_controller(db, [], ControllerSettings(policy=PolicySettings(kind="steady")))
+        controller = fit(db, ControllerSettings(policy=PolicySettings(kind="steady"), held_out=0))
         train_s = time.perf_counter() - t
-        cg = certify_controller(tc.policy, tc.model.fragments)
-        ctrl = run(f"fragment controller (steady, {tc.model.fragments.n} fragments, trained in {train_s:.0f} s): "
+        cg = macro_graph(controller, controller.frame_table(db.clips))
+        ctrl = run(f"fragment controller (steady, {controller.n} fragments, trained in {train_s:.0f} s): "
                    f"{cg.n} held-control clips, {len(cg.edges)} transitions", cg, rooms[2], pairs=pairs // 2)
         rows["certify"] = [rows["table1"][2], ctrl]
         rows["scaling"] = []
@@ -149,6 +149,7 @@ def main():
             env.name = f"{w} x {d} m rooms"
             rows["scaling"].append(run("scaling", graph, env, pairs=10, lm_sample=0.02))
     results = {"command": "python bench/bench_evaluate.py" + (" --quick" if args.quick else ""),
+               "settings": {"graph": to_dict(BASELINE), "embed": to_dict(EmbedSettings())}, "environment": environment(),
                "graph": {"clips": graph.n, "transitions": int(len(graph.edges)), "build_seconds": build_s,
                          **{k: v for k, v in graph.stats.items()}}, **rows}
     suffix = "_quick" if args.quick else ""

@@ -27,9 +27,11 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from motionctl.engines.planning import (FittedSettings, PlannerSettings, bellman_residual, decision_time, rollout,  # noqa: E402
-                              train_planner)
+from bench.record import environment  # noqa: E402
+from motionctl.engines.planning import (FittedSettings, PlannerSettings, PlanningController,  # noqa: E402
+                                        bellman_residual, decision_time, rollout, train_planner)
 from motionctl.library import import_library  # noqa: E402
+from motionctl.settings import to_dict  # noqa: E402
 
 NAV = {"16": ["15", "17", "11", "21", "13"], "35": ["01", "02"]}
 CC = ["07_02", "07_03", "07_06", "05_01", "06_10", "06_11", "06_08", "06_09", "06_06", "02_05", "02_06", "03_01"]
@@ -41,9 +43,8 @@ def measure(name, clips, task, parametric=True, regressor="trees", steps=10, suc
     planner, fit, seg, groups = train_planner(clips, s)
     seconds = time.perf_counter() - t
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "p.npz")
-        planner.save(path)
-        storage = os.path.getsize(path)
+        model = PlanningController(s, {}, [c.name for c in seg.clips], seg.settings.fps, 0.2, planner)
+        storage = os.path.getsize(model.save(os.path.join(tmp, "p.npz")))
     rng = np.random.default_rng(1234)
     x = planner.problem.task.sample(rng, 1000)
     g = rng.integers(0, planner.n_groups, 1000)
@@ -97,7 +98,8 @@ def main():
         rows.append(measure(f"{task}: extra-trees, parametric", clips, task))
         rows.append(measure(f"{task}: extra-trees, non-parametric", clips, task, parametric=False))
         rows.append(measure(f"{task}: polynomial (Treuille et al.), parametric", clips, task, regressor="poly"))
-    results = {"command": "python bench/bench_fitted.py", "rows": rows,
+    results = {"command": "python bench/bench_fitted.py", "rows": rows, "settings": to_dict(PlannerSettings()),
+               "environment": environment(),
                "paper": {"navigation_trees": {"time_s": 3, "samples": 15960, "residual": 48.45, "reward": -231},
                          "navigation_parametric": {"time_s": 5, "samples": 13752, "residual": 29.63, "reward": -161},
                          "navigation_polynomial": {"time_s": 7, "samples": 15920, "residual": 6490.31, "reward": -328},

@@ -24,11 +24,14 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from motionctl.fragments import (EVALUATION_PLAYER, TRAINING_PLAYERS, ControllerSettings, FragmentModel,  # noqa: E402
-                                 evaluate_controllers, learn_user_model, player_traces, scale_player)
+from bench.record import environment  # noqa: E402
+from motionctl.engines.fragments import (EVALUATION_PLAYER, TRAINING_PLAYERS, ControllerSettings,  # noqa: E402
+                                         FragmentController, FragmentModel, PolicySettings, evaluate_controllers,
+                                         learn_user_model, player_traces, scale_player)
 from motionctl.jobs import PrintProgress  # noqa: E402
 from motionctl.library import import_library  # noqa: E402
-from motionctl.policy import PolicySettings  # noqa: E402
+from motionctl.session import Command, State  # noqa: E402
+from motionctl.settings import to_dict  # noqa: E402
 
 CLIPS = {
     "16": ["01", "05", "08", "09", "11", "12", "13", "15", "17", "18", "19", "20", "21", "23", "25", "27", "29", "33",
@@ -75,7 +78,7 @@ def main():
                                       settings.quality, PrintProgress("build", every=5))
     fs = model.fragments
     print(f"{fs.n} fragments, {fs.decision_rate:g} decisions/s")
-    top_speed = float(np.percentile(np.linalg.norm(fs.control[:, :2], axis=1), 95))
+    top_speed = fs.top_speed()
     train = player_traces([scale_player(p, top_speed) for p in TRAINING_PLAYERS], 210.0, fs.decision_rate, seed=1)
     evals = player_traces([scale_player(EVALUATION_PLAYER, top_speed)], 10.0, fs.decision_rate, seed=7,
                           count=args.eval_traces)
@@ -90,13 +93,16 @@ def main():
                 continue
             name = kind + ("-t" if thr else "")
             settings.policy = PolicySettings(kind=kind, threshold=thr)
-            (policy, res), dt, mem = timed(f"train {name}", model.train, settings, bins, t_model, None,
-                                           PrintProgress(name, every=10))
-            tables[name] = policy.table
+            res, dt, mem = timed(f"train {name}", model.train, settings, bins, t_model, None,
+                                 PrintProgress(name, every=10))
+            tables[name] = res.table
             runs[name] = {"seconds": dt, "improvements": res.improvements, "products": res.sweeps,
                           "converged": res.converged, "traced_peak_mb": mem}
             if name == "model":
-                model_policy, model_values = policy, res.values
+                model_values = res.values
+                controller = FragmentController(settings, {}, [c.name for c in fs.clips], fs.fps,
+                                                settings.fragments.heading_smooth, res.table, res.values, bins,
+                                                fs.clip, fs.start, fs.n_frames, fs.top_speed(75))
 
     table1, t_eval, _ = timed("evaluate (opt, opt-t and all controllers)", evaluate_controllers, model, tables, bins,
                               evals, settings.quality, {"opt": None, "opt-t": 8.0}, PrintProgress("eval", every=10))
@@ -104,18 +110,21 @@ def main():
     # Retuning: change one weight, warm-start from the previous values.
     settings.policy = PolicySettings(kind="model")
     settings.quality.w_t = 8.0
-    (_, res_warm), t_warm, _ = timed("retrain model after w_t 6 -> 8 (warm start)", model.train, settings, bins, t_model,
-                                     model_values)
-    (_, res_cold), t_cold, _ = timed("retrain model after w_t 6 -> 8 (cold start)", model.train, settings, bins, t_model)
+    res_warm, t_warm, _ = timed("retrain model after w_t 6 -> 8 (warm start)", model.train, settings, bins, t_model,
+                                model_values)
+    res_cold, t_cold, _ = timed("retrain model after w_t 6 -> 8 (cold start)", model.train, settings, bins, t_model)
     settings.quality.w_t = 6.0
 
-    # Run-time decisions: bin lookup plus table lookup.
+    # Run-time decisions through the common engine interface: a State and a Command in, a Step out
+    # (bin lookup plus table lookup inside).
     rng = np.random.default_rng(0)
     controls = np.concatenate([t.samples for t in evals])
     prev = rng.integers(0, fs.n, len(controls))
+    states = [State(np.zeros(2), 0.0, int(p)) for p in prev]
+    commands = [Command(c) for c in controls]
     t = time.perf_counter()
-    for p, c in zip(prev.tolist(), controls):
-        model_policy.next(p, c)
+    for st, c in zip(states, commands):
+        controller.decide(st, c)
     per_decision_us = (time.perf_counter() - t) / len(controls) * 1e6
 
     # Paired comparison on the same traces (the controllers' spreads overlap).
@@ -140,6 +149,7 @@ def main():
         "warm_retrain_seconds": t_warm, "warm_retrain_improvements": res_warm.improvements,
         "cold_retrain_seconds": t_cold, "cold_retrain_improvements": res_cold.improvements,
         "per_decision_microseconds": per_decision_us, "process_peak_rss_mb": peak_rss_mb(),
+        "settings": to_dict(ControllerSettings()), "environment": environment(),
     }
     os.makedirs(args.out, exist_ok=True)
     suffix = "_quick" if args.quick else ""
@@ -187,7 +197,7 @@ Paired differences on the same traces (percentage points, mean ± standard error
 | evaluation: opt and opt-t by dynamic programming, all controllers | {t_eval:.1f} |
 | retrain model after w_t 6 -> 8, warm start ({res_warm.improvements} improvements) | {t_warm:.1f} |
 | same, cold start ({res_cold.improvements} improvements) | {t_cold:.1f} |
-| one run-time decision (bin + table lookup) | {per_decision_us:.1f} µs |
+| one run-time decision (``decide``: bin + table lookup) | {per_decision_us:.1f} µs |
 
 Process peak RSS over the whole run: {results['process_peak_rss_mb']:.0f} MB (fragment build traced peak
 {mem_build:.0f} MB). The paper: 22 s per value-iteration step and several hours per controller at 5,934 fragments.

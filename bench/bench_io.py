@@ -71,6 +71,9 @@ def main():
         "max_joint_difference_m": worst,
         "command": "python bench/bench_io.py",
     }
+    from bench.record import environment
+
+    res["environment"] = environment()
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "results", "io.json"), "w") as fh:
         json.dump(res, fh, indent=1)

@@ -27,10 +27,13 @@ def main():
     ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
     ap.add_argument("--ticks", type=int, default=3000)
     args = ap.parse_args()
-    from motionctl.cli import load_extension
+    from bench.record import environment
+    from tools.extension import load_extension
 
     ext = load_extension()
     import bpy
+
+    from motionctl.session import Session
 
     pv = ext.operators.preview
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -39,23 +42,23 @@ def main():
     names = ["16_15.amc", "16_17.amc", "16_19.amc", "16_35.amc", "16_37.amc", "16_05.amc", "16_33.amc"]
     bpy.ops.motionctl.import_bvh(directory=folder + os.sep, files=[{"name": n} for n in names])
     st = bpy.context.scene.motionctl
-    st.controller.held_out = 0
-    st.controller.trace_seconds = 120
+    st.engines.fragments.held_out = 0
+    st.engines.fragments.trace_seconds = 120
     t = time.perf_counter()
-    bpy.ops.motionctl.train_controller()
+    bpy.ops.motionctl.train(engine="fragments")
     train_s = time.perf_counter() - t
-    policy, fs = pv.policy_and_fragments(bpy.context)
-    ob = st.groups[0].armature
+    st.engine = "fragments"
+    model, table, ob = pv.playable(bpy.context)
     writer = ext.operators.armature.PoseWriter(ob)
-    session = pv.PreviewSession(policy, fs, warp=1.0)
+    session = Session(model, table, warp=1.0)
     rng = np.random.default_rng(0)
     held_sets = [{"forward"}, {"forward", "run"}, {"left"}, {"forward", "turn_left"}, {"back"}, set()]
     costs, costs_dg = [], []
     for k in range(args.ticks):
         held = held_sets[(k // 90) % len(held_sets)]
-        control = pv.control_from_keys(held, 1.3, 3.5, 1.0, airborne=bool(rng.random() < 0.01))
         t = time.perf_counter()
-        root, rot = session.tick(1 / 60, control)
+        command = pv.command_from_keys(held, 1.3, 3.5, 1.0, airborne=bool(rng.random() < 0.01))
+        root, rot = session.tick(1 / 60, command)
         writer.write(rot, root)
         t1 = time.perf_counter()
         bpy.context.view_layer.update()
@@ -73,7 +76,7 @@ def main():
 
     res = {
         "command": "python bench/bench_preview.py", "blender": bpy.app.version_string, "bones": len(ob.data.bones),
-        "fragments": fs.n, "train_seconds": train_s, "ticks": args.ticks, "decisions": decisions,
+        "fragments": model.n, "train_seconds": train_s, "environment": environment(), "ticks": args.ticks, "decisions": decisions,
         "tick_ms_mean": float(costs.mean()), "tick_ms_p99": float(np.percentile(costs, 99)),
         "tick_ms_max": float(costs.max()),
         "tick_with_depsgraph_ms_mean": float(costs_dg.mean()), "tick_with_depsgraph_ms_p99": float(np.percentile(costs_dg, 99)),
@@ -86,11 +89,11 @@ def main():
     md = f"""# Live preview and baking (`{res['command']}`, Blender {res['blender']} as a module, headless)
 
 Controller: model, trained in the Controller panel's job on {len(names)} CMU clips of subject 16
-({fs.n} fragments; {train_s:.1f} s including the fragment build). Armature: {res['bones']} bones.
+({model.n} fragments; {train_s:.1f} s including the fragment build). Armature: {res['bones']} bones.
 
 | per Drive tick ({args.ticks} ticks, {decisions} controller decisions) | mean ms | p99 ms | max ms |
 | --- | ---: | ---: | ---: |
-| decision (when due) + synthesis + bulk pose write | {res['tick_ms_mean']:.3f} | {res['tick_ms_p99']:.3f} | {res['tick_ms_max']:.3f} |
+| keys to a command + decision (when due) + synthesis + bulk pose write | {res['tick_ms_mean']:.3f} | {res['tick_ms_p99']:.3f} | {res['tick_ms_max']:.3f} |
 | the same plus a depsgraph update | {res['tick_with_depsgraph_ms_mean']:.3f} | {res['tick_with_depsgraph_ms_p99']:.3f} | — |
 
 At the 99th percentile a tick with the depsgraph update allows {res['max_updates_per_second']:.0f} updates per

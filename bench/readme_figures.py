@@ -111,8 +111,8 @@ def draw_coverage(mocap: str, path: str, scale: int = 8) -> None:
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     from bench_evaluate import BASELINE, baseline_room, load_clips
 
+    from motionctl.engines.graph import build_graph
     from motionctl.evaluate import CHASM, LOW, coverage, coverage_rgba, embed
-    from motionctl.graph import build_graph
 
     graph = build_graph(load_clips(mocap), BASELINE)
     emb = embed(graph, baseline_room())

@@ -36,9 +36,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "controller_run.png"))
     ap.add_argument("--frames", type=int, default=6)
     args = ap.parse_args()
-    from motionctl.cli import load_extension
-    from motionctl.fragments import EVALUATION_PLAYER, generate_trace, scale_player, write_trace
+    from motionctl.engines.fragments import EVALUATION_PLAYER, generate_trace, scale_player, write_trace
     from readme_figures import write_png
+    from tools.extension import load_extension
 
     ext = load_extension()
     import bpy
@@ -52,8 +52,9 @@ def main():
     names = ["16_15.amc", "16_17.amc", "16_19.amc", "16_35.amc", "16_37.amc", "16_39.amc", "16_33.amc", "16_05.amc"]
     bpy.ops.motionctl.import_bvh(directory=folder + os.sep, files=[{"name": n} for n in names])
     st = scene.motionctl
-    st.controller.held_out = 0
-    bpy.ops.motionctl.train_controller()
+    st.engines.fragments.held_out = 0
+    bpy.ops.motionctl.train(engine="fragments")
+    st.engine = "fragments"
     trace = generate_trace(scale_player(EVALUATION_PLAYER, 3.0), 10.0, 10.0, seed=3)
     trace_path = os.path.join(tmp, "trace.csv")
     write_trace(trace, trace_path)

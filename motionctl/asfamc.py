@@ -31,6 +31,8 @@ INCH = 0.0254
 
 @dataclass
 class AsfBone:
+    """One ASF bone: direction [3] (unit, file axes), length (file units), axis [3] (the bone's local frame,
+    degrees or radians) applied in ``axis_order``, its dof names, and the line it was defined on."""
     name: str
     direction: np.ndarray
     length: float
@@ -121,14 +123,10 @@ def read_asf(path, unit_scale: float | None = None) -> AsfSkeleton:
 def parse_asf(data: bytes, path: str = "<memory>", unit_scale: float | None = None) -> AsfSkeleton:
     """An ASF skeleton from a file's bytes; every problem is a MotionFileError naming the line."""
     lines = data.decode("latin-1").replace("\r", "").split("\n")
-    section = None
+    head = {"length": 1.0, "length_line": None, "degrees": True, "order": ROOT_ORDER, "axis": "XYZ",
+            "position": np.zeros(3), "orientation": np.zeros(3)}
     bones: dict[str, AsfBone] = {}
-    length = 1.0
-    length_line = None
-    degrees = True
-    root_order, root_axis, root_pos, root_ori = ROOT_ORDER, "XYZ", np.zeros(3), np.zeros(3)
-    cur = None
-    hierarchy_lines = []
+    cur, hierarchy_lines, section = None, [], None
     for n, raw in enumerate(lines, 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -138,70 +136,92 @@ def parse_asf(data: bytes, path: str = "<memory>", unit_scale: float | None = No
             continue
         words = line.split()
         key = words[0].lower()
-        if section == "units":
-            if key == "length":
-                length = float(_floats(path, n, words[1:2], 1, "length unit")[0])
-                length_line = n
-                if not length > 0:
-                    raise _asf_error(path, n, f"length unit must be positive, got {length:g}")
-            elif key == "angle":
-                degrees = len(words) < 2 or words[1].lower().startswith("deg")
-        elif section == "root":
-            if key == "order":
-                root_order = tuple(w.upper() for w in words[1:])
-                if sorted(root_order) != sorted(ROOT_ORDER):
-                    raise _asf_error(path, n, f"root order must list each of {' '.join(ROOT_ORDER)} once")
-            elif key == "axis":
-                root_axis = _axis_order(path, n, words[1] if len(words) > 1 else "")
-            elif key == "position":
-                root_pos = _floats(path, n, words[1:4], 3, "root position")
-            elif key == "orientation":
-                root_ori = _floats(path, n, words[1:4], 3, "root orientation")
+        if section in ("units", "root"):
+            _header_line(path, n, section, key, words, head)
         elif section == "bonedata":
-            if key == "begin":
-                if cur is not None:
-                    raise _asf_error(path, n, f"'begin' inside the bone block opened at line {cur['line']}")
-                cur = {"line": n, "dof": ()}
-            elif key == "end":
-                if cur is None or "name" not in cur:
-                    raise _asf_error(path, n, "bone block without a name")
-                for need in ("direction", "length", "axis"):
-                    if need not in cur:
-                        raise _asf_error(path, cur["line"], f"bone {cur['name']!r} has no {need}")
-                if cur["name"] in bones or cur["name"] == "root":
-                    first = bones[cur["name"]].line if cur["name"] in bones else "the root section"
-                    raise _asf_error(path, cur["line"], f"bone {cur['name']!r} is defined twice (also at line {first})")
-                bones[cur["name"]] = AsfBone(cur["name"], cur["direction"], cur["length"], cur["axis"],
-                                             cur["axis_order"], cur["dof"], cur["line"])
-                cur = None
-            elif cur is not None:
-                if key == "name":
-                    if len(words) < 2:
-                        raise _asf_error(path, n, "bone name missing")
-                    cur["name"] = words[1]
-                elif key == "direction":
-                    cur["direction"] = _floats(path, n, words[1:4], 3, "direction")
-                elif key == "length":
-                    cur["length"] = float(_floats(path, n, words[1:2], 1, "length")[0])
-                    if cur["length"] < 0:
-                        raise _asf_error(path, n, f"bone length must not be negative, got {cur['length']:g}")
-                elif key == "axis":
-                    cur["axis"] = _floats(path, n, words[1:4], 3, "axis")
-                    cur["axis_order"] = _axis_order(path, n, words[4] if len(words) > 4 else "XYZ")
-                elif key == "dof":
-                    dof = tuple(w.lower() for w in words[1:])
-                    bad = [d for d in dof if d not in BONE_DOFS]
-                    if bad:
-                        raise _asf_error(path, n, f"dof {bad[0]!r} is not supported (bones rotate: rx ry rz)")
-                    if len(set(dof)) != len(dof):
-                        raise _asf_error(path, n, "a dof is listed twice")
-                    cur["dof"] = dof
-        elif section == "hierarchy":
-            if key in ("begin", "end"):
-                continue
+            cur = _bone_line(path, n, key, words, cur, bones)
+        elif section == "hierarchy" and key not in ("begin", "end"):
             hierarchy_lines.append((n, words))
     if cur is not None:
         raise _asf_error(path, cur["line"], "bone block is not closed with 'end'")
+    children = _link(path, bones, hierarchy_lines, len(lines))
+    if unit_scale is not None:
+        metres = float(unit_scale)
+    else:
+        metres = INCH / head["length"]
+        if not 1e-6 <= metres <= 1e3:
+            raise _asf_error(path, head["length_line"], f"length unit {head['length']:g} gives {metres:g} m per unit")
+    return AsfSkeleton(path, bones, children, head["order"], head["axis"], head["position"], head["orientation"],
+                       metres, head["degrees"])
+
+
+def _header_line(path, n, section, key, words, head) -> None:
+    """A line of the :units or :root section, into ``head``."""
+    if section == "units":
+        if key == "length":
+            head["length"] = float(_floats(path, n, words[1:2], 1, "length unit")[0])
+            head["length_line"] = n
+            if not head["length"] > 0:
+                raise _asf_error(path, n, f"length unit must be positive, got {head['length']:g}")
+        elif key == "angle":
+            head["degrees"] = len(words) < 2 or words[1].lower().startswith("deg")
+    elif key == "order":
+        head["order"] = tuple(w.upper() for w in words[1:])
+        if sorted(head["order"]) != sorted(ROOT_ORDER):
+            raise _asf_error(path, n, f"root order must list each of {' '.join(ROOT_ORDER)} once")
+    elif key == "axis":
+        head["axis"] = _axis_order(path, n, words[1] if len(words) > 1 else "")
+    elif key in ("position", "orientation"):
+        head[key] = _floats(path, n, words[1:4], 3, f"root {key}")
+
+
+def _bone_line(path, n, key, words, cur, bones):
+    """A line of the :bonedata section; returns the bone block being read (None once closed)."""
+    if key == "begin":
+        if cur is not None:
+            raise _asf_error(path, n, f"'begin' inside the bone block opened at line {cur['line']}")
+        return {"line": n, "dof": ()}
+    if key == "end":
+        if cur is None or "name" not in cur:
+            raise _asf_error(path, n, "bone block without a name")
+        for need in ("direction", "length", "axis"):
+            if need not in cur:
+                raise _asf_error(path, cur["line"], f"bone {cur['name']!r} has no {need}")
+        if cur["name"] in bones or cur["name"] == "root":
+            first = bones[cur["name"]].line if cur["name"] in bones else "the root section"
+            raise _asf_error(path, cur["line"], f"bone {cur['name']!r} is defined twice (also at line {first})")
+        bones[cur["name"]] = AsfBone(cur["name"], cur["direction"], cur["length"], cur["axis"], cur["axis_order"],
+                                     cur["dof"], cur["line"])
+        return None
+    if cur is None:
+        return None
+    if key == "name":
+        if len(words) < 2:
+            raise _asf_error(path, n, "bone name missing")
+        cur["name"] = words[1]
+    elif key == "direction":
+        cur["direction"] = _floats(path, n, words[1:4], 3, "direction")
+    elif key == "length":
+        cur["length"] = float(_floats(path, n, words[1:2], 1, "length")[0])
+        if cur["length"] < 0:
+            raise _asf_error(path, n, f"bone length must not be negative, got {cur['length']:g}")
+    elif key == "axis":
+        cur["axis"] = _floats(path, n, words[1:4], 3, "axis")
+        cur["axis_order"] = _axis_order(path, n, words[4] if len(words) > 4 else "XYZ")
+    elif key == "dof":
+        dof = tuple(w.lower() for w in words[1:])
+        bad = [d for d in dof if d not in BONE_DOFS]
+        if bad:
+            raise _asf_error(path, n, f"dof {bad[0]!r} is not supported (bones rotate: rx ry rz)")
+        if len(set(dof)) != len(dof):
+            raise _asf_error(path, n, "a dof is listed twice")
+        cur["dof"] = dof
+    return cur
+
+
+def _link(path, bones: dict, hierarchy_lines: list, n_lines: int) -> dict:
+    """{parent: [children]} from the :hierarchy lines; a bone with two parents, a name that is not
+    a bone, or a bone not connected to the root (a cycle) is an error naming the line."""
     children: dict[str, list] = {}
     parent_line: dict[str, int] = {}
     for n, words in hierarchy_lines:
@@ -216,11 +236,10 @@ def parse_asf(data: bytes, path: str = "<memory>", unit_scale: float | None = No
             parent_line[c] = n
         children.setdefault(parent, []).extend(words[1:])
     if not children.get("root"):
-        raise _asf_error(path, len(lines), "no :hierarchy below 'root'")
+        raise _asf_error(path, n_lines, "no :hierarchy below 'root'")
     # Every bone has at most one parent, so walking down from the root visits each once; bones
     # never reached sit on a cycle or hang below one.
-    reached = set()
-    stack = ["root"]
+    reached, stack = set(), ["root"]
     while stack:
         b = stack.pop()
         reached.add(b)
@@ -231,13 +250,7 @@ def parse_asf(data: bytes, path: str = "<memory>", unit_scale: float | None = No
         where = f"line {parent_line[b]}" if b in parent_line else "the hierarchy"
         raise _asf_error(path, parent_line.get(b, bones[b].line),
                          f"bone {b!r} is not connected to the root (a cycle, or missing from {where})")
-    if unit_scale is not None:
-        metres = float(unit_scale)
-    else:
-        metres = INCH / length
-        if not 1e-6 <= metres <= 1e3:
-            raise _asf_error(path, length_line, f"length unit {length:g} gives {metres:g} m per unit")
-    return AsfSkeleton(path, bones, children, root_order, root_axis, root_pos, root_ori, metres, degrees)
+    return children
 
 
 def _axis_order(path, line, word):

@@ -262,6 +262,8 @@ def action_centres(clip: Clip) -> np.ndarray:
 
 
 def hand_joints(clip: Clip) -> list:
+    """[left, right] joint indices of the hands (or wrists), the shallowest match per side; fewer when not
+    found."""
     names = [n.lower() for n in clip.skeleton.names]
     depth = clip.skeleton.depth()
     out = []

@@ -416,6 +416,7 @@ def _continuous_euler(eul: np.ndarray) -> np.ndarray:
 
 def format_bvh(clip: Clip, unit_scale: float | None = None, precision: int = 6, axis_forward: str = "-Z",
                axis_up: str = "Y") -> str:
+    """The text of a BVH file for ``clip`` (see ``write_bvh``)."""
     sk = clip.skeleton
     scale = sk.unit_scale if unit_scale is None else unit_scale
     back = axis_conversion(axis_forward, axis_up).T

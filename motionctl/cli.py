@@ -42,6 +42,7 @@ def out_path(path: str, ext: str) -> str:
 # ----------------------------------------------------------------------------- library commands
 
 def cmd_info(args) -> int:
+    """``info``: the skeleton groups of files or folders and each file's decisions."""
     settings = ImportSettings(unit_scale=args.unit_scale, keep_calibration=args.keep_calibration)
     t0 = time.perf_counter()
     result = import_library(args.paths, settings)
@@ -56,6 +57,7 @@ def cmd_info(args) -> int:
 
 
 def cmd_convert(args) -> int:
+    """``convert``: any readable clip written as BVH."""
     from .bvh import write_bvh
 
     clip, info, _ = load_clip(args.input, ImportSettings(unit_scale=args.unit_scale))
@@ -96,6 +98,7 @@ def model_clips(model, args):
 # ----------------------------------------------------------------------------- engine commands
 
 def cmd_train(engine, args) -> int:
+    """``<engine> train``: fit the engine on clips and save the model (.npz)."""
     from .jobs import PrintProgress
     from .settings import from_args
 
@@ -125,6 +128,7 @@ def read_commands(args, model):
 
 
 def cmd_run(engine, args) -> int:
+    """``<engine> run``: drive a saved model with a trace (or a generated player) and write BVH."""
     from .bvh import write_bvh
     from .engines import load_model
     from .session import Session
@@ -144,6 +148,7 @@ def cmd_run(engine, args) -> int:
 
 
 def cmd_eval(engine, args) -> int:
+    """``<engine> eval``: certify a model in a room (``--env``), else the engine's own figures."""
     from .engines import load_model
     from .evaluate import EditModel, EmbedSettings, certify, read_environment
 
@@ -191,6 +196,7 @@ def eval_fragments(model, args) -> int:
 
 
 def print_room_metrics(res: dict, json_path: str | None) -> None:
+    """Print paper 004's metrics of an evaluation and write them as JSON if asked."""
     pe = res["path_efficiency"]
     print(f"{res['nodes']} embedded nodes in {res['embed_seconds']:.1f} s; metrics in {res['metric_seconds']:.1f} s")
     print(f"coverage: {100 * res['coverage_xy']:.1f}% XY, {100 * res['coverage_xya']:.1f}% XY-heading")
@@ -210,6 +216,7 @@ def print_room_metrics(res: dict, json_path: str | None) -> None:
 
 
 def cmd_trace(args) -> int:
+    """``fragments trace``: write a generated player's trace."""
     from .engines.fragments import EVALUATION_PLAYER, TRAINING_PLAYERS, generate_trace, scale_player, write_trace
 
     players = {p.name: p for p in TRAINING_PLAYERS + (EVALUATION_PLAYER,)}
@@ -235,6 +242,7 @@ def _positive(kind):
 
 
 def add_engine_commands(sub) -> None:
+    """One sub-command per registered engine with train/run/eval, options from its Settings."""
     from .engines import ENGINES
     from .settings import add_arguments
 
@@ -294,6 +302,7 @@ def add_engine_commands(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m motionctl``."""
     p = argparse.ArgumentParser(prog="python -m motionctl", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     i = sub.add_parser("info", help="print the skeleton groups of files or folders")
@@ -311,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run a command; a user error (``MotionctlError``) prints one line and returns 2."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

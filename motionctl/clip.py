@@ -65,6 +65,7 @@ class Clip:
         return forward_kinematics(self.skeleton, self.root_pos, self.local_rot, self.local_pos)
 
     def slice(self, start: int, stop: int) -> "Clip":
+        """Frames [start, stop) as a new clip (per-frame annotations sliced with them)."""
         ann = {k: v[start:stop] for k, v in self.annotations.items() if _is_per_frame(v, self.n_frames)}
         return replace(
             self,
@@ -129,6 +130,7 @@ class MotionDatabase:
             self.add(c)
 
     def add(self, clip: Clip) -> None:
+        """Add a clip; one on another skeleton or at another frame rate is refused, naming it."""
         diff = self.skeleton.first_difference(clip.skeleton)
         if diff is not None:
             raise SkeletonMismatchError(clip.name, *diff)
@@ -209,6 +211,7 @@ class MotionDatabase:
 
     @classmethod
     def load(cls, path) -> "MotionDatabase":
+        """A database saved by ``save`` (MotionFileError if the file is missing or damaged)."""
         with open_archive(path, DATABASE_FORMAT, "database cache") as (meta, z):
             sk = Skeleton(meta["names"], z["parents"], z["offsets"], meta["channels"],
                           z["end_parent"], z["end_offsets"], meta["unit_scale"])

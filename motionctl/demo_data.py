@@ -101,7 +101,9 @@ def _integrate(rate: np.ndarray, dt: float) -> np.ndarray:
 
 def synthesize(gait: Gait, fps: float = FPS, heading0: float = 0.0, name: str = "clip",
                jump: tuple | None = None) -> Clip:
-    """Generate a clip that follows ``gait`` (and an optional jump (t_takeoff, flight_s, height))."""
+    """Generate a clip that follows ``gait`` (and an optional jump (t_takeoff, flight_s, height)).
+    (About 120 lines on purpose: one procedural animation along one time line, root path, gait
+    phase, footholds, leg IK, arms, jump, each step feeding the next.)"""
     sk = cmu_skeleton()
     n = len(gait.forward)
     dt = 1.0 / fps

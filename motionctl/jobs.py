@@ -19,10 +19,12 @@ StopCheck = Callable[[], bool]
 
 
 def no_progress(fraction: float, message: str) -> None:
+    """A progress callback that ignores progress."""
     pass
 
 
 def never_stop() -> bool:
+    """A stop callback that never asks to stop."""
     return False
 
 

@@ -105,6 +105,7 @@ class ClipGroup:
     convention: str = ""
 
     def describe(self) -> str:
+        """One line: joints, root, naming convention, clips, minutes and frame rate."""
         db = self.database
         minutes = db.n_frames / db.fps / 60.0
         root = self.skeleton.names[0]
@@ -125,6 +126,7 @@ class LibraryImport:
     orientations: dict = field(default_factory=dict)
 
     def summary(self) -> str:
+        """The import report: groups, what was decided about units and axes, notes, failures."""
         n_files = sum(len(g.files) for g in self.groups) + len(self.failed)
         lines = [f"{len(self.groups)} skeleton group(s) from {n_files} motion file(s), {len(self.failed)} failed"]
         for i, g in enumerate(self.groups, 1):
@@ -318,6 +320,7 @@ def blender_safe_names(clip: Clip) -> tuple[Clip, int]:
 # --------------------------------------------------------------------------- grouping
 
 def naming_convention(skeleton: Skeleton) -> tuple[str, dict] | tuple[None, None]:
+    """(name, {name: canonical name}) of a known naming convention of the CMU rig, else (None, None)."""
     names = set(skeleton.names)
     for conv, mapping in NAMING_CONVENTIONS.items():
         if names == set(mapping):

@@ -81,6 +81,7 @@ class Orientation:
 
 
 def unit_name(scale: float) -> str:
+    """The name of a unit in ``UNITS`` ("" if it is none of them)."""
     for name, s in UNITS.items():
         if abs(s - scale) <= 1e-9 * s:
             return name

@@ -13,17 +13,20 @@ _AXIS = {"X": 0, "Y": 1, "Z": 2}
 
 
 def identity(shape=()) -> np.ndarray:
+    """Identity quaternions of ``shape`` + [4]."""
     q = np.zeros(tuple(shape) + (4,))
     q[..., 0] = 1.0
     return q
 
 
 def normalize(q: np.ndarray) -> np.ndarray:
+    """Quaternions [..., 4] scaled to unit length."""
     n = np.linalg.norm(q, axis=-1, keepdims=True)
     return q / np.where(n > 0, n, 1.0)
 
 
 def conj(q: np.ndarray) -> np.ndarray:
+    """Conjugates (inverses of unit quaternions) [..., 4]."""
     return q * np.array([1.0, -1.0, -1.0, -1.0])
 
 
@@ -51,6 +54,7 @@ def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def from_axis_angle(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Rotations by ``angle`` [...] radians about ``axis`` [..., 3]."""
     axis = np.asarray(axis, dtype=float)
     angle = np.asarray(angle, dtype=float)
     half = 0.5 * angle[..., None]
@@ -81,6 +85,7 @@ def from_euler(angles: np.ndarray, order: str) -> np.ndarray:
 
 
 def to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrices [..., 3, 3] of quaternions [..., 4]."""
     w, x, y, z = np.moveaxis(q, -1, 0)
     return np.stack(
         (

@@ -159,6 +159,7 @@ class Session:
         return int(sum(len(r) for r in self.roots))
 
     def clip(self, name: str = "run") -> Clip:
+        """Everything played so far as one Clip."""
         if not self.roots:
             raise ValueError("nothing was played yet")
         return to_clip(self.table, np.concatenate(self.roots), np.concatenate(self.rots), name, tags={"driven"})

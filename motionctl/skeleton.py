@@ -83,12 +83,14 @@ class Skeleton:
         return len(self.names)
 
     def index(self, name: str) -> int:
+        """The index of a joint by name (KeyError naming it)."""
         try:
             return self.names.index(name)
         except ValueError:
             raise KeyError(f"no joint named {name!r}") from None
 
     def children(self, j: int) -> np.ndarray:
+        """int [K]: the joints whose parent is ``j``."""
         return np.flatnonzero(self.parents == j)
 
     def depth(self) -> np.ndarray:
@@ -138,6 +140,7 @@ class Skeleton:
         return self.names, tuple(self.parents.tolist())
 
     def with_offsets(self, offsets: np.ndarray, end_offsets: np.ndarray | None = None) -> "Skeleton":
+        """The same skeleton with other bone offsets [J, 3] (and end sites [E, 3])."""
         return Skeleton(
             self.names,
             self.parents,

@@ -117,6 +117,7 @@ class Step:
 
     @classmethod
     def piece(cls, clip: int, start: int, count: int, control=None) -> "Step":
+        """One piece of a clip at full weight."""
         return cls(np.array([[clip, start, count, 1.0]]), control=control)
 
     @property
@@ -275,6 +276,7 @@ def _integrate(rot, height, motion, state: SynthState, last_clip: int, last_end:
 
 
 def to_clip(table: FrameTable, root_pos: np.ndarray, local_rot: np.ndarray, name: str = "synth", tags=()) -> Clip:
+    """Synthesized root positions [N, 3] and rotations [N, J, 4] as a Clip on the table's skeleton."""
     return Clip(name, table.skeleton, table.fps, root_pos, local_rot, tags=set(tags) | {"synthesized"})
 
 

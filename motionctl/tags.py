@@ -158,6 +158,7 @@ def tags_from_name(name: str) -> set:
 
 
 def sidecar_path(path: str) -> str:
+    """``clip.json`` beside ``clip.bvh`` (or ``.amc``)."""
     return os.path.splitext(path)[0] + ".json"
 
 

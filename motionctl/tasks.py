@@ -171,6 +171,7 @@ TASKS = {"navigation": NavigationTask, "reach": ReachTask, "guidance": GuidanceT
 
 
 def make_task(name: str, **params) -> Task:
+    """A task by name (navigation, reach, guidance) with its parameters."""
     if name not in TASKS:
         raise ValueError(f"task must be one of {sorted(TASKS)}, got {name!r}")
     return TASKS[name](**params)

@@ -190,7 +190,6 @@ def map_geometry(context):
 
 def draw_coverage() -> None:
     import gpu
-    from gpu_extras.batch import batch_for_shader
 
     batch = STATE.batches.get("coverage")
     if batch is None:

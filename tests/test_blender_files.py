@@ -2,13 +2,11 @@
 cache, saving moves caches beside the .blend with relative paths, reopening restores what the
 panels show, nothing leaks from one file into another, and a cancelled import builds nothing."""
 
-import json
 import os
 import shutil
 import tempfile
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 pytestmark = pytest.mark.blender

@@ -16,7 +16,7 @@ from motionctl.engines.fragments import (ControllerSettings, FragmentController,
                                          control_quality, evaluate_controllers, fit, generate_trace,
                                          learn_user_model, optimal_path, paper_bins, project_velocity, read_trace,
                                          solve, top_transitions, write_trace)
-from motionctl.session import Command, Session, commands_from_controls
+from motionctl.session import Session, commands_from_controls
 
 
 # ----------------------------------------------------------------------------- tiny MDPs

@@ -7,7 +7,7 @@ import pytest
 
 from motionctl import bvh, quat
 from motionctl.rootframe import root_frame
-from motionctl.rootframe import to_world, wrap
+from motionctl.rootframe import to_world
 from motionctl.synth import Step, SynthState, frame_table, pieces_to_steps, synthesize, synthesize_clip
 
 

@@ -101,6 +101,7 @@ class Model:
 
     @classmethod
     def archive_format(cls) -> str:
+        """The format tag of this engine's model archives ("motionctl.<engine>/1")."""
         return f"motionctl.{cls.engine}/1"
 
     def arrays(self) -> tuple[dict, dict]:
@@ -123,6 +124,7 @@ class Model:
 
     @classmethod
     def load(cls, path) -> "Model":
+        """A model saved by ``save`` (MotionFileError if missing, damaged or another engine's)."""
         with open_archive(path, cls.archive_format(), f"{cls.engine} model") as (meta, z):
             base = {"settings": from_dict(cls.Settings, meta.get("settings", {})), "summary": meta.get("summary", {}),
                     "clip_names": meta["clip_names"], "fps": float(meta["fps"]),

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.ndimage import distance_transform_edt
 
 from ..engines.graph.build import ACTION_TYPES, MotionGraph
 from ..errors import MotionctlError
@@ -140,12 +141,15 @@ class Expander:
             self.path_ok[i:i + block] = ~np.any(cells & forb[None, :, None], axis=2)
 
     def decode(self, ids):
+        """(x, y, heading bin, clip) of node ids."""
         return np.unravel_index(ids, self.shape)
 
     def encode(self, x, y, h, c):
+        """Node ids of (x, y, heading bin, clip) arrays."""
         return np.ravel_multi_index((x, y, h, c), self.shape)
 
     def valid_nodes(self) -> np.ndarray:
+        """bool [nx, ny, H, C]: nodes whose cell the clip may stand on."""
         return np.broadcast_to(self.node_ok[:, :, None, :], self.shape)
 
     def _paths_free(self, x, y, table_rows, clip):
@@ -242,6 +246,7 @@ def flood(exp: Expander, seeds: np.ndarray, forward: bool, within: np.ndarray | 
 
 def strongly_connected(exp: Expander, seed: int, within: np.ndarray | None = None, allow=None,
                        should_stop=None) -> np.ndarray:
+    """bool [N]: the strongly connected component holding ``seed`` (forward flood, then backward within it)."""
     fwd = flood(exp, np.array([seed]), True, within, allow, should_stop=should_stop)
     bwd = flood(exp, np.array([seed]), False, fwd, allow, should_stop=should_stop)
     return fwd & bwd
@@ -249,6 +254,8 @@ def strongly_connected(exp: Expander, seed: int, within: np.ndarray | None = Non
 
 @dataclass
 class EmbedSettings:
+    """The grid (cell metres, heading bins), the character's radius, the editing model, how far the augmented
+    SCC reaches past actions, and the seeds tried for the backbone."""
     cell: float = 0.2
     headings: int = 18
     radius: float = 0.25
@@ -277,8 +284,6 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
     if len(candidates) == 0:
         raise MotionctlError("no grid node is free: the environment is too cluttered for the character")
     # First seed: the open cell farthest from obstacles, the best-connected locomotion clip.
-    from scipy.ndimage import distance_transform_edt
-
     room = distance_transform_edt(grid.free())
     degree = np.bincount(graph.edges[:, 0], minlength=graph.n) + np.bincount(graph.edges[:, 1], minlength=graph.n)
     degree = np.where(backbone, degree, -1)
@@ -306,33 +311,11 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
             break
     scc = best
     backbone_nodes = int(scc.sum())
-    # Augment with selective actions reached from the backbone, and short paths back.
-    added = scc.copy()
     if selective.any():
-        # Every node one step off the backbone (an action clip, or the clip leading into one),
-        # then paths of up to ``augment_depth`` further clips from there.
-        ids = np.flatnonzero(scc)
-        off = []
-        for i in range(0, len(ids), 20000):
-            check_stop(should_stop, "embedding")
-            _, tgt, _ = exp.out_edges(ids[i:i + 20000])
-            off.append(np.unique(tgt[~scc[tgt]]))
-        frontier = np.unique(np.concatenate(off)) if off else np.zeros(0, np.int64)
-        added[frontier] = True
-        for _ in range(s.augment_depth):
-            if len(frontier) == 0:
-                break
-            tgts = []
-            for i in range(0, len(frontier), 20000):
-                _, tgt, _ = exp.out_edges(frontier[i:i + 20000])
-                tgts.append(tgt[~added[tgt]])
-            tgt = np.unique(np.concatenate(tgts))
-            added[tgt] = True
-            frontier = tgt
+        added = augmented_nodes(exp, scc, s.augment_depth, should_stop)
         if progress:
             progress(0.7, "augmented SCC")
-        seed = int(np.flatnonzero(scc)[0])
-        scc = strongly_connected(exp, seed, within=added, should_stop=should_stop)
+        scc = strongly_connected(exp, int(np.flatnonzero(scc)[0]), within=added, should_stop=should_stop)
     out = Embedding(graph, grid, fp, scc.reshape(exp.shape), forbidden, selective)
     out.stats = {"nodes": int(scc.sum()), "backbone_nodes": backbone_nodes, "grid_nodes": int(np.prod(exp.shape)),
                  "valid_nodes": int(valid.sum()), "seeds_tried": tried, "seconds": time.perf_counter() - t0,
@@ -343,7 +326,33 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
     return out
 
 
+def augmented_nodes(exp: Expander, scc: np.ndarray, depth: int, should_stop=None, chunk: int = 20000) -> np.ndarray:
+    """Section 4.5: bool [N] the backbone SCC plus every node one step off it (an action clip, or
+    the clip leading into one) and paths of up to ``depth`` further clips from there, within which
+    the augmented SCC is then found."""
+    added = scc.copy()
+    ids = np.flatnonzero(scc)
+    off = []
+    for i in range(0, len(ids), chunk):
+        check_stop(should_stop, "embedding")
+        _, tgt, _ = exp.out_edges(ids[i:i + chunk])
+        off.append(np.unique(tgt[~scc[tgt]]))
+    frontier = np.unique(np.concatenate(off)) if off else np.zeros(0, np.int64)
+    added[frontier] = True
+    for _ in range(depth):
+        if len(frontier) == 0:
+            break
+        tgts = []
+        for i in range(0, len(frontier), chunk):
+            _, tgt, _ = exp.out_edges(frontier[i:i + chunk])
+            tgts.append(tgt[~added[tgt]])
+        frontier = np.unique(np.concatenate(tgts))
+        added[frontier] = True
+    return added
+
+
 def count_edges(emb: Embedding, chunk: int = 20000) -> int:
+    """Number of edges between nodes of the embedding's SCC."""
     exp = emb._expander
     ids = np.flatnonzero(emb.scc.ravel())
     total = 0

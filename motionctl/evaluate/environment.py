@@ -187,6 +187,7 @@ class Grid:
         return self.bits.shape
 
     def centres(self) -> np.ndarray:
+        """[nx, ny, 2] world centres of the grid cells."""
         nx, ny = self.shape
         ix, iy = np.meshgrid(np.arange(nx), np.arange(ny), indexing="ij")
         return np.stack((ix, iy), -1) * self.cell + self.origin + self.cell / 2
@@ -197,6 +198,8 @@ class Grid:
 
 
 def rasterise(env: Environment, cell: float = 0.2, headings: int = 18, radius: float = 0.25) -> Grid:
+    """The environment on a grid of ``cell`` metres: obstacles widened by the character's ``radius``, regions
+    as bits."""
     x0, y0, x1, y1 = env.bounds
     nx, ny = int(np.ceil((x1 - x0) / cell)), int(np.ceil((y1 - y0) / cell))
     if nx < 1 or ny < 1:

@@ -37,6 +37,7 @@ class Footprints:
 
 
 def path_length(path: np.ndarray) -> float:
+    """Ground length (m) of a root path [n, 3]."""
     return float(np.linalg.norm(np.diff(path[:, :2], axis=0), axis=1).sum())
 
 

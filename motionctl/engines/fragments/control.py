@@ -131,6 +131,7 @@ def sample_problem(samples: np.ndarray) -> tuple[int | None, str] | None:
 
 
 def validate_samples(samples: np.ndarray, where: str) -> None:
+    """Raise MotionctlError naming ``where`` (and the sample) if trace samples [T, 4] are not valid."""
     problem = sample_problem(samples)
     if problem is not None:
         row, msg = problem

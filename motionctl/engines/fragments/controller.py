@@ -79,6 +79,7 @@ class FragmentModel:
     @classmethod
     def build(cls, source, fragment_settings: FragmentSettings | None = None, quality: QualitySettings | None = None,
               progress=None, should_stop=None, n_jobs=None) -> "FragmentModel":
+        """Cut fragments of ``source`` and compute their motion distances [len(deltas), F, F]."""
         q = quality or QualitySettings()
         fs = cut_fragments(source, fragment_settings, _sub(progress, 0.0, 0.1), should_stop)
         d = motion_distances(fs, q, n_jobs=n_jobs, progress=_sub(progress, 0.1, 1.0), should_stop=should_stop)
@@ -89,6 +90,7 @@ class FragmentModel:
         return self.fragments.n
 
     def motion_quality(self, q: QualitySettings) -> np.ndarray:
+        """MotionQuality [F, F] for the weights (cached while omegas and the stutter window stay)."""
         if tuple(q.deltas) != self.deltas:
             raise MotionctlError(f"deltas changed from {self.deltas} to {tuple(q.deltas)}: rebuild the fragment model")
         key = (tuple(q.omegas), q.stutter_window)
@@ -99,6 +101,7 @@ class FragmentModel:
         return self._mq
 
     def transitions(self, q: QualitySettings, threshold: float | None) -> Transitions:
+        """Allowed transitions: all (dense [F, F]) or the top ``threshold`` % (sparse), cached."""
         mq = self.motion_quality(q)
         if threshold not in self._trans:
             if threshold is None:
@@ -110,6 +113,7 @@ class FragmentModel:
         return self._trans[threshold]
 
     def make_bins(self, settings: ControllerSettings, traces=()) -> ControlBins:
+        """Control bins: the paper's 150 (rings fitted to the fragments' speeds) or k-means of ``traces``."""
         if settings.bins == "kmeans":
             if not traces:
                 raise MotionctlError("k-means control bins need training traces")
@@ -135,6 +139,8 @@ def _sub(progress, lo, hi):
 
 @dataclass
 class TrainedController:
+    """What training made: the fragment model, bins, user model T [C, C], the solver's result and the
+    settings."""
     model: FragmentModel
     bins: ControlBins
     user_model: np.ndarray

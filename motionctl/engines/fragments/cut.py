@@ -41,6 +41,7 @@ class FragmentSettings:
     contacts: ContactSettings = field(default_factory=ContactSettings)
 
     def frames(self) -> tuple[int, int]:
+        """(frames per fragment, frames between fragment starts) at the working rate."""
         n = int(round(self.length * self.fps))
         s = int(round(self.stride * self.fps))
         if n < 4:

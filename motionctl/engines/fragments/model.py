@@ -88,6 +88,8 @@ class FragmentController(Model):
         return self.table[np.asarray(previous), self.bins.nearest(np.asarray(controls, dtype=float).reshape(-1, 4))]
 
     def decide(self, state: State, command: Command):
+        """The next fragment for the command's control (the best in its bin to start); the memory is the
+        fragment id."""
         control = command.local_control(state.yaw)
         f = self.first_fragment(control) if state.memory is None else int(self.table[state.memory,
                                                                                         self.bins.nearest(control)])

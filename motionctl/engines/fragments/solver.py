@@ -80,10 +80,12 @@ class Transitions:
 
     @classmethod
     def from_dense(cls, mq: np.ndarray) -> "Transitions":
+        """All transitions allowed: MotionQuality [F, F] as given."""
         return cls(mq.shape[0], dense=np.ascontiguousarray(mq, dtype=np.float32))
 
     @classmethod
     def from_mask(cls, mq: np.ndarray, allowed: np.ndarray) -> "Transitions":
+        """Only the transitions where ``allowed`` [F, F] is True, stored as CSR arrays."""
         rows, cols = np.nonzero(allowed)
         indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=mq.shape[0])))).astype(np.int64)
         return cls(mq.shape[0], indptr=indptr, indices=cols.astype(np.int32), data=mq[rows, cols].astype(np.float32))
@@ -187,6 +189,8 @@ def expectation(values: np.ndarray, kind: str, user_model: np.ndarray | None, di
 
 @dataclass
 class SolveResult:
+    """A solved policy: table [F, C] int32 (next fragment), values [F, C], improvements, evaluation products,
+    convergence, seconds, history."""
     table: np.ndarray  # int32 [F, C]: next fragment
     values: np.ndarray  # float32 [F, C]: relative expected discounted quality
     improvements: int

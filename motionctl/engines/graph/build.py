@@ -89,6 +89,7 @@ class MotionGraph:
         return (self.end - self.start) / self.fps
 
     def successors(self) -> list:
+        """Per clip, the clips an edge leads to."""
         out = [[] for _ in range(self.n)]
         for a, b in self.edges.tolist():
             out[a].append(b)
@@ -105,6 +106,7 @@ class MotionGraph:
 
     @classmethod
     def from_arrays(cls, meta: dict, z) -> "MotionGraph":
+        """A graph from a model archive's meta and arrays (``arrays``)."""
         k = len(z["source"])
         return cls(meta["fps"], meta["names"], np.asarray(z["source"]), np.asarray(z["start"]), np.asarray(z["end"]),
                    np.asarray(z["edges"]), [set(t) for t in meta["types"]],
@@ -185,7 +187,9 @@ def coalesce(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.nda
     of every transition end in the window rerouted through c — and reroute them (ends that would
     cost more than the threshold drop their transition).  Window values are updated incrementally
     (a heap with lazy invalidation: only windows overlapping changed positions are rescored), so
-    the whole pass is about linear in the number of transitions.  Returns surviving (from, to)."""
+    the whole pass is about linear in the number of transitions.  Returns surviving (from, to).
+    (One function of about 100 lines on purpose: its helpers share the heap and position index of
+    one greedy pass, and apart they would read worse.)"""
     n = len(feats)
     sq = np.sum(feats**2, axis=1)
     starts = np.r_[0, np.flatnonzero(np.diff(clip_of)) + 1]

@@ -80,6 +80,8 @@ class GraphController(Model):
         return cost
 
     def decide(self, state: State, command: Command):
+        """The successor of the current clip that best follows the command (``scores``); the memory is the
+        clip."""
         g = self.graph
         if state.memory is None:
             cands = np.arange(g.n)

@@ -30,6 +30,7 @@ class FlatForest:
 
     @classmethod
     def from_sklearn(cls, model) -> "FlatForest":
+        """The trees of a fitted ExtraTreesRegressor as flat arrays."""
         roots, lefts, rights, feats, thrs, vals = [], [], [], [], [], []
         offset = 0
         for est in model.estimators_:
@@ -48,6 +49,7 @@ class FlatForest:
 
     @classmethod
     def constant(cls, value: float = 0.0) -> "FlatForest":
+        """A one-leaf forest predicting ``value`` everywhere."""
         return cls(np.array([0]), np.array([-1]), np.array([-1]), np.array([0]), np.array([0.0]), np.array([value]))
 
     @property
@@ -86,10 +88,12 @@ class FlatForest:
         self.value[hit] = sums[hit] / counts[hit]
 
     def arrays(self, prefix: str) -> dict:
+        """{name: array} for an archive, names prefixed with ``prefix``."""
         return {f"{prefix}_{k}": getattr(self, k) for k in ("roots", "left", "right", "feature", "threshold", "value")}
 
     @classmethod
     def from_arrays(cls, z, prefix: str) -> "FlatForest":
+        """A forest stored by ``arrays``."""
         return cls(*(np.asarray(z[f"{prefix}_{k}"]) for k in ("roots", "left", "right", "feature", "threshold", "value")))
 
     def n_leaves(self) -> int:
@@ -155,10 +159,12 @@ class PolynomialValue:
         return np.column_stack(cols)
 
     def fit(self, x, y) -> "PolynomialValue":
+        """Least-squares fit to states x [N, n] and targets y [N]; returns self."""
         self.coef, *_ = np.linalg.lstsq(self._design(x), y, rcond=None)
         return self
 
     def predict(self, x) -> np.ndarray:
+        """[N] values at states x [N, n] (0 before fitting)."""
         if self.coef is None:
             return np.zeros(len(x))
         return self._design(x) @ self.coef
@@ -176,6 +182,8 @@ class ValueGrid:
 
     @classmethod
     def tabulate(cls, functions, low, high, shape) -> "ValueGrid":
+        """Tabulate ``functions`` (one per group, points [P, n] -> [P]) on a regular grid of ``shape`` cells
+        over [low, high]."""
         low, high = np.asarray(low, float), np.asarray(high, float)
         axes = [low[d] + (np.arange(n) + 0.5) * (high[d] - low[d]) / n for d, n in enumerate(shape)]
         pts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(shape))
@@ -183,6 +191,7 @@ class ValueGrid:
         return cls(low, high, tuple(shape), vals)
 
     def cells(self, x: np.ndarray) -> np.ndarray:
+        """int [P, n] grid cell of each point [P, n] (clipped to the grid)."""
         frac = (np.asarray(x) - self.low) / (self.high - self.low)
         idx = np.floor(frac * np.array(self.shape)).astype(np.int64)
         return np.clip(idx, 0, np.array(self.shape) - 1)

@@ -89,6 +89,8 @@ class PlanningProblem:
 
     @classmethod
     def from_groups(cls, task: Task, seg, groups, blend_samples: int, seed: int = 0) -> "PlanningProblem":
+        """The problem of ``groups``: per group, ``blend_samples`` simplex samples of its members' dx and
+        reach points."""
         from .segments import simplex_samples
 
         dxs, reaches, ws = [], [], []
@@ -100,6 +102,7 @@ class PlanningProblem:
         return cls(task, dxs, reaches, ws, groups.kind.copy(), groups.transition.copy())
 
     def with_samples(self, seg, groups, blend_samples: int, seed: int = 0) -> "PlanningProblem":
+        """The same problem with another number of blend samples per group."""
         return PlanningProblem.from_groups(self.task, seg, groups, blend_samples, seed)
 
 
@@ -117,6 +120,7 @@ class ValueFunction:
         self._grid_leaves = None
 
     def grid_points(self) -> np.ndarray:
+        """[P, n] centres of the value grid's cells."""
         if self._grid_points is None:
             g = self.grid
             axes = [g.low[d] + (np.arange(n) + 0.5) * (g.high[d] - g.low[d]) / n for d, n in enumerate(g.shape)]
@@ -124,13 +128,16 @@ class ValueFunction:
         return self._grid_points
 
     def exact(self, group: int, x: np.ndarray) -> np.ndarray:
+        """V_group at states x [N, n] from the regressor itself."""
         m = self.models[group]
         return np.zeros(len(x)) if m is None else m.predict(x)
 
     def fast(self, group: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """V at (group [N], x [N, n]) from the grid tabulation (states clipped to the task's bounds)."""
         return self.grid.lookup(group, self.problem.task.clip_to_bounds(x))
 
     def fit(self, samples, n_min: int, n_jobs=None) -> None:
+        """Fit one regressor per group to ``samples`` [(x, y), ...] with leaves of ``n_min``, then tabulate."""
         s = self.settings
 
         def one(g):
@@ -146,6 +153,7 @@ class ValueFunction:
         self.tabulate()
 
     def tabulate(self) -> None:
+        """Refresh the grid from the regressors (leaf look-ups of the cached grid points when frozen)."""
         pts = self.grid_points()
         for g, m in enumerate(self.models):
             if m is None:
@@ -220,6 +228,8 @@ def q_values(problem: PlanningProblem, group: np.ndarray, x: np.ndarray, value, 
 
 @dataclass
 class FitResult:
+    """What fitted iteration learned: the value functions, the problem, residuals per iteration, samples,
+    iterations, where the trees froze, the chosen n_min and its held-out errors, seconds."""
     value: ValueFunction
     problem: PlanningProblem
     residuals: list = field(default_factory=list)

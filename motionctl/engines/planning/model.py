@@ -74,6 +74,8 @@ class PlanningController(Model):
         return 0
 
     def decide(self, state: State, command: Command):
+        """The best group and blend for the task state the command gives (``task_state``); the memory is the
+        group."""
         x = self.task_state(state, command)
         group = 0 if state.memory is None else int(state.memory)
         g, w, _ = self.planner.decide(group, x)

@@ -27,15 +27,20 @@ class StoredValue:
         self.models = forests
 
     def fast(self, group, x):
+        """V at (group [N], x [N, n]) from the stored grids."""
         return self.grid.lookup(group, np.clip(x, self.grid.low, self.grid.high))
 
     def exact(self, group: int, x):
+        """V_group at x [N, n] from the stored trees (or polynomial)."""
         f = self.forests[group]
         return np.zeros(len(x)) if f is None else f.predict(x)
 
 
 @dataclass(eq=False)
 class Planner:
+    """The run-time planning controller: the problem (groups' blend samples, dx, reach points, transition
+    rewards), the value functions, the discount α, each group's member segments and the segments' clips and
+    frames."""
     problem: PlanningProblem
     value: StoredValue
     discount: float
@@ -46,6 +51,7 @@ class Planner:
     @classmethod
     def from_fit(cls, fit: FitResult, seg: SegmentSet, groups: Groups, runtime_samples: int = 40,
                  info: dict | None = None) -> "Planner":
+        """A planner from fitted iteration's result, with ``runtime_samples`` blend samples per group."""
         s = fit.value.settings
         problem = PlanningProblem.from_groups(fit.problem.task, seg, groups, runtime_samples, s.seed + 1)
         forests = []
@@ -73,6 +79,7 @@ class Planner:
         return int(g[0]), self.problem.weights[int(g[0])][int(k[0])], float(q[0])
 
     def decide_many(self, group, x, exact: bool = False, greedy: bool = False):
+        """(Q [N], next group [N], blend index [N]) for states (group [N], x [N, n])."""
         return q_values(self.problem, np.asarray(group), np.asarray(x, dtype=float), None if greedy else self.value,
                         0.0 if greedy else self.discount, exact)
 
@@ -115,6 +122,7 @@ class Planner:
 
     @classmethod
     def from_arrays(cls, meta: dict, z) -> "Planner":
+        """A planner stored by ``arrays``."""
         task = make_task(meta["task"], **meta["task_params"])
         n = len(meta["members"])
         problem = PlanningProblem(task, [np.asarray(z[f"g{g}_dx"]) for g in range(n)],
@@ -137,6 +145,7 @@ class Planner:
                    meta.get("info", {}))
 
     def storage_bytes(self) -> int:
+        """Bytes of the value grids and flattened trees."""
         total = self.value.grid.values.nbytes
         for f in self.value.forests:
             if isinstance(f, FlatForest):
