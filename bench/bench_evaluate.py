@@ -91,7 +91,8 @@ def run(label, graph, env, settings=None, pairs=100, lm_sample=0.1, edges=True):
            "peak_mb": peak / 2**20, "coverage_xy": res["coverage_xy"], "coverage_xya": res["coverage_xya"],
            "lm_theory": lm.get("theoretical", {}).get("mean"), "lm_practice": lm.get("practical", {}).get("mean"),
            "path_mean": res["path_efficiency"]["mean"], "path_median": res["path_efficiency"]["median"],
-           "path_pairs": res["path_efficiency"]["pairs"], "action_mean": ae.get("mean"), "action_median": ae.get("median"),
+           "path_pairs": res["path_efficiency"]["pairs"],
+           "path_unreached": res["path_efficiency"]["unreached"], "action_mean": ae.get("mean"), "action_median": ae.get("median"),
            "action_coverage": res["action_coverage"], "graph_transitions": int(len(graph.edges)),
            "graph_seconds": graph.stats.get("seconds_kept"),
            "actions": {k: {"coverage": res["action_coverage"].get(k), "efficiency_mean": v.get("mean"),
@@ -162,12 +163,12 @@ def main():
 
     def table(rs, first):
         head = (f"| {first} | XY % | XYθ % | LM theory s | LM practice s | path mean | path median | action mean | "
-                "action median | nodes | edges | embed s | metrics s | peak MB |\n|" + " --- |" * 14)
+                "action median | pairs without a path | nodes | edges | embed s | metrics s | peak MB |\n|" + " --- |" * 15)
         body = "\n".join(
             f"| {r['label'] if first != 'environment' else r['environment']} | {100 * r['coverage_xy']:.1f} | "
             f"{100 * r['coverage_xya']:.1f} | {f(r['lm_theory'], '.1f')} | {f(r['lm_practice'], '.1f')} | "
             f"{f(r['path_mean'], '.2f')} | {f(r['path_median'], '.2f')} | {f(r['action_mean'], '.2f')} | "
-            f"{f(r['action_median'], '.2f')} | {r['nodes']} | {r['edges']} | {r['embed_seconds']:.1f} | "
+            f"{f(r['action_median'], '.2f')} | {r['path_unreached']}/{r['path_pairs'] + r['path_unreached']} | {r['nodes']} | {r['edges']} | {r['embed_seconds']:.1f} | "
             f"{r['metric_seconds']:.1f} | {r['peak_mb']:.0f} |" for r in rs)
         return head + "\n" + body
 

@@ -152,6 +152,8 @@ def test_shortest_path_search_matches_dijkstra():
         expected = dist[goal].min()
         got, _ = shortest_path(emb, starts, goal, (bx[0], by[0]))
         assert got == pytest.approx(expected, rel=1e-9, abs=1e-9)
+        if expected > 0:  # a bound below the best cost finds nothing, and says so
+            assert shortest_path(emb, starts, goal, (bx[0], by[0]), bound=0.5 * expected) == (np.inf, np.inf)
 
 
 @pytest.fixture(scope="module")

@@ -173,9 +173,10 @@ def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None,
         best, length = shortest_path(emb, starts, goal, b, bound=max(6.0 * d_ref, 10.0))
         return length / d_ref if np.isfinite(best) else None
 
-    ratios = [r for r in parallel_map(one, chosen) if r is not None]
-    r = np.array(ratios)
-    return {"pairs": len(r), "ratios": r.tolist(), "mean": float(r.mean()) if len(r) else float("nan"),
+    found = parallel_map(one, chosen)
+    r = np.array([x for x in found if x is not None])
+    # A pair with no path within 6x its reference distance is reported, not averaged as infinity.
+    return {"pairs": len(r), "unreached": len(found) - len(r), "ratios": r.tolist(), "mean": float(r.mean()) if len(r) else float("nan"),
             "median": float(np.median(r)) if len(r) else float("nan"),
             "p10": float(np.percentile(r, 10)) if len(r) else float("nan"),
             "p90": float(np.percentile(r, 90)) if len(r) else float("nan")}

@@ -17,7 +17,8 @@ def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy,
     """Best path (by cost with the 0.5 m/s minimum speed) from any node in ``starts`` to any node
     with ``goal`` [N] True, by vectorised A*: open nodes are expanded in buckets of cost + straight
     distance to the goal cell (a node may be reopened when a cheaper way in is found), and
-    nothing that cannot beat the best path found is expanded.  Returns (cost, true length);
+    nothing that cannot beat the best path found (or ``bound``) is expanded.  Returns (cost, true
+    length), both inf when no path costs less than ``bound``;
     with ``parents`` given, fills {"end": node, "node": {node: previous}, "row": {node: edit row}}
     along the best path."""
     exp = emb._expander
@@ -86,6 +87,8 @@ def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy,
             chain[node], rowmap[node] = int(par[node]), int(prow[node])
             node = int(par[node])
         parents.update(end=best_node, node=chain, row=rowmap)
+    if best_node < 0:
+        return np.inf, np.inf
     return best, best_true
 
 
