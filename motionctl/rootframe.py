@@ -71,8 +71,13 @@ def gaussian_smooth(x: np.ndarray, sigma: float, axis: int = 0) -> np.ndarray:
     k /= k.sum()
     x = np.moveaxis(np.asarray(x, dtype=float), axis, 0)
     pad = np.concatenate((np.repeat(x[:1], radius, 0), x, np.repeat(x[-1:], radius, 0)), 0)
-    win = np.lib.stride_tricks.sliding_window_view(pad, len(k), axis=0)  # sliding window, weighted
-    out = np.tensordot(win, k, axes=([-1], [0]))
+    # One shifted copy per kernel tap, summed in a fixed order: bit-for-bit the same result on
+    # every run (a BLAS product over a sliding window differed in the last bit between runs,
+    # enough to flip ties between a step and its mirror image in the planner's training).
+    n = len(x)
+    out = k[0] * pad[:n]
+    for i in range(1, len(k)):
+        out = out + k[i] * pad[i:i + n]
     return np.moveaxis(out, 0, axis)
 
 

@@ -63,6 +63,28 @@ def test_fitted_iteration_learns_closed_form_values_on_a_tiny_deterministic_task
     assert np.all(g2 == 0)
 
 
+def test_twins_that_differ_in_the_last_bit_tie_to_the_first():
+    """A step and its mirror image score the same up to rounding noise; the choice between them
+    must not follow the noise (it changed whole trainings between identical runs)."""
+    from motionctl.engines.planning.iteration import q_values
+
+    x = np.array([[0.0]])
+    for bump in (+1, -1):  # the second twin a hair better, then a hair worse
+        dx = [np.array([[1.0, 0, 0]]), np.array([[np.nextafter(1.0, 1.0 + bump), 0, 0]]),
+              np.array([[0.5, 0, 0]])]
+        problem = PlanningProblem(ChainTask(), dx, [np.zeros((1, 2))] * 3, [np.ones((1, 1))] * 3,
+                                  np.zeros(3, int), np.zeros((3, 3)))
+        value = lambda: None  # noqa: E731
+        value.fast = lambda g, pts: pts[:, 0] / 10.0  # V grows with x: the longest step wins
+        _, g2, _ = q_values(problem, np.zeros(1, int), x, value, 0.9)
+        assert g2[0] == 0
+    # A real difference still wins.
+    dx[1] = np.array([[1.001, 0, 0]])
+    problem = PlanningProblem(ChainTask(), dx, [np.zeros((1, 2))] * 3, [np.ones((1, 1))] * 3,
+                              np.zeros(3, int), np.zeros((3, 3)))
+    assert q_values(problem, np.zeros(1, int), x, value, 0.9)[1][0] == 1
+
+
 def test_frozen_structure_refit_equals_recomputed_leaf_means():
     rng = np.random.default_rng(0)
     x = rng.uniform(-1, 1, (300, 2))

@@ -190,6 +190,9 @@ def _leaf_values(model, leaves: np.ndarray) -> np.ndarray:
     return np.mean([est.tree_.value[leaves[:, t], 0, 0] for t, est in enumerate(model.estimators_)], axis=0)
 
 
+TIE = 1e-9  # relative: Q-values closer than this are equal
+
+
 def q_values(problem: PlanningProblem, group: np.ndarray, x: np.ndarray, value, discount: float, exact: bool = False,
              block: int = 1 << 21):
     """For states (group [N], x [N, n]): the best (Q, next group, blend index) over every group and
@@ -221,7 +224,11 @@ def q_values(problem: PlanningProblem, group: np.ndarray, x: np.ndarray, value, 
             else:
                 future = value.fast(gg, flat)
             q = q + discount * np.where(task.terminal(nxt, kind, reach), 0.0, future.reshape(m, cands))
-        best[rows] = np.argmax(q, axis=1)
+        # Ties go to the first candidate: a step and its mirror image score the same up to the
+        # last bits, which vary from run to run with memory alignment (numpy's SIMD arctan2), and
+        # an argmax that followed those bits made identical trainings end differently.
+        top = q.max(axis=1, keepdims=True)
+        best[rows] = np.argmax(q >= top - TIE * (1.0 + np.abs(top)), axis=1)
         best_q[rows] = q[np.arange(m), best[rows]]
     return best_q, cand_g[best], cand_k[best]
 
