@@ -1,8 +1,9 @@
 """One character playing one trained model: commands in, poses and a Clip out (DESIGN.md 3.0).
 
 Every tool that plays a controller goes through ``Session``: Drive (a command per tick from the
-keyboard), Play Trace (a command per decision from a file), baking, best paths, certification's
-macro-steps and the benchmarks.  The session keeps the character's world state (ground position,
+keyboard), Play Trace (a command per decision from a file), baking and the benchmarks
+(certification's macro-steps call the same ``Model.decide`` and ``synthesize`` from many entry
+memories at once, without a character).  The session keeps the character's world state (ground position,
 heading, the piece it last played), asks the model for a ``Step`` whenever the last one has
 played, synthesizes it (``motionctl.synth``) and streams the frames.  It never knows which
 engine it plays.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bpy
 import numpy as np
+from bpy_extras import anim_utils
 
 from ..motionctl import quat
 from ..motionctl.clip import Clip, resample
@@ -134,8 +135,6 @@ def new_action(name: str, id_root: str = "OBJECT"):
     act = bpy.data.actions.new(name)
     act.use_fake_user = True  # kept in the .blend even when not assigned
     if slotted_actions():
-        from bpy_extras import anim_utils
-
         slot = act.slots.new(id_type=id_root, name=SLOT_NAME)
         return act, slot, anim_utils.action_ensure_channelbag_for_slot(act, slot)
     act.id_root = id_root

@@ -12,6 +12,7 @@ import bpy
 
 from ..motionctl.bvh import read_bvh
 from .armature import bake_clip
+from .library import show_clip
 
 
 def build_demo_blend(motion_paths, blend_path: str, timing: str = "SCENE", runs=()) -> dict:
@@ -35,8 +36,6 @@ def build_demo_blend(motion_paths, blend_path: str, timing: str = "SCENE", runs=
             raise RuntimeError(f"import of {folder} failed")
     st = scene.motionctl
     if len(st.clips):
-        from .library import show_clip
-
         show_clip(bpy.context, st.clips[0])
     baked = []
     for path in runs:
