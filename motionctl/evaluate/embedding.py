@@ -67,7 +67,29 @@ def clip_permissions(graph: MotionGraph, grid: Grid) -> tuple[np.ndarray, np.nda
 
 
 class Expander:
-    """Edges made on demand, vectorised over many nodes at once."""
+    """Edges of the embedded graph made on demand, vectorised over many nodes at once.
+
+    A node is (cell x, cell y, heading bin h, clip c), numbered by ``encode``/``decode`` over
+    ``shape`` = (nx, ny, H, C).  An edge from a node plays a successor clip c2 with one of its
+    edits ("table rows"): landing offsets and swept cells depend only on (h, c2), so they are
+    tabulated once and shared by every cell.
+
+    H, C               heading bins, clips
+    succ_ptr, succ     CSR successors: the clips after c are succ[succ_ptr[c]:succ_ptr[c + 1]]
+    pred_ptr, pred     CSR predecessors, the same way
+    fp_start [H, C+1]  first table row of (h, c2); fp_count [H, C] their number
+    off [R, 3]         per table row: landing (dx cells, dy cells, d heading bins)
+    sw [R, S, 2]       per table row: the distinct cells it sweeps (padded with its last cell)
+    cost [R]           per table row: the edited path's length (m)
+    rev_start, rev_count, rev [*, 4]
+                       reverse footprints: rows landing at heading h with clip c, as
+                       (start heading, dx, dy, table row), for backward search
+    pad, width, bits   the grid's obstacle bitmap padded by ``pad`` cells of wall, flattened
+                       (row width ``width``), so swept cells index it without bounds checks
+    sw_flat [R, S]     the swept cells as offsets into ``bits``
+    node_ok [nx, ny, C]      the clip may stand on the cell
+    path_ok [nx * ny, R]     the table row's swept cells, from that cell, avoid what its clip may not touch
+    """
 
     def __init__(self, graph: MotionGraph, grid: Grid, fp: Footprints, forbidden: np.ndarray):
         self.graph, self.grid, self.fp, self.forbidden = graph, grid, fp, forbidden
