@@ -40,6 +40,7 @@ class Command:
     speed    m/s along ``heading`` (None: the stick's speed, else a walk)
     target   world ground point [2] to go to (and reach for), or None
     gate     world gate [3] (centre x, y, and the angle of its line) to walk through, or None
+    line     world line [3] (a point x, y on it and its direction, radians) to walk along, or None
     action   an action asked for now ("kick", "punch", ...; the jump is ``control[3]``), or None
     """
 
@@ -48,6 +49,7 @@ class Command:
     speed: float | None = None
     target: np.ndarray | None = None
     gate: np.ndarray | None = None
+    line: np.ndarray | None = None
     action: str | None = None
 
     def __post_init__(self):
@@ -135,6 +137,17 @@ class Session:
         self.rots.append(rot)
         self.trail.extend(root[:, :3].tolist())
         return root, rot
+
+    def push(self, impulse) -> bool:
+        """Push the character: ``impulse`` [2] a world ground velocity (m/s) added now.  False
+        when the model cannot be pushed (clip-based engines play their clips as captured)."""
+        if self.memory is None:
+            return False
+        pushed = self.model.push(self.memory, to_local(np.asarray(impulse, dtype=float)[:2], self.synth.yaw))
+        if pushed is None:
+            return False
+        self.memory = pushed  # takes effect at the next decision (every frame for a motion field)
+        return True
 
     def tick(self, dt: float, command: Command) -> tuple[np.ndarray, np.ndarray]:
         """The pose to show now (root [3], rot [J, 4]) under ``command``, then advance ``dt``

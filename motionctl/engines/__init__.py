@@ -12,11 +12,12 @@ import os
 from ..errors import MotionFileError
 from ..store import archive_format
 from .base import Engine, Model
+from .field import ENGINE as FIELD
 from .fragments import ENGINE as FRAGMENTS
 from .graph import ENGINE as GRAPH
 from .planning import ENGINE as PLANNING
 
-ENGINES: dict[str, Engine] = {e.name: e for e in (FRAGMENTS, PLANNING, GRAPH)}
+ENGINES: dict[str, Engine] = {e.name: e for e in (FRAGMENTS, PLANNING, GRAPH, FIELD)}
 
 
 def engine_of(path) -> Engine:

@@ -164,6 +164,11 @@ class Model:
         """A MotionGraph when the model is one (certification embeds it as it is), else None."""
         return None
 
+    def push(self, memory, impulse):
+        """The memory after a push (``impulse`` [2] m/s in the character's frame), or None when
+        the engine cannot be pushed (the default: clips play as captured)."""
+        return None
+
     def memory_key(self, memory):
         """A hashable form of the memory (macro-steps starting from equal keys are the same)."""
         return memory

@@ -1,0 +1,290 @@
+"""The motion field as an engine (paper 002: Lee et al. 2010): ``fit`` learns it, ``FieldModel``
+plays it one frame per decision.
+
+Each decision takes the character's motion state (its memory), plays each of the k actions one
+frame through the field (``Database.integrate``), and keeps the one with the best reward plus
+discounted value (``values``) for the task state the command gives; with no task, the passive
+action (the similarity weights themselves).  The frame it plays is the step: engine-made frames,
+so Drive, Play Trace, Bake and certification play it like any engine.
+
+A push (``push``) adds a velocity impulse to the root and the joints from the root to the chest,
+and the field carries the character back into the data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import quat
+from ...errors import MotionctlError
+from ...jobs import check_stop
+from ...rootframe import to_local, wrap
+from ...session import Command, State
+from ...settings import setting
+from ...synth import Frames, Step, frame_table
+from ..base import Model, clips_of, fingerprint, working_clips
+from .states import Database, States, actions, velocity_between
+from .values import TASK_CHOICES, Anchors, FieldTask, transitions, value_iteration
+
+TIE = 1e-6  # relative: action values closer than this are equal (the first wins)
+PUSH_TILT = 1.0  # rad/s of upper-body tilt per m/s of push, spread over the root-to-chest chain
+
+
+@dataclass
+class FieldSettings:
+    """The field (neighbours, drift), the task and its value function."""
+
+    task: str = setting("direction", "Task", "What the character's choices aim for", choices=TASK_CHOICES,
+                        group="Task")
+    line_weight: float = setting(0.5, "Line Weight", "Line task: reward lost per metre off the line (per "
+                                 "radian off its direction it is 1)", min=0.0, max=10.0, group="Task")
+    k: int = setting(15, "Neighbours", "Captured states blended every frame (k); also the number of actions",
+                     min=2, max=64, group="Field")
+    delta: float = setting(0.1, "Drift Correction", "Share of the way pulled toward the nearest captured state "
+                           "every frame (δ)", min=0.0, max=1.0, subtype="FACTOR", group="Field")
+    mirror: bool = setting(True, "Mirror Clips", "Add left/right mirrored clips (turns both ways)", group="Field")
+    fps: float = setting(30.0, "Rate", "Frames per second of the field's states", min=10.0, max=120.0,
+                         group="Field", ui=False)
+    compression: int = setting(1, "Anchor Spacing", "Store values every N captured frames and interpolate "
+                               "between (temporal compression: smaller files, slower answers)", min=1, max=120,
+                               group="Learning")
+    discount: float = setting(0.99, "Discount", "Weight of the future per frame (γ)", min=0.0, max=0.999,
+                              group="Learning")
+    tolerance: float = setting(0.01, "Tolerance", "Value iteration stops when a sweep changes no value by more",
+                               min=1e-6, max=10.0, group="Learning", ui=False)
+    max_sweeps: int = setting(3000, "Max Sweeps", "Value iteration stops after this many sweeps", min=1,
+                              max=100000, group="Learning", ui=False)
+
+
+@dataclass(eq=False)
+class FieldMemory:
+    """The character's motion state (``States`` of one) and its neighbours [k] and weights [k]."""
+
+    state: States
+    nb: np.ndarray
+    w: np.ndarray
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, FieldMemory):
+            return NotImplemented
+        a, b = self.state, other.state
+        return all(np.array_equal(x, y) for x, y in ((a.rot, b.rot), (a.height, b.height), (a.motion, b.motion),
+                                                     (a.lift, b.lift), (a.turn, b.turn), (self.nb, other.nb),
+                                                     (self.w, other.w)))
+
+
+class FieldModel(Model):
+    """A motion field and its value function (see the module docstring)."""
+
+    engine = "field"
+    Settings = FieldSettings
+
+    def __init__(self, settings: FieldSettings, summary, clip_names, fps, heading_smooth, values, n_states: int,
+                 data_key: str = "", db: Database | None = None):
+        super().__init__(settings, summary, clip_names, fps, heading_smooth)
+        self.values = values
+        self.n_states = int(n_states)
+        self.data_key = data_key
+        self.task = FieldTask(settings.task, settings.line_weight) if settings.task != "none" else None
+        self.decision_rate = float(fps)
+        self.typical_speed = float(self.info.get("typical_speed", 1.3))
+        self.db = None
+        self.anchors = None
+        if db is not None:
+            self._attach(db)
+
+    def _attach(self, db: Database) -> None:
+        if db.n != self.n_states:
+            raise MotionctlError(f"the clips give {db.n} motion states, the field was trained on {self.n_states}: "
+                                 "train it again on these clips")
+        self.db = db
+        self.anchors = Anchors.every(db.clip, db.frame, self.settings.compression)
+        if self.values is not None and len(self.values) != self.anchors.n:
+            raise MotionctlError("the stored values do not match the clips' anchors: train the field again")
+
+    # --- storage
+
+    def arrays(self):
+        meta = {"n_states": self.n_states, "data_key": self.data_key}
+        return meta, ({"values": self.values} if self.values is not None else {})
+
+    @classmethod
+    def from_archive(cls, base, meta, z):
+        values = np.asarray(z["values"], dtype=np.float32) if "values" in z else None
+        return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"], values,
+                   int(meta["n_states"]), meta.get("data_key", ""))
+
+    # --- playing
+
+    def frame_table(self, clips):
+        work = working_clips(clips, self.clip_names, self.fps)
+        table = frame_table(work, work[0].skeleton, self.heading_smooth)
+        if self.db is None:
+            self._attach(Database.build(table))
+        return table
+
+    def _need_db(self) -> Database:
+        if self.db is None:
+            raise MotionctlError("the field has no clips yet: build its frame table from the library first")
+        return self.db
+
+    @property
+    def goals(self) -> tuple:
+        return ("line",) if self.settings.task == "line" else ()
+
+    def memory_of(self, state: States) -> FieldMemory:
+        """Memory for a character in motion state ``state`` (one state; any pose, in the data or not)."""
+        db = self._need_db()
+        if len(state) != 1 or not state.is_finite():
+            raise MotionctlError("a motion state must be one finite state")
+        nb, w = db.neighbours(state, self.settings.k)
+        return FieldMemory(state.copy(), nb[0], w[0])
+
+    def memory_at(self, i: int) -> FieldMemory:
+        """Memory at database state ``i``."""
+        return self.memory_of(self._need_db().x.take([int(i)]))
+
+    def memory_from_poses(self, rot0, height0, rot1, height1, motion) -> FieldMemory:
+        """Memory from two successive poses (rot [J, 4] with the root's relative to the heading,
+        root height) and the root motion between them (dx, dy, dyaw): any pose, e.g. a clip the
+        field never saw."""
+        m, lift, turn = velocity_between(np.asarray(rot0, float)[None], np.atleast_1d(height0),
+                                         np.asarray(rot1, float)[None], np.atleast_1d(height1),
+                                         np.asarray(motion, float).reshape(1, 3))
+        return self.memory_of(States(quat.normalize(np.asarray(rot0, float))[None], np.atleast_1d(
+            np.asarray(height0, float)), m, lift, turn))
+
+    def start(self, table, frame: int):
+        """Memory at table row ``frame`` (a clip's last two frames: its last state)."""
+        db = self._need_db()
+        i = int(np.searchsorted(db.row, frame, side="right") - 1)
+        return self.memory_at(max(i, 0))
+
+    def memory_key(self, memory):
+        """The nearest database state: macro-steps from the same one are taken as the same."""
+        return int(memory.nb[0])
+
+    def task_state(self, state: State, command: Command) -> np.ndarray:
+        """T for the character: θ_c from the command's desired heading (or its line's direction)
+        and, for the line task, the signed distance to the line (0 without a line)."""
+        line = getattr(command, "line", None)
+        if self.settings.task == "line" and line is not None:
+            line = np.asarray(line, dtype=float)
+            d = float(to_local(state.ground - line[:2], line[2])[0])
+            return np.array([float(wrap(line[2] - state.yaw)), d])
+        th = float(wrap(command.desired_heading(state.yaw) - state.yaw))
+        return np.array([th, 0.0]) if self.settings.task == "line" else np.array([th])
+
+    def q_values(self, memory: FieldMemory, t: np.ndarray):
+        """(Q [k], next states, root motion [k, 3], next neighbours [k, k], weights [k, k]) of every
+        action from ``memory`` at task state ``t``."""
+        db, s = self._need_db(), self.settings
+        k = len(memory.nb)
+        acts = actions(memory.w[None])[0]
+        nxt, mo, nb2, w2 = db.integrate(memory.state.take(np.zeros(k, dtype=np.int64)), np.repeat(memory.nb[None], k, 0),
+                                        acts, s.delta, s.k)
+        t2 = self.task.step(t[None, :], mo)
+        v = np.einsum("kn,kng->kg", w2, self.anchors.values_at(self.values, nb2))
+        q = self.task.reward(t2) + s.discount * self.task.interpolate(v, t2)
+        return q, nxt, mo, nb2, w2
+
+    def decide(self, state: State, command: Command):
+        """One frame: the action with the best reward plus value (the passive one with no task)."""
+        db, s = self._need_db(), self.settings
+        memory = state.memory if state.memory is not None else self.memory_at(0)
+        if self.task is None or self.values is None:
+            nxt, mo, nb2, w2 = db.integrate(memory.state, memory.nb[None], memory.w[None], s.delta, s.k)
+            b = 0
+        else:
+            q, nxt, mo, nb2, w2 = self.q_values(memory, self.task_state(state, command))
+            top = q.max()
+            b = int(np.argmax(q >= top - TIE * (1.0 + abs(top))))
+        frames = Frames(nxt.rot[b:b + 1].astype(float), nxt.height[b:b + 1].astype(float), mo[b:b + 1].astype(float))
+        return Step(frames=frames), FieldMemory(nxt.take([b]), nb2[b], w2[b])
+
+    def push(self, memory: FieldMemory, impulse) -> FieldMemory:
+        """The memory after a push: ``impulse`` [2] (m/s, in the character's frame: x right,
+        y forward) added to the root's velocity, and the chain from the root to the chest tipped
+        the same way (PUSH_TILT rad/s per m/s, shared along the chain)."""
+        db = self._need_db()
+        impulse = np.asarray(impulse, dtype=float).reshape(2)
+        st = memory.state.copy()
+        st.motion = st.motion.copy()
+        st.motion[0, :2] += impulse / db.fps
+        speed = float(np.hypot(*impulse))
+        if speed > 0:
+            chain = self._push_chain()
+            axis = np.cross([0.0, 0.0, 1.0], [impulse[0] / speed, impulse[1] / speed, 0.0])
+            angle = PUSH_TILT * speed / db.fps / len(chain)
+            rot = st.rot[0]
+            world = quat.identity()
+            turn = st.turn.copy()
+            parents = db.skeleton.parents
+            glob = {}
+            for j in chain:  # root first: each joint's frame from its parent's
+                parent_rot = glob.get(int(parents[j]), world) if j else world
+                local_axis = quat.rotate(quat.conj(parent_rot), axis)
+                turn[0, j] = quat.mul(quat.from_axis_angle(local_axis, angle), turn[0, j])
+                glob[j] = quat.mul(parent_rot, rot[j])
+            st.turn = turn
+        return self.memory_of(st)
+
+    def _push_chain(self) -> list:
+        """Joints from the root up to the chest (the spine joint at about 3/4 of the way to the head)."""
+        sk = self._need_db().skeleton
+        rest = sk.rest_positions()
+        top = int(np.argmax(rest[:, 2]))  # the head (highest joint at rest)
+        chain = [top]
+        while chain[-1] != 0:
+            chain.append(int(sk.parents[chain[-1]]))
+        chain = chain[::-1]
+        return chain[:max(1, round(0.75 * len(chain)))]
+
+    def value_map(self) -> tuple[np.ndarray, np.ndarray]:
+        """(task grid [G, n], mean value over the anchors [G]): the value function as a picture."""
+        if self.task is None or self.values is None:
+            raise MotionctlError("a passive field has no value function")
+        return self.task.grid(), self.values.mean(axis=0)
+
+
+def fit(library, settings: FieldSettings | None = None, *, progress=None, should_stop=None,
+        cache: dict | None = None) -> FieldModel:
+    """Learn a motion field on ``library``'s clips: the database, the transition cache (reused
+    from ``cache`` when only the task changed) and the value function."""
+    s = settings or FieldSettings()
+    clips = clips_of(library)
+    names = [n for c in clips for n in ((c.name, f"{c.name}_mirror") if s.mirror else (c.name,))]
+    work = working_clips(clips, names, s.fps)
+    table = frame_table(work, work[0].skeleton, 0.2)
+    db = Database.build(table)
+    key = fingerprint(work)
+    summary = {"task": s.task, "states": db.n, "clips": len(clips), "seconds_of_capture": float(db.n / s.fps),
+               "feature_dims": int(db.feats.shape[1]), "search_dims": int(db.search.basis.shape[1]),
+               "typical_speed": float(np.median(np.hypot(db.x.motion[:, 0], db.x.motion[:, 1])) * s.fps)}
+    values = None
+    if s.task != "none":
+        task = FieldTask(s.task, s.line_weight)
+        anchors = Anchors.every(db.clip, db.frame, s.compression)
+        ckey = ("field", key, s.k, s.delta, s.compression)
+        tc = cache.get(ckey) if cache is not None else None
+        if tc is None:
+            check_stop(should_stop, "motion field")
+            tc = transitions(db, anchors.rows, s.k, s.delta,
+                             (lambda f, m: progress(0.5 * f, m)) if progress else None, should_stop)
+            if cache is not None:
+                cache.clear()
+                cache[ckey] = tc
+        learned = value_iteration(task, tc, anchors, db.n, s.discount, s.tolerance, s.max_sweeps,
+                                  (lambda f, m: progress(0.5 + 0.5 * f, m)) if progress else None, should_stop)
+        values = learned.values
+        summary.update({"anchors": anchors.n, "sweeps": learned.sweeps, "residual": learned.residuals[-1],
+                        "cache_seconds": tc.seconds, "learn_seconds": learned.seconds,
+                        "value_bytes": int(values.nbytes), "grid": list(task.shape)})
+    if progress is not None:
+        progress(1.0, "done")
+    return FieldModel(s, summary, names, s.fps, 0.2, values, db.n, key, db)
+
+
+__all__ = ["FieldMemory", "FieldModel", "FieldSettings", "fit"]

@@ -1,0 +1,238 @@
+"""Motion states and the field's flow (paper 002 section 3, DESIGN.md 3.3).
+
+A motion state m = (x, v) is a pose and the velocity to the next frame, in root-frame terms (root
+position and yaw factored out): the pose ``rot`` [J, 4] (the root's rotation relative to the
+heading, every other joint's local rotation) and ``height``; the velocity ``motion`` (dx right,
+dy forward, dyaw, per frame), ``lift`` (height change) and ``turn`` [J, 4] (rotation deltas:
+the next pose is ``turn * rot``).  The database holds one state per frame of the working clips
+(all but each clip's last two frames) and ``y``, the velocity one frame later.
+
+Distance is Euclidean on ``features``: root velocity (m/s) and root tilt weighted 0.5, every
+joint's rotation applied to two unit vectors weighted by its bone's length in metres, and the
+same pose terms after the velocity step.  Neighbours are found in a k-d tree over the features'
+principal components (99.5% of the variance) and re-ranked by the exact feature distance among
+3k candidates: chosen by measurement against exact blocked-BLAS distances and a k-d tree over
+the full features (bench/bench_field.py, "neighbour search").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import quat
+from ...errors import MotionctlError
+from ...rootframe import heading
+
+ROOT_WEIGHT = 0.5  # the paper's weight of the root terms
+SIMILARITY_EPS = 1e-6  # added to squared distances: a state in the database is its own neighbour
+CANDIDATES = 3  # exact re-ranking among this many times k tree candidates
+PCA_VARIANCE = 0.995
+
+
+@dataclass(eq=False)
+class States:
+    """A batch of motion states (see the module docstring): rot [n, J, 4], height [n], motion
+    [n, 3], lift [n], turn [n, J, 4]."""
+
+    rot: np.ndarray
+    height: np.ndarray
+    motion: np.ndarray
+    lift: np.ndarray
+    turn: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.height)
+
+    def take(self, idx) -> States:
+        return States(self.rot[idx], self.height[idx], self.motion[idx], self.lift[idx], self.turn[idx])
+
+    def copy(self) -> States:
+        return self.take(slice(None))
+
+    def is_finite(self) -> bool:
+        return all(np.isfinite(a).all() for a in (self.rot, self.height, self.motion, self.lift, self.turn))
+
+
+def velocity_between(rot0, height0, rot1, height1, motion):
+    """(motion, lift, turn) taking poses (rot0, height0) to (rot1, height1) with root motion ``motion``."""
+    turn = quat.mul(rot1, quat.conj(rot0))
+    turn = turn * np.where(turn[..., :1] < 0, -1.0, 1.0)  # the short way round (w >= 0)
+    return np.asarray(motion, dtype=float), np.asarray(height1) - np.asarray(height0), turn
+
+
+def blend_velocities(a: np.ndarray, motion, lift, turn):
+    """Σ a_i v_i over the last neighbour axis: a [n, k] weights summing to 1, motion [n, k, 3],
+    lift [n, k], turn [n, k, J, 4] (rotation deltas averaged as sign-aligned, normalised sums)."""
+    t = np.einsum("nk,nkjc->njc", a, turn * np.where(turn[..., :1] < 0, -1.0, 1.0))
+    return np.einsum("nk,nkc->nc", a, motion), np.einsum("nk,nk->n", a, lift), quat.normalize(t)
+
+
+def joint_weights(skeleton) -> np.ndarray:
+    """[J] each joint's weight: the length of the longest bone it turns (metres); the root's 0.5."""
+    joint, tip = skeleton.bone_tips()
+    w = np.zeros(skeleton.n_joints)
+    np.maximum.at(w, joint, np.linalg.norm(tip, axis=1))
+    w[0] = ROOT_WEIGHT
+    return w
+
+
+def _axes(rot: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """[n, J*6] each joint's rotation applied to the unit x and y vectors, times its weight."""
+    m = quat.to_matrix(rot)[..., :, :2]  # [n, J, 3, 2]: the rotated unit vectors
+    return (m.reshape(m.shape[:-2] + (6,)) * weights[:, None]).reshape(len(rot), -1)
+
+
+def features(states: States, weights: np.ndarray, fps: float) -> np.ndarray:
+    """[n, D] float32: root velocity (m/s) x 0.5, the weighted pose terms, and the pose terms
+    after the velocity step (its root turned by the step's yaw, so turning shows)."""
+    keep = weights > 0
+    w = weights[keep]
+    nxt = quat.mul(states.turn, states.rot)
+    nxt[:, 0] = quat.mul(heading(states.motion[:, 2]), nxt[:, 0])
+    vel = ROOT_WEIGHT * fps * np.column_stack((states.motion[:, :2], states.lift))
+    return np.concatenate((vel, _axes(states.rot[:, keep], w), _axes(nxt[:, keep], w)), axis=1).astype(np.float32)
+
+
+def advance(states: States, motion, lift, turn) -> States:
+    """x ⊕ v: the poses after one frame at velocity (motion, lift, turn); the velocity is kept."""
+    rot = quat.normalize(quat.mul(turn, states.rot))
+    return States(rot, states.height + lift, np.asarray(motion), np.asarray(lift), turn)
+
+
+def pull(states: States, target: States, delta: float) -> States:
+    """Drift correction: every part of ``states`` moved a share ``delta`` toward ``target``."""
+    if delta <= 0:
+        return states
+    mix = 1.0 - delta
+    return States(quat.slerp(states.rot, target.rot, delta), mix * states.height + delta * target.height,
+                  mix * states.motion + delta * target.motion, mix * states.lift + delta * target.lift,
+                  quat.slerp(states.turn, target.turn, delta))
+
+
+def similarity(d2: np.ndarray) -> np.ndarray:
+    """Similarity weights w_i ∝ 1/d_i² over the last axis, normalised."""
+    w = 1.0 / (np.maximum(d2, 0.0) + SIMILARITY_EPS)
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def actions(w: np.ndarray) -> np.ndarray:
+    """[..., k, k] the k actions of similarity weights w [..., k]: action j is w with its j-th
+    weight set to 1, renormalised (prefers neighbour j)."""
+    k = w.shape[-1]
+    a = np.repeat(w[..., None, :], k, axis=-2)
+    idx = np.arange(k)
+    a[..., idx, idx] = 1.0
+    return a / a.sum(axis=-1, keepdims=True)
+
+
+class Search:
+    """k-nearest database states by exact feature distance (see the module docstring)."""
+
+    def __init__(self, feats: np.ndarray, variance: float = PCA_VARIANCE, max_dims: int = 64):
+        from scipy.spatial import cKDTree
+
+        self.feats = np.ascontiguousarray(feats, dtype=np.float32)
+        self.mean = self.feats.mean(axis=0)
+        centred = self.feats - self.mean
+        _, s, vt = np.linalg.svd(centred.astype(np.float64), full_matrices=False)
+        share = np.cumsum(s**2) / max(float(np.sum(s**2)), 1e-30)
+        d = int(min(max_dims, np.searchsorted(share, variance) + 1, vt.shape[0]))
+        self.basis = np.ascontiguousarray(vt[:d].T, dtype=np.float32)
+        self.tree = cKDTree(centred @ self.basis)
+
+    @property
+    def n(self) -> int:
+        return len(self.feats)
+
+    def candidates(self, q: np.ndarray, c: int, block: int = 4096) -> np.ndarray:
+        """[n, c] database rows near feature rows ``q`` [n, D] by the principal components alone."""
+        q = np.asarray(q, dtype=np.float32).reshape(-1, self.feats.shape[1])
+        c = min(c, self.n)
+        out = np.empty((len(q), c), dtype=np.int64)
+        for a in range(0, len(q), block):
+            _, cand = self.tree.query((q[a:a + block] - self.mean) @ self.basis, c)
+            out[a:a + block] = np.asarray(cand, dtype=np.int64).reshape(-1, c)
+        return out
+
+    def query(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(index [n, k] nearest first, squared distance [n, k]) of feature rows ``q`` [n, D]."""
+        q = np.asarray(q, dtype=np.float32).reshape(-1, self.feats.shape[1])
+        k = min(k, self.n)
+        return rerank(self.feats, q, self.candidates(q, CANDIDATES * k), k)
+
+
+def rerank(feats: np.ndarray, q: np.ndarray, cand: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k of candidate rows ``cand`` [n, c] nearest to ``q`` [n, D] by exact distance (ties to
+    the lower index), nearest first."""
+    diff = feats[cand] - q[:, None, :]
+    d2 = np.einsum("ncd,ncd->nc", diff, diff, dtype=np.float64)
+    order = np.lexsort((cand, d2), axis=1)[:, :k]
+    return np.take_along_axis(cand, order, 1), np.take_along_axis(d2, order, 1)
+
+
+@dataclass(eq=False)
+class Database:
+    """The motion database of a FrameTable's clips (see the module docstring): ``x`` the states,
+    ``y`` (motion, lift, turn) the next velocities, ``row`` each state's table row, ``clip`` and
+    ``frame`` where it is, ``weights`` the joints' weights, ``feats`` and ``search``."""
+
+    x: States
+    y: tuple
+    row: np.ndarray
+    clip: np.ndarray
+    frame: np.ndarray
+    weights: np.ndarray
+    fps: float
+    feats: np.ndarray
+    search: Search
+    skeleton: object = None
+
+    @classmethod
+    def build(cls, table) -> Database:
+        lengths = np.asarray(table.length)
+        if np.all(lengths < 3):
+            raise MotionctlError("a motion field needs clips of at least 3 frames")
+        clip = np.concatenate([np.full(max(n - 2, 0), c) for c, n in enumerate(lengths)]).astype(np.int64)
+        frame = np.concatenate([np.arange(max(n - 2, 0)) for n in lengths]).astype(np.int64)
+        row = table.first[clip] + frame
+        rot, h, mo = table.local_rot, table.height, table.motion
+        x = States(rot[row], h[row], *velocity_between(rot[row], h[row], rot[row + 1], h[row + 1], mo[row + 1]))
+        y = velocity_between(rot[row + 1], h[row + 1], rot[row + 2], h[row + 2], mo[row + 2])
+        weights = joint_weights(table.skeleton)
+        feats = features(x, weights, table.fps)
+        return cls(x, y, row, clip, frame, weights, float(table.fps), feats, Search(feats), table.skeleton)
+
+    @property
+    def n(self) -> int:
+        return len(self.row)
+
+    def features(self, states: States) -> np.ndarray:
+        return features(states, self.weights, self.fps)
+
+    def neighbours(self, states: States, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(index [n, k], similarity weights [n, k]) of each state's k nearest database states."""
+        idx, d2 = self.search.query(self.features(states), k)
+        return idx, similarity(d2)
+
+    def integrate(self, states: States, nb: np.ndarray, a: np.ndarray, delta: float, k: int):
+        """One frame of the flow for each state under action ``a`` [n, k] over its neighbours
+        ``nb`` [n, k]: x' = x ⊕ Σ a_i v_i, v' = Σ a_i y_i, then the drift correction toward the
+        nearest database state by ``delta``.  Returns (next states, the frame's root motion
+        [n, 3], the next states' neighbours [n, k] and similarity weights [n, k])."""
+        motion, lift, turn = blend_velocities(a, self.x.motion[nb], self.x.lift[nb], self.x.turn[nb])
+        moved = advance(states, motion, lift, turn)
+        ym, yl, yt = blend_velocities(a, self.y[0][nb], self.y[1][nb], self.y[2][nb])
+        nxt = States(moved.rot, moved.height, ym, yl, yt)
+        k = min(k, self.n)
+        f = self.features(nxt)
+        cand = self.search.candidates(f, CANDIDATES * k)
+        nearest, _ = rerank(self.search.feats, f, cand, 1)
+        nxt = pull(nxt, self.x.take(nearest[:, 0]), delta)
+        nb2, d2 = rerank(self.search.feats, self.features(nxt), cand, k)
+        return nxt, motion, nb2, similarity(d2)
+
+
+__all__ = ["Database", "Search", "States", "actions", "advance", "blend_velocities", "features", "joint_weights",
+           "pull", "rerank", "similarity", "velocity_between"]

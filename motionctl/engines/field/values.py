@@ -1,0 +1,254 @@
+"""Tasks and value functions of a motion field (paper 002 sections 4-5, DESIGN.md 3.3).
+
+A task state T is sampled on a grid: the direction task's θ_c (desired minus facing direction, 18
+samples over (-π, π], periodic), the line task's (θ_c, d_L) with d_L the signed distance to the
+line (positive to its right), 13 samples over [-2, 2] m (clamped beyond).  One frame's root
+motion (dx, dy, dyaw) moves T: θ_c' = θ_c - dyaw, d_L' = d_L + cos θ_c·dx + sin θ_c·dy.  The
+reward of reaching T' is -|θ_c'| (direction) or -|θ_c'| - w_L·|d_L'| (line).
+
+Values live at anchor states (every N-th state of each clip, and each clip's last; N = 1: every
+state), and a state between anchors takes (1 - i/N)·V_0 + (i/N)·V_N.  Fitted value iteration
+caches once, for every anchor and action, the next state's neighbours and weights (``Cache``:
+[A, k, k]) and the frame's root motion; then each sweep is a sparse product (neighbours and
+anchor interpolation), a multilinear interpolation over T, a reward, a max over actions, in
+float32 blocks, until the largest change of a sweep falls below a tolerance.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+
+from ...errors import MotionctlError
+from ...jobs import check_stop
+from ...rootframe import wrap
+from .states import actions
+
+TASK_CHOICES = (
+    ("none", "Passive", "No task: the character meanders through the data along the field's flow"),
+    ("direction", "Direction", "Walk in a desired direction (A/D or the mouse steer it while driving)"),
+    ("line", "Line", "Walk along a line (an empty's position and facing while driving)"),
+)
+HEADINGS = 18
+LINE_SAMPLES = 13
+LINE_RANGE = 2.0  # m
+
+
+@dataclass(frozen=True)
+class FieldTask:
+    """A task's grid, update, reward and interpolation (see the module docstring)."""
+
+    name: str
+    line_weight: float = 0.5
+
+    @property
+    def shape(self) -> tuple:
+        return (HEADINGS,) if self.name == "direction" else (HEADINGS, LINE_SAMPLES)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def n(self) -> int:
+        return len(self.shape)
+
+    @staticmethod
+    def headings() -> np.ndarray:
+        return -np.pi + (np.arange(HEADINGS) + 1) * (2 * np.pi / HEADINGS)
+
+    @staticmethod
+    def distances() -> np.ndarray:
+        return np.linspace(-LINE_RANGE, LINE_RANGE, LINE_SAMPLES)
+
+    def grid(self) -> np.ndarray:
+        """[G, n] the task states values are stored at (row-major over ``shape``)."""
+        if self.name == "direction":
+            return self.headings()[:, None]
+        th, d = np.meshgrid(self.headings(), self.distances(), indexing="ij")
+        return np.column_stack((th.ravel(), d.ravel()))
+
+    def step(self, t: np.ndarray, motion: np.ndarray) -> np.ndarray:
+        """T' [..., n] after a frame of root motion [..., 3] from T [..., n] (broadcasting)."""
+        th = t[..., 0]
+        out = [wrap(th - motion[..., 2])]
+        if self.name == "line":
+            out.append(t[..., 1] + np.cos(th) * motion[..., 0] + np.sin(th) * motion[..., 1])
+        return np.stack(np.broadcast_arrays(*out), axis=-1)
+
+    def reward(self, t: np.ndarray) -> np.ndarray:
+        r = -np.abs(wrap(t[..., 0]))
+        if self.name == "line":
+            r = r - self.line_weight * np.abs(t[..., 1])
+        return r
+
+    def corners(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Multilinear interpolation of task states T [..., n] on the grid: (flat grid index
+        [..., c], weight [..., c]) with c = 2 (direction) or 4 (line)."""
+        u = (wrap(t[..., 0] - self.headings()[0]) % (2 * np.pi)) / (2 * np.pi / HEADINGS)
+        i0 = np.floor(u).astype(np.int64) % HEADINGS
+        f = u - np.floor(u)
+        th_idx = np.stack((i0, (i0 + 1) % HEADINGS), axis=-1)
+        th_w = np.stack((1 - f, f), axis=-1)
+        if self.name == "direction":
+            return th_idx, th_w
+        step = 2 * LINE_RANGE / (LINE_SAMPLES - 1)
+        v = np.clip((t[..., 1] + LINE_RANGE) / step, 0.0, LINE_SAMPLES - 1)
+        j0 = np.minimum(np.floor(v).astype(np.int64), LINE_SAMPLES - 2)
+        g = v - j0
+        d_idx = np.stack((j0, j0 + 1), axis=-1)
+        d_w = np.stack((1 - g, g), axis=-1)
+        idx = th_idx[..., :, None] * LINE_SAMPLES + d_idx[..., None, :]
+        w = th_w[..., :, None] * d_w[..., None, :]
+        return idx.reshape(idx.shape[:-2] + (4,)), w.reshape(w.shape[:-2] + (4,))
+
+    def interpolate(self, values: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """V at task states: ``values`` [..., G] and T [..., n] with the same leading shape."""
+        idx, w = self.corners(t)
+        return np.sum(np.take_along_axis(values, idx, -1) * w, axis=-1)
+
+
+@dataclass
+class Anchors:
+    """Where values are stored: ``rows`` [A] the anchor states; per database state, the anchors
+    before and after it (``lo``, ``hi`` [S], indices into ``rows``) and its share ``t`` [S]
+    of the way from one to the other."""
+
+    rows: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    t: np.ndarray
+
+    @classmethod
+    def every(cls, clip: np.ndarray, frame: np.ndarray, n: int) -> Anchors:
+        """Anchors every ``n`` states of each clip and at each clip's last state."""
+        s = len(clip)
+        last = np.r_[clip[1:] != clip[:-1], True]
+        is_anchor = (frame % n == 0) | last
+        rows = np.flatnonzero(is_anchor)
+        pos = np.cumsum(is_anchor) - 1  # the anchor at or before each state
+        lo = pos.copy()
+        hi = np.where(is_anchor, pos, pos + 1)
+        span = np.maximum(frame[rows[hi]] - frame[rows[lo]], 1)
+        t = np.where(is_anchor, 0.0, (frame - frame[rows[lo]]) / span)
+        assert len(lo) == s
+        return cls(rows, lo, hi, t.astype(np.float32))
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    def matrix(self, states: int) -> sparse.csr_matrix:
+        """[S, A] the interpolation V_states = C @ V_anchors."""
+        r = np.arange(states)
+        data = np.concatenate((1 - self.t, self.t))
+        return sparse.csr_matrix((data, (np.r_[r, r], np.r_[self.lo, self.hi])), shape=(states, self.n),
+                                 dtype=np.float32)
+
+    def values_at(self, v: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """[..., G] values at database states ``states`` [...] from anchor values ``v`` [A, G]."""
+        t = self.t[states][..., None]
+        return (1 - t) * v[self.lo[states]] + t * v[self.hi[states]]
+
+
+@dataclass
+class Cache:
+    """Every anchor's actions played once: the next states' neighbours ``nb`` and weights ``w``
+    [A, k, k], and the frame's root motion [A, k, 3]."""
+
+    nb: np.ndarray
+    w: np.ndarray
+    motion: np.ndarray
+    seconds: float = 0.0
+
+
+def transitions(db, rows: np.ndarray, k: int, delta: float, progress=None, should_stop=None,
+                block: int = 512) -> Cache:
+    """The Cache of database states ``rows``: each one's neighbours, its k actions, each played
+    through ``db.integrate`` (in blocks of states)."""
+    t0 = time.perf_counter()
+    k = min(k, db.n)
+    nb = np.empty((len(rows), k, k), dtype=np.int32)
+    w = np.empty((len(rows), k, k), dtype=np.float32)
+    motion = np.empty((len(rows), k, 3), dtype=np.float32)
+    for a in range(0, len(rows), block):
+        check_stop(should_stop, "caching transitions")
+        r = rows[a:a + block]
+        own, sim = db.neighbours(db.x.take(r), k)
+        acts = actions(sim)  # [m, k, k]
+        m = len(r)
+        states = db.x.take(np.repeat(r, k))
+        _, mo, nb2, w2 = db.integrate(states, np.repeat(own, k, axis=0), acts.reshape(m * k, k), delta, k)
+        nb[a:a + m] = nb2.reshape(m, k, k)
+        w[a:a + m] = w2.reshape(m, k, k)
+        motion[a:a + m] = mo.reshape(m, k, 3)
+        if progress is not None:
+            progress(min(a + block, len(rows)) / len(rows), f"cached {min(a + block, len(rows))} of {len(rows)} states")
+    return Cache(nb, w, motion, time.perf_counter() - t0)
+
+
+@dataclass
+class Learned:
+    """A value function over anchors [A, G] and how it was learned."""
+
+    values: np.ndarray
+    sweeps: int
+    residuals: list = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def value_iteration(task: FieldTask, cache: Cache, anchors: Anchors, states: int, gamma: float, tol: float,
+                    max_sweeps: int, progress=None, should_stop=None, block: int = 1024) -> Learned:
+    """V(s) <- max_a R(s, a) + γ V(I(s, a)) over anchors x task grid until a sweep changes no
+    value by more than ``tol`` (see the module docstring).  Starts from V = 0."""
+    t0 = time.perf_counter()
+    a_n, k = cache.nb.shape[:2]
+    if a_n != anchors.n:
+        raise MotionctlError("the transition cache does not match the anchors")
+    g_n = task.size
+    # Next-state values as one sparse product: rows (anchor, action), columns anchors.
+    rows = np.repeat(np.arange(a_n * k), k)
+    nbrs = cache.nb.reshape(-1).astype(np.int64)
+    mix = sparse.csr_matrix((cache.w.reshape(-1), (rows, nbrs)), shape=(a_n * k, states), dtype=np.float32)
+    to_anchor = mix @ anchors.matrix(states)  # [A*k, A]
+    grid = task.grid()
+    c = 2 ** task.n
+    reward = np.empty((a_n * k, g_n), dtype=np.float32)
+    idx = np.empty((a_n * k, g_n * c), dtype=np.int32)
+    wts = np.empty((a_n * k, g_n, c), dtype=np.float32)
+    flat_motion = cache.motion.reshape(-1, 1, 3).astype(np.float64)
+    for a in range(0, a_n * k, block * k):  # in blocks: the task grid x actions is large
+        rr = slice(a, min(a + block * k, a_n * k))
+        nxt = task.step(grid[None, :, :], flat_motion[rr])  # [m, G, n]
+        reward[rr] = task.reward(nxt)
+        i, w = task.corners(nxt)
+        idx[rr] = i.reshape(len(i), -1)
+        wts[rr] = w
+    v = np.zeros((a_n, g_n), dtype=np.float32)
+    learned = Learned(v, 0)
+    for sweep in range(1, max_sweeps + 1):
+        check_stop(should_stop, "value iteration")
+        new = np.empty_like(v)
+        for a in range(0, a_n, block):
+            b = min(a + block, a_n)
+            rr = slice(a * k, b * k)
+            vm = to_anchor[rr] @ v  # [m*k, G]
+            future = np.take_along_axis(vm, idx[rr], 1).reshape(-1, g_n, c)
+            q = reward[rr] + gamma * np.einsum("rgc,rgc->rg", future, wts[rr])
+            new[a:b] = q.reshape(b - a, k, g_n).max(axis=1)
+        change = float(np.max(np.abs(new - v)))
+        v = new
+        learned.residuals.append(change)
+        if progress is not None and (sweep % 10 == 0 or change < tol):
+            progress(min(0.99, sweep / max_sweeps), f"sweep {sweep}: largest change {change:.4g}")
+        if change < tol:
+            break
+    learned.values, learned.sweeps = v, sweep
+    learned.seconds = time.perf_counter() - t0
+    return learned
+
+
+__all__ = ["TASK_CHOICES", "Anchors", "Cache", "FieldTask", "Learned", "transitions", "value_iteration"]

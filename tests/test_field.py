@@ -1,0 +1,275 @@
+"""Motion fields (paper 002): features and weights against hand-computed cases, the flow and its
+drift correction, the transition cache against the run-time path, value iteration and the
+policy it gives, pushes, arbitrary starts, foot skating and response times, on real capture."""
+
+import os
+
+import numpy as np
+import pytest
+
+from motionctl import quat
+from motionctl.body import mirror_clip
+from motionctl.clip import resample
+from motionctl.engines import load_model
+from motionctl.engines.field import (
+    Database,
+    FieldSettings,
+    FieldTask,
+    States,
+    fit,
+    transitions,
+)
+from motionctl.engines.field.states import (
+    ROOT_WEIGHT,
+    actions,
+    features,
+    pull,
+    similarity,
+)
+from motionctl.engines.field.values import Anchors
+from motionctl.errors import MotionctlError
+from motionctl.evaluate.motion import foot_skating, response_time
+from motionctl.library import import_library
+from motionctl.rootframe import wrap
+from motionctl.session import Command, Session
+from motionctl.skeleton import Skeleton
+from motionctl.synth import frame_table
+
+TRIALS = ("15", "17", "19", "13")  # CMU 16: walk, 90° left, 90° right, veer right
+
+
+# --------------------------------------------------------------------------- hand-computed cases
+
+def tiny_skeleton():
+    """Root, one joint 0.5 m above it with a 0.3 m bone to an end site."""
+    return Skeleton(("root", "spine"), np.array([-1, 0]), np.array([[0, 0, 0], [0, 0, 0.5]], float),
+                    (("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation"),
+                     ("Zrotation", "Xrotation", "Yrotation")), np.array([1]), np.array([[0, 0, 0.3]], float))
+
+
+def one_state(spine=None, motion=(0.0, 0.04, 0.0), turn_spine=None):
+    rot = quat.identity((1, 2))
+    if spine is not None:
+        rot[0, 1] = spine
+    turn = quat.identity((1, 2))
+    if turn_spine is not None:
+        turn[0, 1] = turn_spine
+    return States(rot, np.array([1.0]), np.array([motion], float), np.array([0.0]), turn)
+
+
+def test_features_are_the_weighted_axes_before_and_after_the_step():
+    sk = tiny_skeleton()
+    w = np.array([ROOT_WEIGHT, 0.3])  # the root's 0.5, the spine's bone 0.3 m
+    f = features(one_state(), w, 30.0)[0]
+    # root velocity in m/s x 0.5, then each joint's rotated x and y unit vectors x its weight, twice
+    expected_axes = np.array([1, 0, 0, 1, 0, 0], float)  # (m00, m01, m10, m11, m20, m21) of the identity
+    expected = np.concatenate(([0, 0.5 * 0.04 * 30, 0], 0.5 * expected_axes, 0.3 * expected_axes,
+                               0.5 * expected_axes, 0.3 * expected_axes))
+    assert f.shape == (3 + 24,) and np.allclose(f, expected, atol=1e-6)
+    assert sk.n_joints == 2
+    # A 90° turn of the spine about z moves its x axis to y: its two pose terms change by 0.3 * sqrt(2) each
+    q = quat.about_axis(2, np.pi / 2)
+    g = features(one_state(spine=q, turn_spine=quat.identity()), w, 30.0)[0]
+    d = np.sqrt(np.sum((g - f) ** 2))
+    assert d == pytest.approx(np.sqrt(2 * 2 * (0.3 * np.sqrt(2)) ** 2), rel=1e-5)
+    # The yaw of the step shows in the after-step root term only
+    h = features(one_state(motion=(0, 0.04, 0.1)), w, 30.0)[0]
+    assert np.allclose(h[:15], f[:15]) and not np.allclose(h[15:21], f[15:21])
+
+
+def test_similarity_weights_and_actions():
+    w = similarity(np.array([[1.0, 4.0]]))
+    assert np.allclose(w, [[0.8, 0.2]], atol=1e-5)
+    a = actions(np.array([0.5, 0.3, 0.2]))
+    # action j: w_j set to 1, renormalised
+    assert np.allclose(a[0], np.array([1.0, 0.3, 0.2]) / 1.5)
+    assert np.allclose(a[2], np.array([0.5, 0.3, 1.0]) / 1.8)
+    assert np.allclose(a.sum(axis=1), 1.0)
+
+
+def test_pull_moves_a_share_of_the_way():
+    a = one_state()
+    b = one_state(spine=quat.about_axis(0, 0.5), motion=(0.1, 0.0, 0.0))
+    b.height = np.array([1.2])
+    p = pull(a, b, 0.1)
+    assert quat.angle(p.rot[0, 1]) == pytest.approx(0.05, abs=1e-9)
+    assert p.height[0] == pytest.approx(1.02) and np.allclose(p.motion[0], [0.01, 0.036, 0.0])
+    assert pull(a, b, 0.0) is a
+    assert np.allclose(pull(a, b, 1.0).rot, b.rot)
+
+
+def test_direction_and_line_task_updates_rewards_and_interpolation():
+    d = FieldTask("direction")
+    assert d.grid().shape == (18, 1) and d.grid()[-1, 0] == pytest.approx(np.pi)
+    t2 = d.step(np.array([0.5]), np.array([0.0, 0.04, 0.2]))
+    assert t2[0] == pytest.approx(0.3) and d.reward(t2) == pytest.approx(-0.3)
+    values = np.arange(18, dtype=float)
+    g = d.grid()[:, 0]
+    mid = 0.25 * g[3] + 0.75 * g[4]
+    assert d.interpolate(values, np.array([mid])) == pytest.approx(3.75)
+    # periodic: between the last sample (π) and the first (-π + 20°)
+    assert d.interpolate(values, np.array([wrap(np.pi + np.radians(10))])) == pytest.approx(8.5)
+    line = FieldTask("line", line_weight=0.5)
+    assert line.grid().shape == (18 * 13, 2)
+    # facing the line's direction (θ = 0) a step to the right moves d_L by dx
+    assert np.allclose(line.step(np.array([0.0, 0.5]), np.array([0.1, 0.04, 0.0])), [0.0, 0.6])
+    # facing 90° right of it (θ = +π/2: the line is to the left), walking forward moves to its right
+    assert np.allclose(line.step(np.array([np.pi / 2, 0.0]), np.array([0.0, 0.04, 0.0])), [np.pi / 2, 0.04])
+    assert line.reward(np.array([0.2, -1.0])) == pytest.approx(-0.7)
+    vals = np.zeros(18 * 13)
+    vals[4 * 13 + 6] = 1.0  # θ sample 4, d = 0
+    assert line.interpolate(vals, np.array([g[4], 0.0])) == pytest.approx(1.0)
+    assert line.interpolate(vals, np.array([g[4], 1 / 6])) == pytest.approx(0.5)
+    assert line.interpolate(vals, np.array([g[4], 9.0])) == 0.0  # clamped at the last sample
+
+
+def test_anchors_interpolate_between_every_nth_state():
+    clip = np.array([0] * 7 + [1] * 3)
+    frame = np.array(list(range(7)) + list(range(3)))
+    a = Anchors.every(clip, frame, 3)
+    assert list(a.rows) == [0, 3, 6, 7, 9]
+    v = np.array([[0.0], [3.0], [6.0], [10.0], [30.0]])
+    got = a.values_at(v, np.arange(10))[:, 0]
+    assert np.allclose(got, [0, 1, 2, 3, 4, 5, 6, 10, 20, 30])
+    dense = a.matrix(10).toarray() @ v
+    assert np.allclose(dense[:, 0], got)
+
+
+# --------------------------------------------------------------------------- real capture
+
+@pytest.fixture(scope="module")
+def clips(mocap):
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in TRIALS]
+    return import_library(files).groups[0].database.clips
+
+
+@pytest.fixture(scope="module")
+def field(clips):
+    return fit(clips, FieldSettings(task="direction"))
+
+
+@pytest.fixture(scope="module")
+def table(field, clips):
+    return field.frame_table(clips)
+
+
+def test_a_database_state_flows_into_its_successor(field, table):
+    db = field.db
+    i = int(np.flatnonzero((db.frame == 10) & (db.clip == 0))[0])
+    nb, _ = db.neighbours(db.x.take([i]), 15)
+    assert nb[0, 0] == i  # a database state is its own nearest neighbour
+    one = np.zeros((1, 15))
+    one[0, 0] = 1.0
+    nxt, motion, _, _ = db.integrate(db.x.take([i]), nb, one, 0.0, 15)
+    row = db.row[i] + 1
+    assert np.allclose(np.abs(np.sum(nxt.rot[0] * table.local_rot[row], axis=-1)), 1.0, atol=1e-9)
+    assert nxt.height[0] == pytest.approx(table.height[row])
+    assert np.allclose(motion[0], table.motion[row])
+    # and its velocity becomes the successor's
+    assert np.allclose(nxt.motion[0], db.x.motion[i + 1])
+
+
+def test_drift_correction_pulls_toward_the_nearest_state(field):
+    db = field.db
+    i = 40
+    off = db.x.take([i])
+    off.rot = quat.normalize(off.rot + 0.05 * np.random.default_rng(0).normal(size=off.rot.shape))
+    nb, w = db.neighbours(off, 15)
+    free, _, _, _ = db.integrate(off, nb, w, 0.0, 15)
+    held, _, _, _ = db.integrate(off, nb, w, 0.5, 15)
+    near, _ = db.neighbours(free, 1)
+    target = db.x.take(near[:, 0])
+    ang = lambda s: quat.angle(quat.mul(quat.conj(s.rot[0]), target.rot[0])).sum()
+    assert ang(held) < 0.6 * ang(free)
+
+
+def test_cached_transitions_equal_the_run_time_ones(field):
+    db = field.db
+    rows = np.array([0, 57, 300])
+    cache = transitions(db, rows, field.settings.k, field.settings.delta)
+    for n, i in enumerate(rows):
+        _, _, mo, nb2, w2 = field.q_values(field.memory_at(i), np.array([0.3]))
+        assert np.array_equal(cache.nb[n], nb2)
+        assert np.allclose(cache.w[n], w2, atol=1e-6)
+        assert np.allclose(cache.motion[n], mo, atol=1e-6)
+
+
+def test_value_iteration_converges_and_the_policy_turns(field, table):
+    s = field.summary()
+    assert s["sweeps"] < field.settings.max_sweeps and s["residual"] < field.settings.tolerance
+    _, v = field.value_map()
+    assert np.argmax(v) in (8, 9) and v[0] < v[8]  # best facing the direction, worst facing away
+    session = Session(field, table, frame=int(table.first[0]) + 5)
+    start = session.synth.yaw
+    for _ in range(120):  # 4 s asked to face 90° to the left
+        session.decide(Command(heading=start + np.pi / 2))
+    assert abs(wrap(session.synth.yaw - (start + np.pi / 2))) < np.radians(15)
+
+
+def test_response_times_and_skating_are_measured(field, table, clips):
+    rng = np.random.default_rng(1)
+    times = [response_time(field, table, int(rng.integers(0, table.n_frames - 3)), a)
+             for a in (np.radians(60), -np.radians(120), np.radians(170))]
+    assert np.isfinite(times).sum() >= 2 and min(times) > 0
+    src = foot_skating(clips[0])
+    assert 0 <= src["skating"] < 0.6 and 0.2 < src["planted"] < 1.0
+    with pytest.raises(ValueError, match="at least 2 frames"):
+        foot_skating(clips[0].slice(0, 1))
+
+
+def test_a_push_is_recovered(field, table):
+    session = Session(field, table, frame=int(table.first[0]) + 30)
+    for _ in range(15):
+        session.decide(Command(heading=session.synth.yaw))
+    heading = session.synth.yaw
+    d0 = np.linalg.norm(field.db.features(session.memory.state) - field.db.feats[session.memory.nb[0]])
+    assert session.push(2.0 * np.array([np.cos(heading), np.sin(heading)]))  # 2 m/s to the right
+    pushed = np.linalg.norm(field.db.features(session.memory.state) - field.db.feats[session.memory.nb[0]])
+    assert pushed > 1.5 * d0
+    for _ in range(60):  # 2 s
+        session.decide(Command(heading=heading))
+    back = np.linalg.norm(field.db.features(session.memory.state) - field.db.feats[session.memory.nb[0]])
+    assert back < 0.5 * pushed
+    assert abs(wrap(session.synth.yaw - heading)) < np.radians(30)
+
+
+def test_starts_from_poses_it_never_saw(clips):
+    field = fit(clips[:3], FieldSettings(task="none", mirror=False))
+    table = field.frame_table(clips[:3])
+    unseen = resample(clips[3], 30.0)  # a held-out clip, its mirror image, and noise
+    starts = []
+    for c in (unseen, mirror_clip(unseen)):
+        t = frame_table([c], c.skeleton)
+        starts.append(field.memory_from_poses(t.local_rot[20], t.height[20], t.local_rot[21], t.height[21],
+                                              t.motion[21]))
+    noisy = field.db.x.take([100])
+    noisy.rot = quat.normalize(noisy.rot + 0.03 * np.random.default_rng(2).normal(size=noisy.rot.shape))
+    starts.append(field.memory_of(noisy))
+    h = table.height
+    for memory in starts:
+        session = Session(field, table)
+        session.memory = memory
+        clip = session.run([Command()] * 300)  # 10 s of passive flow
+        speed = np.linalg.norm(clip.root_pos[-1, :2] - clip.root_pos[-90, :2]) / 3.0
+        assert speed > 0.3  # still walking in the last 3 s
+        assert h.min() - 0.1 < clip.root_pos[:, 2].min() and clip.root_pos[:, 2].max() < h.max() + 0.1
+
+
+def test_save_load_round_trip_and_refusals(field, clips, tmp_path):
+    path = field.save(tmp_path / "field.npz")
+    back = load_model(path)
+    assert np.array_equal(back.values, field.values) and back.summary() == field.summary()
+    table = back.frame_table(clips)
+    a, b = Session(field, table, frame=12), Session(back, table, frame=12)
+    for k in range(20):
+        c = Command(heading=0.1 * k)
+        a.decide(c)
+        b.decide(c)
+    assert np.allclose(a.clip().root_pos, b.clip().root_pos)
+    with pytest.raises(MotionctlError, match="one finite state"):
+        bad = field.db.x.take([0])
+        bad.rot[0, 3, 0] = np.nan
+        field.memory_of(bad)
+    other = load_model(path)
+    with pytest.raises(MotionctlError, match="train it again"):
+        other._attach(Database.build(frame_table([resample(c, 30.0) for c in clips[:2]], clips[0].skeleton)))
