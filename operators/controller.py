@@ -31,7 +31,22 @@ def fit_to_file(engine: str, database: str, clip_tags: dict, settings_obj, out_p
     clips = load_clips(database, clip_tags)
     model, path = train_to_file(engine, clips, settings_obj, out_path, progress=progress, should_stop=should_stop,
                                 cache=cache)
-    return {"path": path, "summary": model.summary()}
+    return {"path": path, "summary": model.summary(), "picture": model.picture()}
+
+
+def show_picture(name: str, picture) -> None:
+    """Keep a model's picture as a packed image named ``name`` (replaced on every training)."""
+    old = bpy.data.images.get(name)
+    if old is not None:
+        bpy.data.images.remove(old)
+    if picture is None:
+        return
+    rgba, caption = picture
+    img = bpy.data.images.new(name, rgba.shape[1], rgba.shape[0], alpha=True)
+    img.pixels.foreach_set(rgba.astype("float32").ravel())
+    img.pack()
+    img["motionctl_caption"] = caption
+    img.preview_ensure()
 
 
 def engine_settings(context, engine: str):
@@ -74,7 +89,13 @@ class MOTIONCTL_OT_train(BackgroundJobOperator, bpy.types.Operator):
         entry.engine = self._engine
         entry.path = stored(result["path"])
         entry.summary = json.dumps(result["summary"], default=str)
+        show_picture(picture_name(self._engine, group.name), result.get("picture"))
         self.report({"INFO"}, f"{ENGINES[self._engine].label}: " + describe(result["summary"]))
+
+
+def picture_name(engine: str, group: str) -> str:
+    """The image holding an engine's picture for a clip group."""
+    return f"motionctl {engine} {group}"
 
 
 def describe(summary: dict) -> str:

@@ -27,14 +27,16 @@ from .common import group_clips, report_error, settings, target_armature, traine
 from .state import STATE
 
 ARROWS = {"forward": "UP_ARROW", "back": "DOWN_ARROW", "left": "LEFT_ARROW", "right": "RIGHT_ARROW"}
-GOAL_OBJECTS = {"target": "motionctl_target", "gate": "motionctl_gate"}
+GOAL_OBJECTS = {"target": "motionctl_target", "gate": "motionctl_gate", "line": "motionctl_line"}
+GOAL_DISPLAY = {"target": ("SPHERE", 0.2), "gate": ("PLAIN_AXES", 0.6), "line": ("SINGLE_ARROW", 1.0)}
+PUSH_SHOWN = 0.6  # s the push arrow stays drawn
 
 
 def key_map(prefs) -> dict:
     """Event type -> action name, from the Preview settings (arrows always work)."""
     m = {prefs.key_forward: "forward", prefs.key_back: "back", prefs.key_left: "left", prefs.key_right: "right",
          prefs.key_turn_left: "turn_left", prefs.key_turn_right: "turn_right", prefs.key_jump: "jump",
-         prefs.key_run: "run"}
+         prefs.key_run: "run", prefs.key_push: "push"}
     m.update({v: k for k, v in ARROWS.items()})
     return m
 
@@ -57,24 +59,38 @@ def command_from_keys(held: set, walk: float, run: float, turn_rate: float, airb
     return Command(np.array([v[0], v[1], turn, jump]))
 
 
+def mouse_command(ground, point, command: Command, walk: float) -> Command:
+    """The command with its desired heading toward the floor ``point`` (the mouse), walking
+    unless the keys ask for another speed; standing once the character is there."""
+    d = np.asarray(point, dtype=float) - np.asarray(ground, dtype=float)
+    if np.hypot(*d) < 0.3:
+        return command
+    speed = float(np.hypot(*command.control[:2])) or walk
+    return Command(np.array([0.0, speed, 0.0, command.control[3]]), heading=float(np.arctan2(-d[0], d[1])),
+                   speed=speed)
+
+
 def with_goals(command: Command, goals: dict) -> Command:
     """The command with the scene's goal objects' positions (world)."""
     command.target = goals.get("target")
     command.gate = goals.get("gate")
+    command.line = goals.get("line")
     return command
 
 
 def goal_objects(context, model) -> dict:
-    """The model's goals read from the scene ({"target": [2], "gate": [3]}), creating the empties it
-    needs (3 m ahead) when missing: move them in the viewport and the character replans."""
+    """The model's goals read from the scene ({"target": [2], "gate": [3], "line": [3]}: a point, or
+    a point and the empty's facing about Z), creating the empties it needs (3 m ahead) when
+    missing: move or turn them in the viewport and the character replans."""
     out = {}
     for goal in model.goals:
         name = GOAL_OBJECTS[goal]
         ob = bpy.data.objects.get(name)
         if ob is None:
             ob = bpy.data.objects.new(name, None)
-            ob.empty_display_type = "SPHERE" if goal == "target" else "PLAIN_AXES"
-            ob.empty_display_size = 0.2 if goal == "target" else 0.6
+            ob.empty_display_type, ob.empty_display_size = GOAL_DISPLAY[goal]
+            if goal == "line":
+                ob.rotation_euler.x = -np.pi / 2  # the single arrow (+Z) lies along the floor's +Y
             ob.location = (0.0, 3.0, 0.0)
             context.collection.objects.link(ob)
         out[goal] = np.array([ob.location[0], ob.location[1]]) if goal == "target" else \
@@ -103,13 +119,48 @@ def control_arrow(root: np.ndarray, yaw: float, control: np.ndarray, scale: floa
     return np.array([base, tip, tip, back + side, tip, back - side], dtype=np.float32)
 
 
-def goal_lines(root, goals: dict) -> np.ndarray:
-    """[2 G, 3] float32 lines from the character to each goal on the floor."""
-    pts = [p[:2] for p in goals.values()]
-    if not pts:
-        return np.zeros((0, 3), dtype=np.float32)
+def goal_lines(root, goals: dict, reach: float = 20.0) -> np.ndarray:
+    """[2 G, 3] float32 lines on the floor: from the character to each goal point, and a line
+    goal drawn itself (``reach`` metres each way along its direction)."""
     base = [root[0], root[1], 0.02]
-    return np.array([v for p in pts for v in (base, [p[0], p[1], 0.02])], dtype=np.float32)
+    out = []
+    for goal, p in goals.items():
+        if goal == "line":
+            d = to_world(np.array([0.0, reach]), p[2])
+            out += [[p[0] - d[0], p[1] - d[1], 0.02], [p[0] + d[0], p[1] + d[1], 0.02]]
+        else:
+            out += [base, [p[0], p[1], 0.02]]
+    return np.array(out, dtype=np.float32).reshape(-1, 3)
+
+
+def push_arrow(root, impulse, scale: float = 0.5) -> np.ndarray:
+    """[6, 3] float32 lines of a push: an arrow ending at the character, its length the push speed."""
+    v = np.asarray(impulse, dtype=float)[:2] * scale
+    n = np.linalg.norm(v)
+    tip = np.array([root[0], root[1], 0.9])
+    if n < 1e-6:
+        return np.zeros((0, 3), dtype=np.float32)
+    d = np.append(v / n, 0.0)
+    base = tip - np.append(v, 0.0)
+    side = np.array([-d[1], d[0], 0.0]) * 0.1
+    back = tip - d * 0.2
+    return np.array([base, tip, tip, back + side, tip, back - side], dtype=np.float32)
+
+
+def floor_point(context, event):
+    """The floor (z = 0) point under the mouse in the viewport, or None."""
+    from bpy_extras import view3d_utils
+
+    region, rv3d = context.region, context.region_data
+    if region is None or rv3d is None:
+        return None
+    xy = (event.mouse_region_x, event.mouse_region_y)
+    origin = np.array(view3d_utils.region_2d_to_origin_3d(region, rv3d, xy))
+    ray = np.array(view3d_utils.region_2d_to_vector_3d(region, rv3d, xy))
+    if abs(ray[2]) < 1e-6:
+        return None
+    t = -origin[2] / ray[2]
+    return None if t < 0 else (origin + t * ray)[:2]
 
 
 def playable(context):
@@ -167,6 +218,8 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
         self.keys = key_map(self.prefs)
         self.held = set()
         self.jump_until = 0.0
+        self.pushed = None  # (impulse [2], until): the last push, drawn for a moment
+        self.mouse = None  # the floor point under the mouse, when it steers
         self.writer = PoseWriter(self.ob)
         self.session = Session(self.model, table, warp=self.prefs.warp)
         self.command = Command()
@@ -182,7 +235,14 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
     def modal(self, context, event):
         if event.type == "ESC" and event.value == "PRESS":
             return self.stop(context)
+        if event.type == "MOUSEMOVE" and self.prefs.mouse_steer:
+            self.mouse = floor_point(context, event)
+            return {"PASS_THROUGH"}
         action = self.keys.get(event.type)
+        if action == "push":
+            if event.value == "PRESS":
+                self.push(context)
+            return {"RUNNING_MODAL"}
         if action is not None:
             if event.value == "PRESS":
                 self.held.add(action)
@@ -197,14 +257,24 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
         dt, self.last = min(now - self.last, 0.1), now
         p = self.prefs
         self.goals = goal_objects(context, self.model)
-        self.command = with_goals(command_from_keys(self.held, p.walk_speed, p.run_speed, p.turn_rate,
-                                                    now < self.jump_until, p.steer), self.goals)
+        command = command_from_keys(self.held, p.walk_speed, p.run_speed, p.turn_rate, now < self.jump_until, p.steer)
+        if self.mouse is not None:
+            command = mouse_command(self.session.synth.ground, self.mouse, command, p.walk_speed)
+        self.command = with_goals(command, self.goals)
         root, rot = self.session.tick(dt, self.command)
         self.writer.write(rot, root)
         for area in context.screen.areas:
             if area.type == "VIEW_3D":
                 area.tag_redraw()
         return {"RUNNING_MODAL"}
+
+    def push(self, context):
+        """Push the character from its left (the engine decides whether it can be pushed)."""
+        impulse = to_world(np.array([self.prefs.push_speed, 0.0]), self.session.synth.yaw)
+        if self.session.push(impulse):
+            self.pushed = (impulse, time.perf_counter() + PUSH_SHOWN)
+        else:
+            self.report({"WARNING"}, f"a {self.model.engine} model plays its clips as captured: it cannot be pushed")
 
     def stop(self, context):
         context.window_manager.event_timer_remove(self._timer)
@@ -251,7 +321,9 @@ def draw_drive(op) -> None:
     for prim, verts, colour in (("LINE_STRIP", trail_vertices(s.trail), (1.0, 0.6, 0.1, 0.9)),
                                 ("LINES", control_arrow(root, s.synth.yaw, op.command.local_control(s.synth.yaw)),
                                  (0.2, 0.7, 1.0, 1.0)),
-                                ("LINES", goal_lines(root, op.goals), (0.9, 0.9, 0.2, 0.8))):
+                                ("LINES", goal_lines(root, op.goals), (0.9, 0.9, 0.2, 0.8)),
+                                ("LINES", push_arrow(root, op.pushed[0]) if op.pushed and time.perf_counter() <
+                                 op.pushed[1] else np.zeros((0, 3), np.float32), (1.0, 0.2, 0.2, 1.0))):
         if len(verts):
             shader.uniform_float("color", colour)
             batch_for_shader(shader, prim, {"pos": verts}).draw(shader)

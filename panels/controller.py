@@ -11,6 +11,7 @@ from bpy.types import Panel, UIList
 from ..motionctl.engines import ENGINES
 from ..motionctl.settings import options
 from ..operators.common import model_entry, model_summary
+from ..operators.controller import picture_name
 from .library import MotionPanel
 
 # How a model's summary reads in the panel: key -> (label, format).
@@ -22,6 +23,8 @@ SUMMARY = {
     "residual": ("Bellman residual", "{:.3g}"), "heading_error_deg": ("° off the direction after 20 steps", "{:.1f}"),
     "success": ("done within 20 steps", "{:.0%}"), "reward_per_step": ("reward per step", "{:.2f}"),
     "seconds_kept": ("s of capture kept", "{:.1f}"), "seconds_total": ("s of capture in all", "{:.1f}"),
+    "states": ("motion states", "{:d}"), "anchors": ("states storing values", "{:d}"),
+    "sweeps": ("value iteration sweeps", "{:d}"), "value_bytes": ("bytes of values", "{:,d}"),
 }
 
 
@@ -110,6 +113,11 @@ class MOTIONCTL_PT_controller(MotionPanel, Panel):
         entry = model_entry(group, engine.name)
         if entry is not None:
             draw_summary(layout, model_summary(entry), entry.path)
+            img = bpy.data.images.get(picture_name(engine.name, group.name))
+            if img is not None and img.preview is not None:
+                box = layout.box()
+                box.label(text=img.get("motionctl_caption", img.name))
+                box.template_icon(icon_value=img.preview.icon_id, scale=8.0)
 
 
 class MOTIONCTL_PT_preview(MotionPanel, Panel):
@@ -134,12 +142,14 @@ class MOTIONCTL_PT_preview(MotionPanel, Panel):
         col.prop(p, "run_speed")
         col.prop(p, "turn_rate")
         col.prop(p, "jump_time")
+        col.prop(p, "push_speed")
+        layout.prop(p, "mouse_steer")
         layout.prop(p, "warp")
         box = layout.box()
         box.label(text="Keys (arrows always move)")
         grid = box.grid_flow(columns=2, align=True)
         for k in ("key_forward", "key_back", "key_left", "key_right", "key_turn_left", "key_turn_right", "key_jump",
-                  "key_run"):
+                  "key_run", "key_push"):
             grid.prop(p, k)
         row = layout.row(align=True)
         row.operator("motionctl.drive", icon="PLAY")

@@ -128,6 +128,12 @@ class MOTIONCTL_PG_preview(PropertyGroup):
     key_turn_right: StringProperty(name="Turn Right", default="E")
     key_jump: StringProperty(name="Jump", default="SPACE")
     key_run: StringProperty(name="Run", default="LEFT_SHIFT")
+    key_push: StringProperty(name="Push", default="P", description="Push the character from its left (engines that "
+                             "can be pushed: the motion field)")
+    push_speed: FloatProperty(name="Push", default=1.5, min=0.0, max=10.0, unit="VELOCITY",
+                              description="Speed a push adds to the character (toward its right)")
+    mouse_steer: BoolProperty(name="Mouse Sets Direction", default=False,
+                              description="The character walks toward the mouse pointer on the floor")
     walk_speed: FloatProperty(name="Walk", default=1.3, min=0.0, unit="VELOCITY", description="Speed with a key held")
     run_speed: FloatProperty(name="Run", default=3.5, min=0.0, unit="VELOCITY", description="Speed with Run held")
     turn_rate: FloatProperty(name="Turn", default=1.0, min=0.0, description="Turning rate with Q/E (rad/s)")

@@ -164,6 +164,11 @@ class Model:
         """A MotionGraph when the model is one (certification embeds it as it is), else None."""
         return None
 
+    def picture(self):
+        """(RGBA [H, W, 4] float rows bottom-up, caption) of what the model learned, for the
+        panel, or None (the default)."""
+        return None
+
     def push(self, memory, impulse):
         """The memory after a push (``impulse`` [2] m/s in the character's frame), or None when
         the engine cannot be pushed (the default: clips play as captured)."""

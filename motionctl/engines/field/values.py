@@ -166,7 +166,7 @@ class Cache:
 
 
 def transitions(db, rows: np.ndarray, k: int, delta: float, progress=None, should_stop=None,
-                block: int = 512) -> Cache:
+                block: int = 128) -> Cache:
     """The Cache of database states ``rows``: each one's neighbours, its k actions, each played
     through ``db.integrate`` (in blocks of states)."""
     t0 = time.perf_counter()
@@ -225,7 +225,8 @@ def value_iteration(task: FieldTask, cache: Cache, anchors: Anchors, states: int
         nxt = task.step(grid[None, :, :], flat_motion[rr])  # [m, G, n]
         reward[rr] = task.reward(nxt)
         i, w = task.corners(nxt)
-        idx[rr] = i.reshape(len(i), -1)
+        local = (np.arange(rr.start, rr.stop) - rr.start)[:, None] * g_n  # rows of the block's product
+        idx[rr] = i.reshape(len(i), -1) + local
         wts[rr] = w
     v = np.zeros((a_n, g_n), dtype=np.float32)
     learned = Learned(v, 0)
@@ -236,7 +237,7 @@ def value_iteration(task: FieldTask, cache: Cache, anchors: Anchors, states: int
             b = min(a + block, a_n)
             rr = slice(a * k, b * k)
             vm = to_anchor[rr] @ v  # [m*k, G]
-            future = np.take_along_axis(vm, idx[rr], 1).reshape(-1, g_n, c)
+            future = np.take(vm.ravel(), idx[rr]).reshape(-1, g_n, c)
             q = reward[rr] + gamma * np.einsum("rgc,rgc->rg", future, wts[rr])
             new[a:b] = q.reshape(b - a, k, g_n).max(axis=1)
         change = float(np.max(np.abs(new - v)))
