@@ -167,7 +167,7 @@ def rerank(feats: np.ndarray, q: np.ndarray, cand: np.ndarray, k: int) -> tuple[
     """The k of candidate rows ``cand`` [n, c] nearest to ``q`` [n, D] by exact distance (ties to
     the lower index), nearest first."""
     diff = feats[cand] - q[:, None, :]
-    d2 = np.einsum("ncd,ncd->nc", diff, diff, dtype=np.float64)
+    d2 = np.einsum("ncd,ncd->nc", diff, diff).astype(np.float64)
     order = np.lexsort((cand, d2), axis=1)[:, :k]
     return np.take_along_axis(cand, order, 1), np.take_along_axis(d2, order, 1)
 
