@@ -217,17 +217,24 @@ def test_response_times_and_skating_are_measured(field, table, clips):
         foot_skating(clips[0].slice(0, 1))
 
 
-def test_a_push_is_recovered(field, table):
+def test_a_push_moves_the_character_and_is_recovered(field, table):
+    twin = Session(field, table, frame=int(table.first[0]) + 30)
     session = Session(field, table, frame=int(table.first[0]) + 30)
     for _ in range(15):
         session.decide(Command(heading=session.synth.yaw))
+        twin.decide(Command(heading=twin.synth.yaw))
     heading = session.synth.yaw
     d0 = np.linalg.norm(field.db.features(session.memory.state) - field.db.feats[session.memory.nb[0]])
     assert session.push(2.0 * np.array([np.cos(heading), np.sin(heading)]))  # 2 m/s to the right
     pushed = np.linalg.norm(field.db.features(session.memory.state) - field.db.feats[session.memory.nb[0]])
     assert pushed > 1.5 * d0
-    for _ in range(60):  # 2 s
+    for i in range(60):  # 2 s
         session.decide(Command(heading=heading))
+        twin.decide(Command(heading=heading))
+        if i == 29:  # 1 s after a 2 m/s push the character stands well to the right of its unpushed twin
+            right = np.array([np.cos(heading), np.sin(heading)])
+            assert float((session.synth.ground - twin.synth.ground) @ right) > 0.25
+    assert not np.any(session.memory.disturbance)  # the push has died away
     back = np.linalg.norm(field.db.features(session.memory.state) - field.db.feats[session.memory.nb[0]])
     assert back < 0.5 * pushed
     assert abs(wrap(session.synth.yaw - heading)) < np.radians(30)

@@ -7,13 +7,15 @@ discounted value (``values``) for the task state the command gives; with no task
 action (the similarity weights themselves).  The frame it plays is the step: engine-made frames,
 so Drive, Play Trace, Bake and certification play it like any engine.
 
-A push (``push``) adds a velocity impulse to the root and the joints from the root to the chest,
-and the field carries the character back into the data.
+A push (``push``) is a disturbance the memory carries: a velocity added to the root and turned
+into a tilt of the joints from the root to the chest every frame, dying away in a few tenths of
+a second, while the field (choosing neighbours of the disturbed state) carries the character back
+into the data.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,6 +32,8 @@ from .values import TASK_CHOICES, Anchors, FieldTask, transitions, value_iterati
 
 TIE = 1e-6  # relative: action values closer than this are equal (the first wins)
 PUSH_TILT = 1.0  # rad/s of upper-body tilt per m/s of push, spread over the root-to-chest chain
+PUSH_DECAY = 0.3  # s: time constant of a push's disturbance
+PUSH_REST = 0.02  # m/s: a disturbance below this has ended
 
 
 @dataclass
@@ -65,6 +69,7 @@ class FieldMemory:
     state: States
     nb: np.ndarray
     w: np.ndarray
+    disturbance: np.ndarray = field(default_factory=lambda: np.zeros(2))  # a push still acting (m/s)
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, FieldMemory):
@@ -72,7 +77,7 @@ class FieldMemory:
         a, b = self.state, other.state
         return all(np.array_equal(x, y) for x, y in ((a.rot, b.rot), (a.height, b.height), (a.motion, b.motion),
                                                      (a.lift, b.lift), (a.turn, b.turn), (self.nb, other.nb),
-                                                     (self.w, other.w)))
+                                                     (self.w, other.w), (self.disturbance, other.disturbance)))
 
 
 class FieldModel(Model):
@@ -201,35 +206,50 @@ class FieldModel(Model):
             q, nxt, mo, nb2, w2 = self.q_values(memory, self.task_state(state, command))
             top = q.max()
             b = int(np.argmax(q >= top - TIE * (1.0 + abs(top))))
-        frames = Frames(nxt.rot[b:b + 1].astype(float), nxt.height[b:b + 1].astype(float), mo[b:b + 1].astype(float))
-        return Step(frames=frames), FieldMemory(nxt.take([b]), nb2[b], w2[b])
+        chosen, motion = nxt.take([b]), mo[b].astype(float)
+        disturbance = memory.disturbance
+        if np.any(disturbance):
+            disturbance = self._disturb(chosen, motion, disturbance)
+            nb_b, w_b = db.neighbours(chosen, s.k)
+            nb2, w2, b = nb_b, w_b, 0
+        frames = Frames(chosen.rot.astype(float), chosen.height.astype(float), motion[None])
+        return Step(frames=frames), FieldMemory(chosen, nb2[b], w2[b], disturbance)
 
     def push(self, memory: FieldMemory, impulse) -> FieldMemory:
         """The memory after a push: ``impulse`` [2] (m/s, in the character's frame: x right,
-        y forward) added to the root's velocity, and the chain from the root to the chest tipped
-        the same way (PUSH_TILT rad/s per m/s, shared along the chain)."""
-        db = self._need_db()
+        y forward) joins the memory's disturbance, which every following frame adds to the root's
+        motion and turns into a tilt of the chain from the root to the chest, decaying with a time
+        constant of PUSH_DECAY s; the state's velocity shows it at once, so the neighbours (and the
+        flow back into the data) are those of the disturbed motion."""
         impulse = np.asarray(impulse, dtype=float).reshape(2)
         st = memory.state.copy()
         st.motion = st.motion.copy()
-        st.motion[0, :2] += impulse / db.fps
-        speed = float(np.hypot(*impulse))
-        if speed > 0:
-            chain = self._push_chain()
-            axis = np.cross([0.0, 0.0, 1.0], [impulse[0] / speed, impulse[1] / speed, 0.0])
-            angle = PUSH_TILT * speed / db.fps / len(chain)
-            rot = st.rot[0]
-            world = quat.identity()
-            turn = st.turn.copy()
-            parents = db.skeleton.parents
-            glob = {}
-            for j in chain:  # root first: each joint's frame from its parent's
-                parent_rot = glob.get(int(parents[j]), world) if j else world
-                local_axis = quat.rotate(quat.conj(parent_rot), axis)
-                turn[0, j] = quat.mul(quat.from_axis_angle(local_axis, angle), turn[0, j])
-                glob[j] = quat.mul(parent_rot, rot[j])
-            st.turn = turn
-        return self.memory_of(st)
+        st.motion[0, :2] += impulse / self._need_db().fps
+        pushed = self.memory_of(st)
+        pushed.disturbance = memory.disturbance + impulse
+        return pushed
+
+    def _disturb(self, state: States, motion: np.ndarray, disturbance: np.ndarray) -> np.ndarray:
+        """Apply one frame of a push's disturbance to ``state`` (one state, in place: its root
+        motion and the root-to-chest tilt) and ``motion`` [3]; returns the decayed disturbance."""
+        db = self._need_db()
+        speed = float(np.hypot(*disturbance))
+        if speed < PUSH_REST:
+            return np.zeros(2)
+        motion[:2] += disturbance / db.fps
+        state.motion[0, :2] += disturbance / db.fps
+        chain = self._push_chain()
+        axis = np.cross([0.0, 0.0, 1.0], [disturbance[0] / speed, disturbance[1] / speed, 0.0])
+        angle = PUSH_TILT * speed / db.fps / len(chain)
+        rot = state.rot[0]
+        parents = db.skeleton.parents
+        glob = {}
+        for j in chain:  # root first: each joint's frame from its parent's
+            parent_rot = glob.get(int(parents[j]), quat.identity()) if j else quat.identity()
+            local_axis = quat.rotate(quat.conj(parent_rot), axis)
+            rot[j] = quat.normalize(quat.mul(quat.from_axis_angle(local_axis, angle), rot[j]))
+            glob[j] = quat.mul(parent_rot, rot[j])
+        return disturbance * np.exp(-1.0 / (db.fps * PUSH_DECAY))
 
     def _push_chain(self) -> list:
         """Joints from the root up to the chest (the spine joint at about 3/4 of the way to the head)."""
