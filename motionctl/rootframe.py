@@ -34,6 +34,13 @@ def to_world(v: np.ndarray, yaw) -> np.ndarray:
     return np.stack((c * v[..., 0] - s * v[..., 1], s * v[..., 0] + c * v[..., 1]), axis=-1)
 
 
+def yaw_of(d) -> np.ndarray:
+    """The yaw that faces ground direction(s) ``d`` [..., 2] (world, or a root frame's x right, y
+    forward: then the turn to face it)."""
+    d = np.asarray(d, dtype=float)
+    return np.arctan2(-d[..., 0], d[..., 1])
+
+
 def rotation_2d(yaw: float) -> np.ndarray:
     """[2, 2] matrix taking root-frame ground vectors to the world (``to_world`` as a matrix)."""
     c, s = np.cos(yaw), np.sin(yaw)
@@ -116,5 +123,5 @@ def positions_in_root_frame(clip, smooth_seconds: float = 0.2) -> np.ndarray:
     return to_root_frame(pos, ground, yaw)
 
 
-__all__ = ["wrap", "displacement", "gaussian_smooth", "heading", "integrate", "positions_in_root_frame", "root_frame",
+__all__ = ["wrap", "yaw_of", "displacement", "gaussian_smooth", "heading", "integrate", "positions_in_root_frame", "root_frame",
            "root_motion", "rotation_2d", "to_local", "to_root_frame", "to_world"]

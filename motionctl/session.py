@@ -23,7 +23,7 @@ import numpy as np
 
 from .clip import Clip
 from .jobs import check_stop
-from .rootframe import to_local, wrap
+from .rootframe import to_local, wrap, yaw_of
 from .synth import FrameTable, Step, SynthState, synthesize, to_clip
 
 DEFAULT_SPEED = 1.3  # m/s: a walk, when a command gives a direction but no speed
@@ -72,7 +72,7 @@ class Command:
             return float(self.heading)
         vx, vy, turn = self.control[:3]
         if np.hypot(vx, vy) > 1e-6:
-            return float(yaw + np.arctan2(-vx, vy))
+            return float(yaw + yaw_of((vx, vy)))
         return float(yaw + 0.5 * turn)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..motionctl.clip import MotionDatabase
 from ..motionctl.engines.fragments import Trace, read_trace, resample_trace, write_trace
 from ..motionctl.errors import MotionctlError
-from ..motionctl.rootframe import to_world
+from ..motionctl.rootframe import to_world, yaw_of
 from ..motionctl.session import Command, Session, commands_from_controls
 from .armature import PoseWriter, bake_clip
 from .background import BackgroundJobOperator
@@ -54,7 +54,7 @@ def command_from_keys(held: set, walk: float, run: float, turn_rate: float, airb
     turn = turn_rate * (("turn_left" in held) - ("turn_right" in held))
     jump = 1.0 if airborne else 0.0
     if steer == "WORLD" and n > 0:
-        return Command(np.array([0.0, speed, 0.0, jump]), heading=float(np.arctan2(-v[0], v[1])), speed=speed)
+        return Command(np.array([0.0, speed, 0.0, jump]), heading=float(yaw_of(v)), speed=speed)
     v = v / n * speed if n > 0 else v
     return Command(np.array([v[0], v[1], turn, jump]))
 
@@ -66,7 +66,7 @@ def mouse_command(ground, point, command: Command, walk: float) -> Command:
     if np.hypot(*d) < 0.3:
         return command
     speed = float(np.hypot(*command.control[:2])) or walk
-    return Command(np.array([0.0, speed, 0.0, command.control[3]]), heading=float(np.arctan2(-d[0], d[1])),
+    return Command(np.array([0.0, speed, 0.0, command.control[3]]), heading=float(yaw_of(d)),
                    speed=speed)
 
 

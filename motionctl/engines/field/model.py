@@ -27,7 +27,7 @@ from ...session import Command, State
 from ...settings import setting
 from ...synth import Frames, Step, frame_table
 from ..base import Model, clips_of, fingerprint, working_clips
-from .states import Database, States, actions, velocity_between
+from .states import Database, States, velocity_between
 from .values import TASK_CHOICES, Anchors, FieldTask, transitions, value_iteration
 
 TIE = 1e-6  # relative: action values closer than this are equal (the first wins)
@@ -106,6 +106,7 @@ class FieldModel(Model):
                                  "train it again on these clips")
         self.db = db
         self.anchors = Anchors.every(db.clip, db.frame, self.settings.compression)
+        self.push_chain = push_chain(db.skeleton)
         if self.values is not None and len(self.values) != self.anchors.n:
             raise MotionctlError("the stored values do not match the clips' anchors: train the field again")
 
@@ -186,10 +187,7 @@ class FieldModel(Model):
         """(Q [k], next states, root motion [k, 3], next neighbours [k, k], weights [k, k]) of every
         action from ``memory`` at task state ``t``."""
         db, s = self._need_db(), self.settings
-        k = len(memory.nb)
-        acts = actions(memory.w[None])[0]
-        nxt, mo, nb2, w2 = db.integrate(memory.state.take(np.zeros(k, dtype=np.int64)), np.repeat(memory.nb[None], k, 0),
-                                        acts, s.delta, s.k)
+        nxt, mo, nb2, w2 = db.play_actions(memory.state, memory.nb[None], memory.w[None], s.delta, s.k)
         t2 = self.task.step(t[None, :], mo)
         v = np.einsum("kn,kng->kg", w2, self.anchors.values_at(self.values, nb2))
         q = self.task.reward(t2) + s.discount * self.task.interpolate(v, t2)
@@ -238,7 +236,7 @@ class FieldModel(Model):
             return np.zeros(2)
         motion[:2] += disturbance / db.fps
         state.motion[0, :2] += disturbance / db.fps
-        chain = self._push_chain()
+        chain = self.push_chain
         axis = np.cross([0.0, 0.0, 1.0], [disturbance[0] / speed, disturbance[1] / speed, 0.0])
         angle = PUSH_TILT * speed / db.fps / len(chain)
         rot = state.rot[0]
@@ -250,17 +248,6 @@ class FieldModel(Model):
             rot[j] = quat.normalize(quat.mul(quat.from_axis_angle(local_axis, angle), rot[j]))
             glob[j] = quat.mul(parent_rot, rot[j])
         return disturbance * np.exp(-1.0 / (db.fps * PUSH_DECAY))
-
-    def _push_chain(self) -> list:
-        """Joints from the root up to the chest (the spine joint at about 3/4 of the way to the head)."""
-        sk = self._need_db().skeleton
-        rest = sk.rest_positions()
-        top = int(np.argmax(rest[:, 2]))  # the head (highest joint at rest)
-        chain = [top]
-        while chain[-1] != 0:
-            chain.append(int(sk.parents[chain[-1]]))
-        chain = chain[::-1]
-        return chain[:max(1, round(0.75 * len(chain)))]
 
     def picture(self, width: int = 180, height: int = 120):
         """(RGBA [height, width, 4] rows bottom-up, caption): the mean value over the anchors as a
@@ -296,6 +283,17 @@ class FieldModel(Model):
         if self.task is None or self.values is None:
             raise MotionctlError("a passive field has no value function")
         return self.task.grid(), self.values.mean(axis=0)
+
+
+def push_chain(skeleton) -> list:
+    """Joints from the root up to the chest (3/4 of the chain from the root to the highest joint
+    at rest, the head), root first: what a push tips."""
+    rest = skeleton.rest_positions()
+    chain = [int(np.argmax(rest[:, 2]))]
+    while chain[-1] != 0:
+        chain.append(int(skeleton.parents[chain[-1]]))
+    chain = chain[::-1]
+    return chain[:max(1, round(0.75 * len(chain)))]
 
 
 def fit(library, settings: FieldSettings | None = None, *, progress=None, should_stop=None,

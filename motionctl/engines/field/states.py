@@ -52,7 +52,7 @@ class States:
         return States(self.rot[idx], self.height[idx], self.motion[idx], self.lift[idx], self.turn[idx])
 
     def copy(self) -> States:
-        return self.take(slice(None))
+        return States(self.rot.copy(), self.height.copy(), self.motion.copy(), self.lift.copy(), self.turn.copy())
 
     def is_finite(self) -> bool:
         return all(np.isfinite(a).all() for a in (self.rot, self.height, self.motion, self.lift, self.turn))
@@ -235,6 +235,16 @@ class Database:
         nxt = pull(nxt, self.x.take(nearest[:, 0]), delta)
         nb2, d2 = rerank(self.search.feats, self.features(nxt), cand, k)
         return nxt, motion, nb2, similarity(d2)
+
+    def play_actions(self, states: States, nb: np.ndarray, w: np.ndarray, delta: float, k: int):
+        """Every one of the k actions (``actions``) from each of ``states`` (n, with neighbours
+        ``nb`` [n, k] and similarity weights ``w`` [n, k]) played one frame through
+        ``integrate``: what value iteration caches and what a decision compares.  Returns
+        ``integrate``'s results with n*k rows, the actions of state i at rows i*k to i*k + k - 1."""
+        n, kk = nb.shape
+        acts = actions(w).reshape(n * kk, kk)
+        rep = np.repeat(np.arange(n), kk)
+        return self.integrate(states.take(rep), nb[rep], acts, delta, k)
 
 
 __all__ = ["Database", "Search", "States", "actions", "advance", "blend_velocities", "features", "joint_weights",

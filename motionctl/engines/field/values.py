@@ -25,7 +25,6 @@ from scipy import sparse
 from ...errors import MotionctlError
 from ...jobs import check_stop
 from ...rootframe import wrap
-from .states import actions
 
 TASK_CHOICES = (
     ("none", "Passive", "No task: the character meanders through the data along the field's flow"),
@@ -125,7 +124,6 @@ class Anchors:
     @classmethod
     def every(cls, clip: np.ndarray, frame: np.ndarray, n: int) -> Anchors:
         """Anchors every ``n`` states of each clip and at each clip's last state."""
-        s = len(clip)
         last = np.r_[clip[1:] != clip[:-1], True]
         is_anchor = (frame % n == 0) | last
         rows = np.flatnonzero(is_anchor)
@@ -134,7 +132,6 @@ class Anchors:
         hi = np.where(is_anchor, pos, pos + 1)
         span = np.maximum(frame[rows[hi]] - frame[rows[lo]], 1)
         t = np.where(is_anchor, 0.0, (frame - frame[rows[lo]]) / span)
-        assert len(lo) == s
         return cls(rows, lo, hi, t.astype(np.float32))
 
     @property
@@ -178,10 +175,8 @@ def transitions(db, rows: np.ndarray, k: int, delta: float, progress=None, shoul
         check_stop(should_stop, "caching transitions")
         r = rows[a:a + block]
         own, sim = db.neighbours(db.x.take(r), k)
-        acts = actions(sim)  # [m, k, k]
         m = len(r)
-        states = db.x.take(np.repeat(r, k))
-        _, mo, nb2, w2 = db.integrate(states, np.repeat(own, k, axis=0), acts.reshape(m * k, k), delta, k)
+        _, mo, nb2, w2 = db.play_actions(db.x.take(r), own, sim, delta, k)
         nb[a:a + m] = nb2.reshape(m, k, k)
         w[a:a + m] = w2.reshape(m, k, k)
         motion[a:a + m] = mo.reshape(m, k, 3)
