@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+from blender_scene import use_demo_clips
 
 from motionctl.engines.fragments import PlayerSettings, generate_trace, resample_trace, write_trace
 from motionctl.session import Session, commands_from_controls
@@ -18,11 +19,7 @@ CLIPS = {"demo_walk", "demo_run", "demo_walk_turn_left", "demo_sidestep_left", "
 @pytest.fixture
 def library(bpy_clean, demo_library):
     bpy = bpy_clean
-    bpy.context.scene.render.fps = 60
-    assert bpy.ops.motionctl.import_bvh(directory=demo_library + os.sep, files=[]) == {"FINISHED"}
-    st = bpy.context.scene.motionctl
-    for c in st.clips:
-        c.use = c.name in CLIPS
+    st = use_demo_clips(bpy, demo_library, CLIPS, fps=60)
     pg = st.engines.fragments
     pg.trace_seconds = 60.0
     pg.held_out = 1

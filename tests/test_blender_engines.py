@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+from blender_scene import room_collection, use_demo_clips
 
 from motionctl.engines import ENGINES
 from motionctl.engines.fragments import PlayerSettings, generate_trace, write_trace
@@ -24,21 +25,9 @@ QUICK = {
 @pytest.fixture
 def scene(bpy_clean, demo_library):
     bpy = bpy_clean
-    bpy.context.scene.render.fps = 30
-    assert bpy.ops.motionctl.import_bvh(directory=demo_library + os.sep, files=[]) == {"FINISHED"}
-    st = bpy.context.scene.motionctl
-    for c in st.clips:
-        c.use = c.name in {"demo_walk", "demo_walk_turn_left", "demo_walk_turn_right", "demo_run", "demo_walk_slow"}
-    room = bpy.data.collections.new("room")
-    bpy.context.scene.collection.children.link(room)
-    bpy.ops.mesh.primitive_plane_add(size=1)
-    floor = bpy.context.active_object
-    floor.scale = (8, 6, 1)
-    floor.location = (4, 3, 0)
-    for c in list(floor.users_collection):
-        c.objects.unlink(floor)
-    room.objects.link(floor)
-    st.evaluate.collection = room
+    st = use_demo_clips(bpy, demo_library, {"demo_walk", "demo_walk_turn_left", "demo_walk_turn_right", "demo_run",
+                                            "demo_walk_slow"}, fps=30)
+    st.evaluate.collection = room_collection(bpy)
     return bpy
 
 

@@ -1,10 +1,10 @@
 """The motion field in Blender: its settings in the Controller panel, the value-function picture
 after Train, the line goal as an empty, pushes and mouse steering as Drive uses them."""
 
-import os
 
 import numpy as np
 import pytest
+from blender_scene import use_demo_clips
 
 pytestmark = pytest.mark.blender
 
@@ -12,10 +12,7 @@ pytestmark = pytest.mark.blender
 @pytest.fixture
 def scene(bpy_clean, demo_library):
     bpy = bpy_clean
-    assert bpy.ops.motionctl.import_bvh(directory=demo_library + os.sep, files=[]) == {"FINISHED"}
-    st = bpy.context.scene.motionctl
-    for c in st.clips:
-        c.use = c.name in {"demo_walk", "demo_walk_turn_left", "demo_walk_turn_right"}
+    use_demo_clips(bpy, demo_library, {"demo_walk", "demo_walk_turn_left", "demo_walk_turn_right"})
     return bpy
 
 

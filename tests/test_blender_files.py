@@ -8,6 +8,7 @@ import tempfile
 from types import SimpleNamespace
 
 import pytest
+from blender_scene import room_collection
 
 pytestmark = pytest.mark.blender
 SMALL = ["demo_walk", "demo_walk_turn_left", "demo_run"]
@@ -113,14 +114,7 @@ def test_reopening_restores_what_every_panel_shows(bpy_clean, demo_library, tmp_
     assert bpy.ops.motionctl.train(engine="fragments") == {"FINISHED"}
     st.engines.graph.threshold = 1.0
     assert bpy.ops.motionctl.train(engine="graph") == {"FINISHED"}
-    room = bpy.data.collections.new("room")
-    bpy.context.scene.collection.children.link(room)
-    bpy.ops.mesh.primitive_plane_add(size=1)
-    floor = bpy.context.active_object
-    floor.name, floor.scale, floor.location = "floor", (7, 5, 1), (3.5, 2.5, 0)
-    for c in list(floor.users_collection):
-        c.objects.unlink(floor)
-    room.objects.link(floor)
+    room = room_collection(bpy, (7, 5))
     ev = st.evaluate
     ev.collection, ev.engine, ev.pairs, ev.headings, ev.lm_sample = room, "graph", 5, 12, 0.2
     assert bpy.ops.motionctl.evaluate() == {"FINISHED"}

@@ -4,6 +4,7 @@ import json
 import os
 
 import pytest
+from blender_scene import room_collection, use_demo_clips
 
 pytestmark = pytest.mark.blender
 
@@ -12,27 +13,9 @@ pytestmark = pytest.mark.blender
 def scene_with_room(bpy_clean, demo_library):
     bpy = bpy_clean
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    bpy.context.scene.render.fps = 30
-    assert bpy.ops.motionctl.import_bvh(directory=demo_library + os.sep, files=[]) == {"FINISHED"}
-    st = bpy.context.scene.motionctl
-    for c in st.clips:
-        c.use = c.name in {"demo_walk", "demo_walk_turn_left", "demo_walk_turn_right", "demo_run", "demo_jump"}
-    room = bpy.data.collections.new("room")
-    bpy.context.scene.collection.children.link(room)
-    bpy.ops.mesh.primitive_plane_add(size=1)
-    floor = bpy.context.active_object
-    floor.name = "floor"
-    floor.scale = (8, 6, 1)
-    floor.location = (4, 3, 0)
-    bpy.ops.mesh.primitive_cube_add(size=1, location=(4, 3, 0.5))
-    box = bpy.context.active_object
-    box.scale = (1.0, 1.0, 1.0)
-    box["motionctl_kind"] = "wall"
-    for ob in (floor, box):
-        for c in list(ob.users_collection):
-            c.objects.unlink(ob)
-        room.objects.link(ob)
-    st.evaluate.collection = room
+    st = use_demo_clips(bpy, demo_library, {"demo_walk", "demo_walk_turn_left", "demo_walk_turn_right", "demo_run",
+                                            "demo_jump"}, fps=30)
+    st.evaluate.collection = room_collection(bpy, walls=[(4, 3)])
     return bpy
 
 
