@@ -106,10 +106,10 @@ def learn(clips, task, n, cache):
                    "value_bytes": s["value_bytes"], "traced_peak_mb": peak / 2**20}
 
 
-def agility(model, table, trials, line=False, steer="heading"):
+def agility(model, table, trials, line=False):
     times = []
     for frame, angle, offset in trials:
-        times.append(response_time(model, table, frame, angle, line=line, line_offset=offset, steer=steer))
+        times.append(response_time(model, table, frame, angle, line=line, line_offset=offset))
     t = np.array(times)
     ok = np.isfinite(t)
     q = lambda p: float(np.quantile(t, p, method="inverted_cdf"))  # noqa: E731  (inf when not reached)
@@ -248,11 +248,10 @@ def main():
     for name, (model, tab, secs) in others.items():
         # the same clip and frame of each trial, mapped onto this controller's table by clip name
         mapped = [(map_frame(table, tab, f), a, o) for f, a, o in dir_trials]
-        for steer in ("heading", "stick"):
-            row = {"controller": f"{ENGINES[name].label} ({steer})", "task": "direction", "train_seconds": secs,
-                   **agility(model, tab, mapped, steer=steer)}
-            results["agility"].append(row)
-            print(json.dumps(row), flush=True)
+        row = {"controller": ENGINES[name].label, "task": "direction", "train_seconds": secs,
+               **agility(model, tab, mapped)}
+        results["agility"].append(row)
+        print(json.dumps(row), flush=True)
 
     # skating
     sk = [{"controller": "source capture", **mean_skating(clips)}]

@@ -27,7 +27,7 @@ from .rootframe import to_local, wrap, yaw_of
 from .synth import FrameTable, Step, SynthState, synthesize, to_clip
 
 DEFAULT_SPEED = 1.3  # m/s: a walk, when a command gives a direction but no speed
-TURN_GAIN = 1.5  # rad/s of turning per radian of heading error, when steering towards a heading
+TURN_GAIN = 6.0  # rad/s of turning per radian of heading error, when steering towards a heading
 MAX_TURN = 1.0  # rad/s
 
 
@@ -57,13 +57,16 @@ class Command:
 
     def local_control(self, yaw: float) -> np.ndarray:
         """[4] the control in the character's frame facing ``yaw``: the stick as given, or, with a
-        heading, the velocity towards it and a turn that brings the facing round to it."""
+        heading, what a player steering toward it gives: walk forward and turn toward it, fully
+        (MAX_TURN) until about 10° off, then eased.  (Asked for a sideways velocity toward the
+        heading instead, controllers that follow a stick strafe and never turn round; and a gentle
+        turn falls in the no-turn bin of a fragment controller short of the heading.)"""
         if self.heading is None:
             return self.control.copy()
         rel = float(wrap(self.heading - yaw))
         speed = self.speed if self.speed is not None else (np.hypot(*self.control[:2]) or DEFAULT_SPEED)
         turn = float(np.clip(TURN_GAIN * rel, -MAX_TURN, MAX_TURN))
-        return np.array([-speed * np.sin(rel), speed * np.cos(rel), turn, self.control[3]])
+        return np.array([0.0, speed, turn, self.control[3]])
 
     def desired_heading(self, yaw: float) -> float:
         """The world direction the player wants: ``heading``, else the stick's direction (or, with

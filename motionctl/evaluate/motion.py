@@ -20,11 +20,10 @@ import numpy as np
 
 from ..body import foot_joints
 from ..rootframe import root_frame, to_local, wrap
-from ..session import DEFAULT_SPEED, MAX_TURN, Command, Session
+from ..session import Command, Session
 
 FLOOR_HEIGHT = 0.05  # m
 SKATE_SPEED = 0.5  # m/s
-STICK_GAIN = 6.0  # rad/s of turning per radian off the direction, for "stick" steering
 
 
 def foot_heights(clip) -> tuple[np.ndarray, np.ndarray]:
@@ -53,16 +52,11 @@ def foot_skating(clip, height: float = FLOOR_HEIGHT, speed: float = SKATE_SPEED)
 
 def response_time(model, table, frame: int, angle: float, settle: float = 0.5, limit: float = 6.0,
                   tolerance: float = np.radians(5.0), hold: float = 0.3, line: bool = False,
-                  line_offset: float = 0.0, line_tolerance: float = 0.1, steer: str = "heading") -> float:
+                  line_offset: float = 0.0, line_tolerance: float = 0.1) -> float:
     """Seconds until the model, started at table row ``frame``, faces a direction turned by
     ``angle`` (radians) and keeps it (see the module docstring); inf when not within ``limit``.
     ``line``: the command is a line through a point ``line_offset`` metres to the side, in the new
-    direction, and the response also needs the character within ``line_tolerance`` of it.
-    ``steer``: "heading" gives the command as a world direction; "stick" as a player in the
-    character's frame would (walk forward, the stick fully over until about 10° off, then
-    eased: turn rate 6 x the error up to 1 rad/s; a gentler stick asks a controller with coarse
-    turning bins for no turn at all short of the target), for
-    controllers that follow a stick and would strafe toward a direction given as a velocity."""
+    direction, and the response also needs the character within ``line_tolerance`` of it."""
     session = Session(model, table, frame=frame)
     rate = model.decision_rate
     for _ in range(max(1, round(settle * rate))):
@@ -74,9 +68,6 @@ def response_time(model, table, frame: int, angle: float, settle: float = 0.5, l
     point = ground0 + line_offset * side
     command = Command(heading=target, line=np.array([point[0], point[1], target]) if line else None)
     while (session.n_frames - n0) / table.fps < limit + hold:
-        if steer == "stick":
-            turn = float(np.clip(STICK_GAIN * wrap(target - session.synth.yaw), -MAX_TURN, MAX_TURN))
-            command = Command(np.array([0.0, DEFAULT_SPEED, turn, 0.0]))
         session.decide(command)
     clip = session.clip()
     ground, yaw = root_frame(clip, 0.2)
