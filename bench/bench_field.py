@@ -36,6 +36,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench.record import environment  # noqa: E402
+from motionctl import quat  # noqa: E402
+from motionctl.body import mirror_clip  # noqa: E402
+from motionctl.clip import resample  # noqa: E402
 from motionctl.engines import ENGINES  # noqa: E402
 from motionctl.engines.field import FieldSettings, fit  # noqa: E402
 from motionctl.evaluate.motion import foot_skating, response_time  # noqa: E402
@@ -43,6 +46,7 @@ from motionctl.library import import_library  # noqa: E402
 from motionctl.rootframe import wrap  # noqa: E402
 from motionctl.session import Command, Session  # noqa: E402
 from motionctl.settings import from_flat, to_dict  # noqa: E402
+from motionctl.synth import frame_table  # noqa: E402
 
 TRIALS = ["08"] + [f"{i:02d}" for i in range(11, 59)]
 SPACINGS = (1, 10, 20, 30)
@@ -131,6 +135,59 @@ def driven_skating(model, table, rng, seconds=20.0, runs=4):
             session.decide(Command(heading=heading))
         res.append(foot_skating(session.clip()))
     return {k: float(np.mean([r[k] for r in res])) for k in res[0]}
+
+
+def passive_runs(clips, rng, seconds=30.0, n_db=40, n_noise=10):
+    """The passive field (keeping moving; and the paper's pure flow) trained without every tenth
+    clip, played for ``seconds`` from random database states, from poses of the held-out clips and
+    of their mirror images, and from database states with noise on every joint: per kind of
+    start, the share still walking (over 0.3 m/s in the last 5 s), skating, and whether the root
+    height stays within the data's."""
+    held = clips[::10]
+    names = {c.name for c in held}
+    train = [c for c in clips if c.name not in names]
+    out = {"held_out": sorted(names), "rows": []}
+    for keep in (0.5, 0.0):
+        model = fit(train, FieldSettings(task="none", keep_moving=keep))
+        table = model.frame_table(train)
+        db = model.db
+        if keep:
+            s = model.summary()
+            out.update({"dead_ends": s["dead_ends"], "dead_end_clips": s["dead_end_clips"], "states": s["states"]})
+            v = model.anchors.values_at(model.values, np.arange(db.n))[:, 0]
+            dead = v < -0.5 / (1.0 - model.settings.discount)
+        else:
+            dead = np.zeros(db.n, bool)
+        starts = [("database state" + (", dead end" if dead[i] else ""), model.memory_at(i))
+                  for i in rng.choice(db.n, n_db, replace=False)]
+        for c in held:
+            for kind, src in (("held-out clip", c), ("mirrored held-out clip", mirror_clip(c))):
+                t = frame_table([resample(src, model.fps)], src.skeleton)
+                f = int(rng.integers(1, t.n_frames - 2))
+                starts.append((kind, model.memory_from_poses(t.local_rot[f], t.height[f], t.local_rot[f + 1],
+                                                             t.height[f + 1], t.motion[f + 1])))
+        for i in rng.choice(db.n, n_noise, replace=False):
+            x = db.x.take([int(i)])
+            x.rot = quat.normalize(x.rot + 0.03 * rng.normal(size=x.rot.shape))
+            starts.append(("database state + noise on every joint", model.memory_of(x)))
+        h = table.height
+        per = {}
+        for kind, memory in starts:
+            session = Session(model, table)
+            session.memory = memory
+            run = session.run([Command()] * int(seconds * model.fps))
+            last = int(5 * model.fps)
+            speed = float(np.linalg.norm(run.root_pos[-1, :2] - run.root_pos[-last, :2]) / 5.0)
+            z = run.root_pos[:, 2]
+            per.setdefault(kind, []).append({"speed": speed, **foot_skating(run),
+                                             "height_ok": bool(h.min() - 0.1 < z.min() and z.max() < h.max() + 0.1)})
+        for kind, rows in per.items():
+            out["rows"].append({"keep_moving": keep, "start": kind, "runs": len(rows),
+                                "walking": float(np.mean([r["speed"] > 0.3 for r in rows])),
+                                "median_speed": float(np.median([r["speed"] for r in rows])),
+                                **{k: float(np.mean([r[k] for r in rows])) for k in ("skating", "sliding", "planted")},
+                                "height_ok": float(np.mean([r["height_ok"] for r in rows]))})
+    return out
 
 
 def pushes(model, table, rng, sizes=(0.5, 1.0, 2.0, 3.0, 4.0), per=30):
@@ -256,10 +313,12 @@ def main():
     # skating
     sk = [{"controller": "source capture", **mean_skating(clips)}]
     sk.append({"controller": "motion field, N = 1 (direction)", **driven_skating(field, table, rng)})
-    passive = fit(clips, FieldSettings(task="none"))
-    ptab = passive.frame_table(clips)
-    sp = Session(passive, ptab, frame=40)
-    sk.append({"controller": "motion field, passive, 30 s", **foot_skating(sp.run([Command()] * 900))})
+    results["passive"] = passive_runs(clips, rng)
+    print(json.dumps(results["passive"]), flush=True)
+    for x in results["passive"]["rows"]:
+        if x["start"] == "database state" and x["keep_moving"]:
+            sk.append({"controller": "motion field, passive (keeping moving), 30 s from database states",
+                       **{k: x[k] for k in ("skating", "sliding", "planted")}})
     for name, (model, tab, _) in others.items():
         sk.append({"controller": ENGINES[name].label, **driven_skating(model, tab, rng)})
     results["skating"] = sk
@@ -318,6 +377,17 @@ def write(r, quick):
     L += ["\n## Foot skating\n", "| motion | skating frames | sliding m/s | feet on the floor |", "| --- | ---: | ---: | ---: |"]
     for x in r["skating"]:
         L.append(f"| {x['controller']} | {100 * x['skating']:.1f}% | {x['sliding']:.2f} | {100 * x['planted']:.0f}% |")
+    ps = r["passive"]
+    L += ["\n## Passive flow, 30 s from any start\n",
+          (f"Trained without {', '.join(ps['held_out'])} (held out). Keeping moving (0.5 m/s), {ps['dead_ends']} of "
+           f"{ps['states']} states are dead ends, where the capture ends standing and no captured motion leaves: "
+           f"{', '.join(ps['dead_end_clips'])}. Walking: over 0.3 m/s in the last 5 s.\n"),
+          "| keep moving m/s | start | runs | walking | median speed m/s | skating | sliding m/s | feet on the floor | height in the data's range |",
+          "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for x in ps["rows"]:
+        L.append(f"| {x['keep_moving']:.1f} | {x['start']} | {x['runs']} | {100 * x['walking']:.0f}% | "
+                 f"{x['median_speed']:.2f} | {100 * x['skating']:.1f}% | {x['sliding']:.2f} | {100 * x['planted']:.0f}% | "
+                 f"{100 * x['height_ok']:.0f}% |")
     p = r["pushes"]
     L += ["\n## Pushes while walking\n", (f"Back in the data: distance to the nearest captured state under "
           f"{p['distance_p95']:.3f} (95th percentile of undisturbed driving) and heading within 10°.\n"),

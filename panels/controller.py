@@ -84,6 +84,9 @@ def draw_summary(layout, summary: dict, path: str = "") -> None:
             box.label(text=f"{label}: {v}")
     if summary.get("dropped"):
         box.label(text="dropped entirely: " + ", ".join(summary["dropped"]), icon="ERROR")
+    if summary.get("dead_ends"):
+        box.label(text=f"{summary['dead_ends']} states cannot keep moving (the capture ends standing): "
+                  + ", ".join(summary.get("dead_end_clips", ())), icon="ERROR")
     if path:
         box.label(text=bpy.path.basename(path), icon="FILE")
 

@@ -102,7 +102,7 @@ def test_direction_and_line_task_updates_rewards_and_interpolation():
     d = FieldTask("direction")
     assert d.grid().shape == (18, 1) and d.grid()[-1, 0] == pytest.approx(np.pi)
     t2 = d.step(np.array([0.5]), np.array([0.0, 0.04, 0.2]))
-    assert t2[0] == pytest.approx(0.3) and d.reward(t2) == pytest.approx(-0.3)
+    assert t2[0] == pytest.approx(0.3) and d.reward(t2, np.zeros(3)) == pytest.approx(-0.3)
     values = np.arange(18, dtype=float)
     g = d.grid()[:, 0]
     mid = 0.25 * g[3] + 0.75 * g[4]
@@ -115,7 +115,7 @@ def test_direction_and_line_task_updates_rewards_and_interpolation():
     assert np.allclose(line.step(np.array([0.0, 0.5]), np.array([0.1, 0.04, 0.0])), [0.0, 0.6])
     # facing 90° right of it (θ = +π/2: the line is to the left), walking forward moves to its right
     assert np.allclose(line.step(np.array([np.pi / 2, 0.0]), np.array([0.0, 0.04, 0.0])), [np.pi / 2, 0.04])
-    assert line.reward(np.array([0.2, -1.0])) == pytest.approx(-0.7)
+    assert line.reward(np.array([0.2, -1.0]), np.zeros(3)) == pytest.approx(-0.7)
     vals = np.zeros(18 * 13)
     vals[4 * 13 + 6] = 1.0  # θ sample 4, d = 0
     assert line.interpolate(vals, np.array([g[4], 0.0])) == pytest.approx(1.0)
@@ -260,6 +260,25 @@ def test_starts_from_poses_it_never_saw(clips):
         speed = np.linalg.norm(clip.root_pos[-1, :2] - clip.root_pos[-90, :2]) / 3.0
         assert speed > 0.3  # still walking in the last 3 s
         assert h.min() - 0.1 < clip.root_pos[:, 2].min() and clip.root_pos[:, 2].max() < h.max() + 0.1
+
+
+def test_passive_flow_keeps_moving_where_the_pure_flow_settles_into_a_stop(mocap, clips):
+    stop = import_library([os.path.join(mocap, "cmu_amc", "16", "16_33.amc")]).groups[0].database.clips
+    library = list(clips) + list(stop)  # the walks and a slow walk that ends standing
+    speeds = {}
+    for keep in (0.0, 0.5):
+        field = fit(library, FieldSettings(task="none", keep_moving=keep))
+        table = field.frame_table(library)
+        first = int(table.first[table.names.index("16_33")])
+        runs = [Session(field, table, frame=first + f).run([Command()] * 300) for f in (10, 40)]
+        speeds[keep] = [np.linalg.norm(c.root_pos[-1, :2] - c.root_pos[-90, :2]) / 3.0 for c in runs]
+        if keep:
+            s = field.summary()
+            # the stand at the end of 16_33 is where it cannot keep moving; the rest can
+            assert 0 < s["dead_ends"] < 0.1 * s["states"] and s["dead_end_clips"] == ["16_33", "16_33_mirror"]
+            assert field.picture() is None
+    assert max(speeds[0.0]) < 0.2  # the paper's pure passive flow stops with the slow walk
+    assert min(speeds[0.5]) > 0.5  # keeping moving, it walks on
 
 
 def test_save_load_round_trip_and_refusals(field, clips, tmp_path):

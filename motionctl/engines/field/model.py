@@ -3,8 +3,9 @@ plays it one frame per decision.
 
 Each decision takes the character's motion state (its memory), plays each of the k actions one
 frame through the field (``Database.integrate``), and keeps the one with the best reward plus
-discounted value (``values``) for the task state the command gives; with no task, the passive
-action (the similarity weights themselves).  The frame it plays is the step: engine-made frames,
+discounted value (``values``) for the task state the command gives.  With no task the value
+function is one of keeping moving (``FieldTask`` "none"), or, with its speed at 0, there is none
+and the passive action (the similarity weights themselves) plays, as in the paper.  The frame it plays is the step: engine-made frames,
 so Drive, Play Trace, Bake and certification play it like any engine.
 
 A push (``push``) is a disturbance the memory carries: a velocity added to the root and turned
@@ -44,6 +45,9 @@ class FieldSettings:
                         group="Task")
     line_weight: float = setting(0.5, "Line Weight", "Line task: reward lost per metre off the line (per "
                                  "radian off its direction it is 1)", min=0.0, max=10.0, group="Task")
+    keep_moving: float = setting(0.5, "Keep Moving", "Passive task: the choices avoid moving slower than this "
+                                 "(m/s), so the character does not settle into standing; 0: the pure passive flow",
+                                 min=0.0, max=5.0, unit="VELOCITY", group="Task")
     k: int = setting(15, "Neighbours", "Captured states blended every frame (k); also the number of actions",
                      min=2, max=64, group="Field")
     delta: float = setting(0.1, "Drift Correction", "Share of the way pulled toward the nearest captured state "
@@ -92,7 +96,7 @@ class FieldModel(Model):
         self.values = values
         self.n_states = int(n_states)
         self.data_key = data_key
-        self.task = FieldTask(settings.task, settings.line_weight) if settings.task != "none" else None
+        self.task = task_of(settings)
         self.decision_rate = float(fps)
         self.typical_speed = float(self.info.get("typical_speed", 1.3))
         self.db = None
@@ -175,6 +179,8 @@ class FieldModel(Model):
     def task_state(self, state: State, command: Command) -> np.ndarray:
         """T for the character: θ_c from the command's desired heading (or its line's direction)
         and, for the line task, the signed distance to the line (0 without a line)."""
+        if self.settings.task == "none":
+            return np.zeros(1)
         line = getattr(command, "line", None)
         if self.settings.task == "line" and line is not None:
             line = np.asarray(line, dtype=float)
@@ -190,7 +196,7 @@ class FieldModel(Model):
         nxt, mo, nb2, w2 = db.play_actions(memory.state, memory.nb[None], memory.w[None], s.delta, s.k)
         t2 = self.task.step(t[None, :], mo)
         v = np.einsum("kn,kng->kg", w2, self.anchors.values_at(self.values, nb2))
-        q = self.task.reward(t2) + s.discount * self.task.interpolate(v, t2)
+        q = self.task.reward(t2, mo) + s.discount * self.task.interpolate(v, t2)
         return q, nxt, mo, nb2, w2
 
     def decide(self, state: State, command: Command):
@@ -253,7 +259,7 @@ class FieldModel(Model):
         """(RGBA [height, width, 4] rows bottom-up, caption): the mean value over the anchors as a
         picture: over the heading error (direction task, an area plot) or over heading error x
         line distance (line task, a heat map); None for a passive field."""
-        if self.task is None or self.values is None:
+        if self.task is None or self.values is None or self.task.name == "none":
             return None
         _, v = self.value_map()
         th = np.linspace(-np.pi, np.pi, width)
@@ -285,6 +291,13 @@ class FieldModel(Model):
         return self.task.grid(), self.values.mean(axis=0)
 
 
+def task_of(settings: FieldSettings) -> FieldTask | None:
+    """The task whose value function the settings ask for (None: the pure passive flow)."""
+    if settings.task == "none" and settings.keep_moving <= 0:
+        return None
+    return FieldTask(settings.task, settings.line_weight, settings.keep_moving / settings.fps)
+
+
 def push_chain(skeleton) -> list:
     """Joints from the root up to the chest (3/4 of the chain from the root to the highest joint
     at rest, the head), root first: what a push tips."""
@@ -311,8 +324,8 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
                "feature_dims": int(db.feats.shape[1]), "search_dims": int(db.search.basis.shape[1]),
                "typical_speed": float(np.median(np.hypot(db.x.motion[:, 0], db.x.motion[:, 1])) * s.fps)}
     values = None
-    if s.task != "none":
-        task = FieldTask(s.task, s.line_weight)
+    task = task_of(s)
+    if task is not None:
         anchors = Anchors.every(db.clip, db.frame, s.compression)
         ckey = ("field", key, s.k, s.delta, s.compression)
         tc = cache.get(ckey) if cache is not None else None
@@ -327,6 +340,12 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
         learned = value_iteration(task, tc, anchors, db.n, s.discount, s.tolerance, s.max_sweeps,
                                   (lambda f, m: progress(0.5 + 0.5 * f, m)) if progress else None, should_stop)
         values = learned.values
+        if task.name == "none":
+            # states from which the flow cannot keep moving: most of their discounted future stands
+            v = anchors.values_at(values, np.arange(db.n))[:, 0]
+            dead = v < -0.5 / max(1.0 - s.discount, 1e-9)
+            summary.update({"dead_ends": int(dead.sum()),
+                            "dead_end_clips": sorted({table.names[c] for c in np.unique(db.clip[dead])})})
         summary.update({"anchors": anchors.n, "sweeps": learned.sweeps, "residual": learned.residuals[-1],
                         "cache_seconds": 0.0 if reused else tc.seconds, "learn_seconds": learned.seconds,
                         "value_bytes": int(values.nbytes), "grid": list(task.shape)})

@@ -4,7 +4,10 @@ A task state T is sampled on a grid: the direction task's θ_c (desired minus fa
 samples over (-π, π], periodic), the line task's (θ_c, d_L) with d_L the signed distance to the
 line (positive to its right), 13 samples over [-2, 2] m (clamped beyond).  One frame's root
 motion (dx, dy, dyaw) moves T: θ_c' = θ_c - dyaw, d_L' = d_L + cos θ_c·dx + sin θ_c·dy.  The
-reward of reaching T' is -|θ_c'| (direction) or -|θ_c'| - w_L·|d_L'| (line).
+reward of reaching T' is -|θ_c'| (direction) or -|θ_c'| - w_L·|d_L'| (line).  The passive task
+("none") has one task state and one reward, for keeping moving: -(1 - s/s_min) for a frame's root
+speed s below s_min, 0 above, so the flow does not settle into the standing frames that end the
+capture (with s_min = 0 there is no value function: the paper's pure passive flow).
 
 Values live at anchor states (every N-th state of each clip, and each clip's last; N = 1: every
 state), and a state between anchors takes (1 - i/N)·V_0 + (i/N)·V_N.  Fitted value iteration
@@ -27,7 +30,7 @@ from ...jobs import check_stop
 from ...rootframe import wrap
 
 TASK_CHOICES = (
-    ("none", "Passive", "No task: the character meanders through the data along the field's flow"),
+    ("none", "Passive", "No task: the character meanders through the data, keeping moving"),
     ("direction", "Direction", "Walk in a desired direction (A/D or the mouse steer it while driving)"),
     ("line", "Line", "Walk along a line (an empty's position and facing while driving)"),
 )
@@ -42,10 +45,11 @@ class FieldTask:
 
     name: str
     line_weight: float = 0.5
+    min_step: float = 0.0  # passive task: the root motion per frame (m) below which the reward falls
 
     @property
     def shape(self) -> tuple:
-        return (HEADINGS,) if self.name == "direction" else (HEADINGS, LINE_SAMPLES)
+        return {"none": (1,), "direction": (HEADINGS,)}.get(self.name, (HEADINGS, LINE_SAMPLES))
 
     @property
     def size(self) -> int:
@@ -54,6 +58,11 @@ class FieldTask:
     @property
     def n(self) -> int:
         return len(self.shape)
+
+    @property
+    def n_corners(self) -> int:
+        """Grid points an interpolation blends."""
+        return 1 if self.name == "none" else 2 ** self.n
 
     @staticmethod
     def headings() -> np.ndarray:
@@ -65,6 +74,8 @@ class FieldTask:
 
     def grid(self) -> np.ndarray:
         """[G, n] the task states values are stored at (row-major over ``shape``)."""
+        if self.name == "none":
+            return np.zeros((1, 1))
         if self.name == "direction":
             return self.headings()[:, None]
         th, d = np.meshgrid(self.headings(), self.distances(), indexing="ij")
@@ -72,13 +83,19 @@ class FieldTask:
 
     def step(self, t: np.ndarray, motion: np.ndarray) -> np.ndarray:
         """T' [..., n] after a frame of root motion [..., 3] from T [..., n] (broadcasting)."""
+        if self.name == "none":
+            return np.broadcast_to(t, np.broadcast_shapes(t.shape, motion.shape[:-1] + (1,)))
         th = t[..., 0]
         out = [wrap(th - motion[..., 2])]
         if self.name == "line":
             out.append(t[..., 1] + np.cos(th) * motion[..., 0] + np.sin(th) * motion[..., 1])
         return np.stack(np.broadcast_arrays(*out), axis=-1)
 
-    def reward(self, t: np.ndarray) -> np.ndarray:
+    def reward(self, t: np.ndarray, motion: np.ndarray) -> np.ndarray:
+        """R of reaching task state T' [..., n] by a frame of root motion [..., 3] (broadcasting)."""
+        if self.name == "none":
+            step = np.hypot(motion[..., 0], motion[..., 1])
+            return np.broadcast_to(-np.maximum(0.0, 1.0 - step / max(self.min_step, 1e-9)), t.shape[:-1])
         r = -np.abs(wrap(t[..., 0]))
         if self.name == "line":
             r = r - self.line_weight * np.abs(t[..., 1])
@@ -86,7 +103,9 @@ class FieldTask:
 
     def corners(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Multilinear interpolation of task states T [..., n] on the grid: (flat grid index
-        [..., c], weight [..., c]) with c = 2 (direction) or 4 (line)."""
+        [..., c], weight [..., c]) with c = ``n_corners``: 1 (passive), 2 (direction) or 4 (line)."""
+        if self.name == "none":
+            return np.zeros(t.shape[:-1] + (1,), dtype=np.int64), np.ones(t.shape[:-1] + (1,))
         u = (wrap(t[..., 0] - self.headings()[0]) % (2 * np.pi)) / (2 * np.pi / HEADINGS)
         i0 = np.floor(u).astype(np.int64) % HEADINGS
         f = u - np.floor(u)
@@ -210,7 +229,7 @@ def value_iteration(task: FieldTask, cache: Cache, anchors: Anchors, states: int
     mix = sparse.csr_matrix((cache.w.reshape(-1), (rows, nbrs)), shape=(a_n * k, states), dtype=np.float32)
     to_anchor = mix @ anchors.matrix(states)  # [A*k, A]
     grid = task.grid()
-    c = 2 ** task.n
+    c = task.n_corners
     reward = np.empty((a_n * k, g_n), dtype=np.float32)
     idx = np.empty((a_n * k, g_n * c), dtype=np.int32)
     wts = np.empty((a_n * k, g_n, c), dtype=np.float32)
@@ -218,7 +237,7 @@ def value_iteration(task: FieldTask, cache: Cache, anchors: Anchors, states: int
     for a in range(0, a_n * k, block * k):  # in blocks: the task grid x actions is large
         rr = slice(a, min(a + block * k, a_n * k))
         nxt = task.step(grid[None, :, :], flat_motion[rr])  # [m, G, n]
-        reward[rr] = task.reward(nxt)
+        reward[rr] = task.reward(nxt, flat_motion[rr])
         i, w = task.corners(nxt)
         local = (np.arange(rr.start, rr.stop) - rr.start)[:, None] * g_n  # rows of the block's product
         idx[rr] = i.reshape(len(i), -1) + local
