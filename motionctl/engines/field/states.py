@@ -11,11 +11,9 @@ Distance is Euclidean on ``features``: root velocity (m/s) and root tilt weighte
 joint's rotation applied to two unit vectors weighted by its bone's length in metres, and the
 same pose terms after the velocity step.  Neighbours are found in a k-d tree over the features'
 principal components (99.5% of the variance) and re-ranked by the exact feature distance among
-3k candidates.  Measured on 6,852 states (bench/results/field.md, "neighbour search"): for one
-decision's 16 queries this takes 0.52 ms against 1.10 ms for exact blocked-BLAS distances and
-6.3 ms for a k-d tree over the full 375 dimensions, agreeing with the exact 15 nearest 99.99% of
-the time; in large batches (the transition cache) exact BLAS is faster (53 against 299 µs a
-query), so the cache is the next thing to move to it.
+3k candidates.  A state's k actions lead to next states close together, so they share one pool of
+6k candidates found around their mean (one tree query where there were k) and are ranked in it
+by exact distance.  Measured on 6,852 states (bench/results/field.md, "neighbour search").
 """
 
 from __future__ import annotations
@@ -31,6 +29,7 @@ from ...rootframe import heading
 ROOT_WEIGHT = 0.5  # the paper's weight of the root terms
 SIMILARITY_EPS = 1e-6  # added to squared distances: a state in the database is its own neighbour
 CANDIDATES = 3  # exact re-ranking among this many times k tree candidates
+POOL = 6  # a decision's k next states share this many times k candidates
 PCA_VARIANCE = 0.995
 
 
@@ -67,8 +66,9 @@ def velocity_between(rot0, height0, rot1, height1, motion):
 
 def blend_velocities(a: np.ndarray, motion, lift, turn):
     """Σ a_i v_i over the last neighbour axis: a [n, k] weights summing to 1, motion [n, k, 3],
-    lift [n, k], turn [n, k, J, 4] (rotation deltas averaged as sign-aligned, normalised sums)."""
-    t = np.einsum("nk,nkjc->njc", a, turn * np.where(turn[..., :1] < 0, -1.0, 1.0))
+    lift [n, k], turn [n, k, J, 4] (rotation deltas with w >= 0, as ``velocity_between`` gives
+    them, averaged as normalised sums)."""
+    t = np.einsum("nk,nkjc->njc", a, turn)
     return np.einsum("nk,nkc->nc", a, motion), np.einsum("nk,nk->n", a, lift), quat.normalize(t)
 
 
@@ -82,9 +82,12 @@ def joint_weights(skeleton) -> np.ndarray:
 
 
 def _axes(rot: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """[n, J*6] each joint's rotation applied to the unit x and y vectors, times its weight."""
-    m = quat.to_matrix(rot)[..., :, :2]  # [n, J, 3, 2]: the rotated unit vectors
-    return (m.reshape(m.shape[:-2] + (6,)) * weights[:, None]).reshape(len(rot), -1)
+    """[n, J*6] each joint's rotation applied to the unit x and y vectors, times its weight: the
+    first two columns of its rotation matrix, row by row (m00, m01, m10, m11, m20, m21)."""
+    w, x, y, z = np.moveaxis(rot, -1, 0)
+    m = np.stack((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * y + w * z), 1 - 2 * (x * x + z * z),
+                  2 * (x * z - w * y), 2 * (y * z + w * x)), axis=-1)
+    return (m * weights[:, None]).reshape(len(rot), -1)
 
 
 def features(states: States, weights: np.ndarray, fps: float) -> np.ndarray:
@@ -95,7 +98,8 @@ def features(states: States, weights: np.ndarray, fps: float) -> np.ndarray:
     nxt = quat.mul(states.turn, states.rot)
     nxt[:, 0] = quat.mul(heading(states.motion[:, 2]), nxt[:, 0])
     vel = ROOT_WEIGHT * fps * np.column_stack((states.motion[:, :2], states.lift))
-    return np.concatenate((vel, _axes(states.rot[:, keep], w), _axes(nxt[:, keep], w)), axis=1).astype(np.float32)
+    both = np.concatenate((states.rot[:, keep], nxt[:, keep]), axis=1)  # one pass over both poses
+    return np.concatenate((vel, _axes(both, np.r_[w, w])), axis=1).astype(np.float32)
 
 
 def advance(states: States, motion, lift, turn) -> States:
@@ -109,9 +113,11 @@ def pull(states: States, target: States, delta: float) -> States:
     if delta <= 0:
         return states
     mix = 1.0 - delta
-    return States(quat.slerp(states.rot, target.rot, delta), mix * states.height + delta * target.height,
-                  mix * states.motion + delta * target.motion, mix * states.lift + delta * target.lift,
-                  quat.slerp(states.turn, target.turn, delta))
+    j = states.rot.shape[1]
+    both = quat.slerp(np.concatenate((states.rot, states.turn), axis=1),
+                      np.concatenate((target.rot, target.turn), axis=1), delta)  # one pass over both
+    return States(both[:, :j], mix * states.height + delta * target.height, mix * states.motion + delta * target.motion,
+                  mix * states.lift + delta * target.lift, both[:, j:])
 
 
 def similarity(d2: np.ndarray) -> np.ndarray:
@@ -144,6 +150,8 @@ class Search:
         d = int(min(max_dims, np.searchsorted(share, variance) + 1, vt.shape[0]))
         self.basis = np.ascontiguousarray(vt[:d].T, dtype=np.float32)
         self.tree = cKDTree(centred @ self.basis)
+        f64 = self.feats.astype(np.float64)
+        self.sqnorm = np.einsum("nd,nd->n", f64, f64)
 
     @property
     def n(self) -> int:
@@ -164,6 +172,29 @@ class Search:
         q = np.asarray(q, dtype=np.float32).reshape(-1, self.feats.shape[1])
         k = min(k, self.n)
         return rerank(self.feats, q, self.candidates(q, CANDIDATES * k), k)
+
+    def pools(self, q: np.ndarray, group: int, k: int) -> np.ndarray:
+        """[n / group, POOL * k] candidate rows shared by each run of ``group`` consecutive feature
+        rows of ``q`` (the k actions of one state: their next states lie close together), found
+        around the run's mean."""
+        q = np.asarray(q, dtype=np.float32).reshape(-1, group, self.feats.shape[1])
+        return self.candidates(q.mean(axis=1), POOL * k)
+
+    def in_pools(self, q: np.ndarray, pools: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``query`` among shared candidates: ``q`` [n, D] in runs of n / len(pools) rows, each run
+        ranked by exact distance (float64) against its pool [c] of ``pools`` [g, c]."""
+        g, c = pools.shape
+        q = np.asarray(q, dtype=np.float64).reshape(g, -1, self.feats.shape[1])
+        cand = self.feats[pools].astype(np.float64)  # [g, c, D]
+        d2 = (np.einsum("gmd,gmd->gm", q, q)[..., None] - 2.0 * np.matmul(q, cand.transpose(0, 2, 1))
+              + self.sqnorm[pools][:, None, :])
+        d2 = np.maximum(d2, 0.0).reshape(-1, c)
+        idx = np.repeat(pools, q.shape[1], axis=0)
+        if k == 1:  # the nearest (on a tie, the first in the pool)
+            order = np.argmin(d2, axis=1)[:, None]
+        else:
+            order = np.lexsort((idx, d2), axis=1)[:, :min(k, c)]
+        return np.take_along_axis(idx, order, 1), np.take_along_axis(d2, order, 1)
 
 
 def rerank(feats: np.ndarray, q: np.ndarray, cand: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -219,21 +250,23 @@ class Database:
         idx, d2 = self.search.query(self.features(states), k)
         return idx, similarity(d2)
 
-    def integrate(self, states: States, nb: np.ndarray, a: np.ndarray, delta: float, k: int):
+    def integrate(self, states: States, nb: np.ndarray, a: np.ndarray, delta: float, k: int, group: int = 1):
         """One frame of the flow for each state under action ``a`` [n, k] over its neighbours
         ``nb`` [n, k]: x' = x ⊕ Σ a_i v_i, v' = Σ a_i y_i, then the drift correction toward the
-        nearest database state by ``delta``.  Returns (next states, the frame's root motion
-        [n, 3], the next states' neighbours [n, k] and similarity weights [n, k])."""
+        nearest database state by ``delta``.  Runs of ``group`` consecutive rows (one state's
+        actions) look for neighbours among one shared pool of candidates (``Search.pools``).
+        Returns (next states, the frame's root motion [n, 3], the next states' neighbours [n, k]
+        and similarity weights [n, k])."""
         motion, lift, turn = blend_velocities(a, self.x.motion[nb], self.x.lift[nb], self.x.turn[nb])
         moved = advance(states, motion, lift, turn)
         ym, yl, yt = blend_velocities(a, self.y[0][nb], self.y[1][nb], self.y[2][nb])
         nxt = States(moved.rot, moved.height, ym, yl, yt)
         k = min(k, self.n)
         f = self.features(nxt)
-        cand = self.search.candidates(f, CANDIDATES * k)
-        nearest, _ = rerank(self.search.feats, f, cand, 1)
+        pools = self.search.pools(f, group, k)
+        nearest, _ = self.search.in_pools(f, pools, 1)
         nxt = pull(nxt, self.x.take(nearest[:, 0]), delta)
-        nb2, d2 = rerank(self.search.feats, self.features(nxt), cand, k)
+        nb2, d2 = self.search.in_pools(self.features(nxt), pools, k)
         return nxt, motion, nb2, similarity(d2)
 
     def play_actions(self, states: States, nb: np.ndarray, w: np.ndarray, delta: float, k: int):
@@ -244,7 +277,7 @@ class Database:
         n, kk = nb.shape
         acts = actions(w).reshape(n * kk, kk)
         rep = np.repeat(np.arange(n), kk)
-        return self.integrate(states.take(rep), nb[rep], acts, delta, k)
+        return self.integrate(states.take(rep), nb[rep], acts, delta, k, group=kk)
 
 
 __all__ = ["Database", "Search", "States", "actions", "advance", "blend_velocities", "features", "joint_weights",
