@@ -15,7 +15,10 @@ slow walk and stop, runs, sudden stops; 117 s), mirrored.  Measures:
 - agility (the paper's protocol): direction changes of 30-180 degrees either way from random
   states; response = time until the heading is within 5 degrees of the new direction and stays
   there 0.3 s (line task: and within 0.1 m of a line up to 1 m to the side), for the field at
-  every N and for the fragment controller and the greedy motion-graph walk on the same clips;
+  every N and for the fragment controller, the greedy motion-graph walk and the graph's Look
+  Ahead controller (paper 002's comparison: value iteration over the graph's clips with the
+  field's reward and discount, each clip warped up to ±45°, and at ±30, 15, 0° to show what the
+  warping buys) on the same mirrored clips;
 - foot skating of each controller's runs against the source capture's own;
 - pushes of increasing size while walking: the share after which the character is back within
   the data (its distance to the nearest captured state under the 95th percentile of undisturbed
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 import tracemalloc
@@ -326,17 +330,33 @@ def main():
                                                                                   line_trials, line=True)}
         results["agility"].append(row)
         print(json.dumps(row), flush=True)
+    # the line task's weight on the distance, and its keep-moving term, at N = 10
+    sweep_trials = line_trials[:50]
+    for w, keep in ((0.5, False), (0.5, True), (2.0, True), (4.0, True)):
+        model = fit(clips, FieldSettings(task="line", compression=10, line_weight=w, keep_moving_on_task=keep),
+                    cache=cache)
+        model.frame_table(clips)
+        row = {"controller": f"motion field, N = 10, w_L = {w}" + ("" if keep else ", no keep-moving term"),
+               "task": "line", "stored_kb": model.summary()["value_bytes"] / 1024,
+               **agility(model, table, sweep_trials, line=True)}
+        results["agility"].append(row)
+        print(json.dumps(row), flush=True)
     others = {}
-    for name, flat in (("fragments", {"held_out": 0}), ("graph", {})):
+    mirrored = list(clips) + [mirror_clip(c) for c in clips]  # the graph does not mirror by itself
+    for label, name, data, flat in (
+            ("fragment controller", "fragments", clips, {"held_out": 0}),
+            ("motion graph, greedy", "graph", mirrored, {}),
+            *[(f"motion graph, look ahead, warp ±{w}°", "graph", mirrored,
+               {"policy": "lookahead", "max_warp": float(np.radians(w))}) for w in (45, 30, 15, 0)]):
         engine = ENGINES[name]
         t = time.perf_counter()
-        model = engine.fit(clips, from_flat(engine.Settings, flat))
-        others[name] = (model, model.frame_table(clips), time.perf_counter() - t)
-    for name, (model, tab, secs) in others.items():
+        model = engine.fit(data, from_flat(engine.Settings, flat))
+        others[label] = (model, model.frame_table(data), time.perf_counter() - t)
+    for label, (model, tab, secs) in others.items():
         # the same clip and frame of each trial, mapped onto this controller's table by clip name
         mapped = [(map_frame(table, tab, f), a, o) for f, a, o in dir_trials]
-        row = {"controller": ENGINES[name].label, "task": "direction", "train_seconds": secs,
-               **agility(model, tab, mapped)}
+        row = {"controller": label, "task": "direction", "train_seconds": secs,
+               "stored_kb": model.summary().get("value_bytes", 0) / 1024, **agility(model, tab, mapped)}
         results["agility"].append(row)
         print(json.dumps(row), flush=True)
 
@@ -349,8 +369,8 @@ def main():
         if x["start"] == "database state" and x["keep_moving"]:
             sk.append({"controller": "motion field, passive (keeping moving), 30 s from database states",
                        **{k: x[k] for k in ("skating", "sliding", "planted")}})
-    for name, (model, tab, _) in others.items():
-        sk.append({"controller": ENGINES[name].label, **driven_skating(model, tab, rng)})
+    for label, (model, tab, _) in others.items():
+        sk.append({"controller": label, **driven_skating(model, tab, rng)})
     results["skating"] = sk
     print(json.dumps(sk), flush=True)
     results["pushes"] = pushes(field, table, rng)
@@ -393,17 +413,22 @@ def write(r, quick):
                  f"{x['learn_seconds']:.1f}) | {x['sweeps']} | {x['traced_peak_mb']:.0f} | {x['value_bytes'] / 1024:.0f} |")
     L.append("\nThe transition cache depends on N, not on the task: the line task reuses the direction task's "
              "(its seconds are value iteration only).")
-    L.append(f"\nOne decision (`FieldModel.decide`, 16 neighbour queries): {r['decision_ms']:.2f} ms; through "
+    L.append(f"\nOne decision (`FieldModel.decide`: k actions played, one shared pool of candidates): "
+             f"{r['decision_ms']:.2f} ms; through "
              f"`Session.decide` with synthesis: {r['session_decision_ms']:.2f} ms.\n")
     L += ["## Neighbour search\n", "| method | µs per query (batch) | ms per decision (16 queries; the pool: one pool, two rankings) | agreement with exact 15 |",
           "| --- | ---: | ---: | ---: |"]
     for x in r["search"]:
         L.append(f"| {x['method']} | {x['batch_us']:.1f} | {x['decision_ms']:.2f} | {100 * x['agreement']:.2f}% |")
     L += ["\n## Agility (response time to a new direction)\n",
-          "| controller | task | median s | p90 s | reached within 6 s | trials |", "| --- | --- | ---: | ---: | ---: | ---: |"]
+          "| controller | task | median s | p90 s | reached within 6 s | trials | values KB |",
+          "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    kb = {(x["task"], x["N"]): x["value_bytes"] / 1024 for x in r["learning"]}
     for x in r["agility"]:
+        n = re.search(r"N = (\d+)", x["controller"])
+        size = x["stored_kb"] if "stored_kb" in x else kb.get((x["task"], int(n.group(1)) if n else None), 0.0)
         L.append(f"| {x['controller']} | {x['task']} | {x['median_s']:.2f} | {x['p90_s']:.2f} | "
-                 f"{100 * x['reached']:.0f}% | {x['trials']} |")
+                 f"{100 * x['reached']:.0f}% | {x['trials']} | {size:.0f} |")
     L += ["\n## Foot skating\n", "| motion | skating frames | sliding m/s | feet on the floor |", "| --- | ---: | ---: | ---: |"]
     for x in r["skating"]:
         L.append(f"| {x['controller']} | {100 * x['skating']:.1f}% | {x['sliding']:.2f} | {100 * x['planted']:.0f}% |")

@@ -45,9 +45,12 @@ class FieldSettings:
                         group="Task")
     line_weight: float = setting(0.5, "Line Weight", "Line task: reward lost per metre off the line (per "
                                  "radian off its direction it is 1)", min=0.0, max=10.0, group="Task")
-    keep_moving: float = setting(0.5, "Keep Moving", "Passive task: the choices avoid moving slower than this "
-                                 "(m/s), so the character does not settle into standing; 0: the pure passive flow",
+    keep_moving: float = setting(0.5, "Keep Moving", "The choices avoid moving slower than this (m/s), so the "
+                                 "character does not settle into standing; 0 with no task: the pure passive flow",
                                  min=0.0, max=5.0, unit="VELOCITY", group="Task")
+    keep_moving_on_task: bool = setting(True, "Keep Moving on Task", "Direction and line tasks too: their reward "
+                                        "also falls below the Keep Moving speed (else the line task can settle "
+                                        "into a stop short of the line)", group="Task")
     k: int = setting(15, "Neighbours", "Captured states blended every frame (k); also the number of actions",
                      min=2, max=64, group="Field")
     delta: float = setting(0.1, "Drift Correction", "Share of the way pulled toward the nearest captured state "
@@ -295,7 +298,8 @@ def task_of(settings: FieldSettings) -> FieldTask | None:
     """The task whose value function the settings ask for (None: the pure passive flow)."""
     if settings.task == "none" and settings.keep_moving <= 0:
         return None
-    return FieldTask(settings.task, settings.line_weight, settings.keep_moving / settings.fps)
+    keep = settings.keep_moving if settings.task == "none" or settings.keep_moving_on_task else 0.0
+    return FieldTask(settings.task, settings.line_weight, keep / settings.fps)
 
 
 def push_chain(skeleton) -> list:

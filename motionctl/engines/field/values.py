@@ -4,10 +4,12 @@ A task state T is sampled on a grid: the direction task's θ_c (desired minus fa
 samples over (-π, π], periodic), the line task's (θ_c, d_L) with d_L the signed distance to the
 line (positive to its right), 13 samples over [-2, 2] m (clamped beyond).  One frame's root
 motion (dx, dy, dyaw) moves T: θ_c' = θ_c - dyaw, d_L' = d_L + cos θ_c·dx + sin θ_c·dy.  The
-reward of reaching T' is -|θ_c'| (direction) or -|θ_c'| - w_L·|d_L'| (line).  The passive task
-("none") has one task state and one reward, for keeping moving: -(1 - s/s_min) for a frame's root
-speed s below s_min, 0 above, so the flow does not settle into the standing frames that end the
-capture (with s_min = 0 there is no value function: the paper's pure passive flow).
+reward of reaching T' is -|θ_c'| (direction) or -|θ_c'| - w_L·|d_L'| (line), plus (a setting, on
+by default) a term for keeping moving: -(1 - s/s_min) for a frame's root speed s below s_min, 0
+above.  Without it the line task settled into the stop clips' standing frames short of the line
+(bench/results/field.md).  The passive task ("none") has one task state and that term alone, so
+the flow does not settle into the standing frames that end the capture (with s_min = 0 there is
+no value function: the paper's pure passive flow).
 
 Values live at anchor states (every N-th state of each clip, and each clip's last; N = 1: every
 state), and a state between anchors takes (1 - i/N)·V_0 + (i/N)·V_N.  Fitted value iteration
@@ -93,10 +95,13 @@ class FieldTask:
 
     def reward(self, t: np.ndarray, motion: np.ndarray) -> np.ndarray:
         """R of reaching task state T' [..., n] by a frame of root motion [..., 3] (broadcasting)."""
-        if self.name == "none":
+        moving = 0.0
+        if self.min_step > 0:
             step = np.hypot(motion[..., 0], motion[..., 1])
-            return np.broadcast_to(-np.maximum(0.0, 1.0 - step / max(self.min_step, 1e-9)), t.shape[:-1])
-        r = -np.abs(wrap(t[..., 0]))
+            moving = -np.maximum(0.0, 1.0 - step / self.min_step)
+        if self.name == "none":
+            return np.broadcast_to(moving, t.shape[:-1])
+        r = -np.abs(wrap(t[..., 0])) + moving
         if self.name == "line":
             r = r - self.line_weight * np.abs(t[..., 1])
         return r

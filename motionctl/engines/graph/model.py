@@ -1,11 +1,13 @@
 """The motion graph as an engine (paper 004's construction): ``fit`` builds it, ``GraphController``
 walks it.
 
-Walking a graph is a choice among the current clip's successors.  The controller here is the
+Walking a graph is a choice among the current clip's successors.  The default controller is the
 simple greedy walk a game would start from: the successor whose end faces closest to the wanted
 heading, at the speed closest to the wanted one, jumping only when asked (and asked-for actions
-first), the natural continuation winning ties.  What a graph *can* do in a room is measured by
-``motionctl.evaluate`` on the graph itself (``transition_graph``).
+first), the natural continuation winning ties.  The Look Ahead policy (``lookahead``) chooses by
+a value function over the clips and warps each clip's facing up to Max Warp: paper 002's
+graph-based comparison.  What a graph *can* do in a room is measured by ``motionctl.evaluate``
+on the graph itself (``transition_graph``).
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import MotionctlError
+from ...jobs import check_stop
 from ...rootframe import wrap
 from ...session import Command, State
 from ...synth import Step
 from ...tags import JUMPS
 from ..base import Model, clips_of
+from . import lookahead
 from .build import GraphSettings, MotionGraph, build_graph
 
 Settings = GraphSettings
@@ -32,9 +36,11 @@ class GraphController(Model):
     engine = "graph"
     Settings = GraphSettings
 
-    def __init__(self, settings, summary, graph: MotionGraph, heading_smooth: float = 0.2):
+    def __init__(self, settings, summary, graph: MotionGraph, heading_smooth: float = 0.2,
+                 look: lookahead.Lookahead | None = None):
         super().__init__(settings, summary, graph.names, graph.fps, heading_smooth)
         self.graph = graph
+        self.look = look
         self.succ = graph.successors()
         ends = np.array([p[-1] for p in graph.root_paths]).reshape(-1, 3) if graph.n else np.zeros((0, 3))
         self.end_dx = ends
@@ -45,13 +51,20 @@ class GraphController(Model):
         self.action = [a[0] if a is not None else "" for a in graph.actions]
         self.decision_rate = float(1.0 / np.mean(duration)) if graph.n else 1.0
         self.typical_speed = float(np.median(self.speed)) if graph.n else 1.3
+        self.yaws = lookahead.clip_yaws(graph.root_paths) if look is not None else None
 
     def arrays(self):
-        return self.graph.arrays()
+        meta, arrays = self.graph.arrays()
+        if self.look is not None:
+            arrays = {**arrays, "look_values": self.look.values, "look_warps": self.look.warps}
+        return meta, arrays
 
     @classmethod
     def from_archive(cls, base, meta, z):
-        return cls(base["settings"], base["summary"], MotionGraph.from_arrays(meta, z), base["heading_smooth"])
+        s = base["settings"]
+        look = lookahead.Lookahead(np.asarray(z["look_values"]), np.asarray(z["look_warps"]), s.discount) \
+            if "look_values" in z else None
+        return cls(s, base["summary"], MotionGraph.from_arrays(meta, z), base["heading_smooth"], look)
 
     def own_graph(self) -> MotionGraph:
         """The graph itself: what certification embeds."""
@@ -72,12 +85,13 @@ class GraphController(Model):
         want = command.desired_heading(state.yaw)
         cost = np.abs(wrap(want - (state.yaw + self.end_dx[clips, 2])))
         cost += SPEED_WEIGHT * np.abs(self.speed[clips] - speed)
-        jump = bool(control[3] > 0.5)
-        cost += JUMP_PENALTY * (self.jumps[clips] != jump)
-        action = command.action
+        return cost + self.unasked(clips, bool(control[3] > 0.5), command.action)
+
+    def unasked(self, clips: np.ndarray, jump: bool = False, action: str | None = None) -> np.ndarray:
+        """Cost of each of ``clips`` for a jump or action nobody asked for (or none when one was)."""
         acts = np.array([self.action[c] for c in clips])
-        cost += ACTION_PENALTY * np.where(action is None, (acts != "") & ~self.jumps[clips], acts != (action or ""))
-        return cost
+        return (JUMP_PENALTY * (self.jumps[clips] != jump)
+                + ACTION_PENALTY * np.where(action is None, (acts != "") & ~self.jumps[clips], acts != (action or "")))
 
     def decide(self, state: State, command: Command):
         """The successor of the current clip that best follows the command (``scores``); the memory is the
@@ -87,11 +101,20 @@ class GraphController(Model):
             cands = np.arange(g.n)
         else:
             cands = np.asarray(self.succ[int(state.memory)], dtype=np.int64)
-        cost = self.scores(cands, state, command)
+        natural = np.zeros(len(cands), dtype=bool)
         if state.memory is not None:  # ties go to the natural continuation
             c = int(state.memory)
             natural = (g.source[cands] == g.source[c]) & (g.start[cands] == g.end[c])
-            cost = cost - 1e-6 * natural
+        if self.look is not None:
+            control = command.local_control(state.yaw)
+            extra = self.unasked(cands, bool(control[3] > 0.5), command.action) - 1e-6 * natural
+            theta = float(wrap(command.desired_heading(state.yaw) - state.yaw))
+            i, warp = lookahead.choose(self.look, *self.yaws, cands, theta, extra)
+            nxt = int(cands[i])
+            step = Step(np.array([[g.source[nxt], g.start[nxt], g.end[nxt] - g.start[nxt], 1.0]]),
+                        edit=np.array([0.0, 0.0, warp]))
+            return step, nxt
+        cost = self.scores(cands, state, command) - 1e-6 * natural
         nxt = int(cands[np.argmin(cost)])
         return Step.piece(int(g.source[nxt]), int(g.start[nxt]), int(g.end[nxt] - g.start[nxt])), nxt
 
@@ -108,7 +131,17 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
     summary = {"clips": graph.n, "transitions": int(len(graph.edges)), "candidates": st["candidates"],
                "seconds_kept": st["seconds_kept"], "seconds_total": st["seconds_total"],
                "dropped": list(st.get("dropped_sources", [])), "seconds": st["build_seconds"]}
-    return GraphController(s, summary, graph)
+    look = None
+    if s.policy == "lookahead":
+        check_stop(should_stop, "motion graph")
+        if progress is not None:
+            progress(0.9, "value iteration over the graph's clips")
+        model = GraphController(s, summary, graph)  # for the clips' unasked-for costs
+        warps = np.linspace(-s.max_warp, s.max_warp, max(1, s.warps)) if s.max_warp > 0 else np.zeros(1)
+        look = lookahead.learn(graph, model.unasked(np.arange(graph.n)), warps, s.discount, should_stop=should_stop)
+        summary.update({"sweeps": look.sweeps, "residual": look.residual, "value_bytes": int(look.values.nbytes),
+                        "seconds": st["build_seconds"] + look.seconds})
+    return GraphController(s, summary, graph, look=look)
 
 
 __all__ = ["GraphController", "Settings", "fit"]

@@ -1,0 +1,113 @@
+"""Value iteration over a motion graph's clips for the direction task: the clip-based controller
+paper 002 compared motion fields against (a graph controller in the manner of Lee et al. 2009,
+"with up to ±45 degrees of directional warping on clips and minimal importance to the
+physicality cost"), with the field's reward and discount so the two answer the same question.
+
+A decision is made at the end of a clip c: the task state is θ, the desired heading minus the
+facing.  An action is a successor clip c' and a warp ω (``warps`` values over [-max_warp,
+max_warp]) that turns the character's facing by ω spread evenly over c' (``Step.edit``, as
+paper 004's editing does).  Playing it earns the field's reward every frame, -|θ_t| with θ_t = θ
+- yaw_t - ω·t/n (yaw_t: c's own turn after t of its n frames), discounted by γ per frame, less
+a physicality cost ``WARP_COST``·|ω|, and ends in task state θ_n at the end of c'.  Values are
+stored per clip on the field's 18 heading samples (``FieldTask("direction")``) and interpolated
+between them; a sweep is array arithmetic over (clip, warp, θ sample) and a maximum over each
+clip's successors, until no value moves by more than a tolerance.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...jobs import check_stop
+from ...rootframe import wrap
+from ..field.values import FieldTask
+
+WARP_COST = 0.1  # reward lost per radian of warp, per clip: minimal, as in the paper's comparison
+
+
+@dataclass
+class Lookahead:
+    """A graph's direction-task value function: ``values`` [K, 18] per clip and heading sample."""
+
+    values: np.ndarray
+    warps: np.ndarray
+    gamma: float
+    sweeps: int = 0
+    residual: float = 0.0
+    seconds: float = 0.0
+
+
+def clip_yaws(root_paths: list) -> tuple[np.ndarray, np.ndarray]:
+    """(yaw after each frame [K, L] padded with each clip's last, lengths [K]) of a graph's clips."""
+    n = np.array([len(p) - 1 for p in root_paths], dtype=np.int64)
+    L = int(max(n.max(), 1))
+    yaw = np.zeros((len(root_paths), L))
+    for i, p in enumerate(root_paths):  # once per graph clip, at training
+        yaw[i, :n[i]] = p[1:, 2]
+        yaw[i, n[i]:] = p[-1, 2]
+    return yaw, n
+
+
+def play(yaw: np.ndarray, n: np.ndarray, theta: np.ndarray, warps: np.ndarray, gamma: float):
+    """(discounted reward, final θ) of playing clips with frame yaws ``yaw`` [K, L], lengths ``n``
+    [K], from task states ``theta`` [..., K, 1, T] (broadcasting) under each warp [W]: arrays
+    [..., K, W, T]."""
+    L = yaw.shape[1]
+    t = np.arange(1, L + 1)
+    live = t[None, :] <= n[:, None]  # [K, L]
+    share = np.where(live, t[None, :] / np.maximum(n, 1)[:, None], 1.0)  # [K, L] of the warp applied
+    disc = np.where(live, gamma ** (t - 1.0)[None, :], 0.0)  # [K, L]
+    turned = yaw[:, None, :] + warps[None, :, None] * share[:, None, :]  # [K, W, L]
+    th = wrap(theta[..., None] - turned[..., None, :])  # [..., K, W, T, L]
+    reward = -np.einsum("...kwtl,kl->...kwt", np.abs(th), disc) - WARP_COST * np.abs(warps)[:, None]
+    return reward, th[..., -1]
+
+
+def learn(graph, penalty: np.ndarray, warps: np.ndarray, gamma: float = 0.99, tol: float = 0.01,
+          max_sweeps: int = 3000, should_stop=None) -> Lookahead:
+    """Value iteration over ``graph``'s clips (see the module docstring); ``penalty`` [K] is a
+    further cost of playing each clip (a jump or action nobody asked for)."""
+    t0 = time.perf_counter()
+    task = FieldTask("direction")
+    grid = task.headings()
+    yaw, n = clip_yaws(graph.root_paths)
+    k = graph.n
+    reward, final = play(yaw, n, grid[None, None, :], warps, gamma)  # [K, W, T]
+    reward = reward - penalty[:, None, None]
+    idx, wts = task.corners(final[..., None])  # [K, W, T, 2]
+    end = gamma ** n.astype(float)  # [K]
+    src, dst = graph.edges[:, 0], graph.edges[:, 1]
+    v = np.zeros((k, len(grid)))
+    sweeps, change = 0, np.inf
+    for sweeps in range(1, max_sweeps + 1):
+        check_stop(should_stop, "graph value iteration")
+        future = np.sum(v[np.arange(k)[:, None, None, None], idx] * wts, axis=-1)  # [K, W, T]
+        best = np.max(reward + end[:, None, None] * future, axis=1)  # [K, T]: the best warp into each clip
+        new = np.full_like(v, -np.inf)
+        np.maximum.at(new, src, best[dst])
+        new = np.where(np.isfinite(new), new, v)
+        change = float(np.max(np.abs(new - v)))
+        v = new
+        if change < tol:
+            break
+    return Lookahead(v.astype(np.float32), warps, gamma, sweeps, change, time.perf_counter() - t0)
+
+
+def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, theta: float,
+           penalty: np.ndarray) -> tuple[int, float]:
+    """(index into ``cands``, warp) of the best successor and warp from task state ``theta``;
+    ``penalty`` [C] a further cost of each candidate (and a tie-breaker)."""
+    task = FieldTask("direction")
+    reward, final = play(yaw[cands], n[cands], np.array([[[theta]]]), look.warps, look.gamma)  # [C, W, 1]
+    reward = reward[..., 0] - penalty[:, None]
+    future = task.interpolate(np.broadcast_to(look.values[cands][:, None, :], final.shape[:2] + (look.values.shape[1],)),
+                              final)
+    q = reward + (look.gamma ** n[cands].astype(float))[:, None] * future
+    best = np.unravel_index(int(np.argmax(q)), q.shape)
+    return int(best[0]), float(look.warps[best[1]])
+
+
+__all__ = ["WARP_COST", "Lookahead", "choose", "clip_yaws", "learn", "play"]

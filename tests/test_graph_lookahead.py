@@ -1,0 +1,81 @@
+"""The motion graph's Look Ahead policy (paper 002's graph-based comparison): the reward of a
+warped clip against hand-computed cases, value iteration on real capture, the policy turning to
+a new direction, and the values surviving save and load."""
+
+import os
+
+import numpy as np
+import pytest
+
+from motionctl.body import mirror_clip
+from motionctl.engines import load_model
+from motionctl.engines.graph import GraphSettings, fit
+from motionctl.engines.graph.lookahead import WARP_COST, play
+from motionctl.library import import_library
+from motionctl.rootframe import wrap
+from motionctl.session import Command, Session
+
+TRIALS = ("15", "17", "19", "13")  # CMU 16: walk, 90° left, 90° right, veer right
+
+
+def test_a_warped_clip_earns_the_fields_reward_every_frame():
+    g = 0.9
+    yaw = np.zeros((1, 3))  # one straight clip of 3 frames
+    theta = np.array([[[0.3]]])
+    reward, final = play(yaw, np.array([3]), theta, np.array([0.0, 0.3]), g)
+    assert reward[0, 0, 0] == pytest.approx(-(0.3 + 0.3 * g + 0.3 * g * g))
+    assert final[0, 0, 0] == pytest.approx(0.3)
+    # warped by 0.3 rad over its 3 frames: θ_t = 0.2, 0.1, 0.0
+    assert reward[0, 1, 0] == pytest.approx(-(0.2 + 0.1 * g) - WARP_COST * 0.3)
+    assert final[0, 1, 0] == pytest.approx(0.0, abs=1e-12)
+    # a clip's own turn counts, and a shorter clip (2 frames, padded) stops earning after its end
+    turning = np.array([[0.1, 0.2, 0.2]])
+    r2, f2 = play(turning, np.array([2]), theta, np.array([0.0]), g)
+    assert r2[0, 0, 0] == pytest.approx(-(0.2 + 0.1 * g)) and f2[0, 0, 0] == pytest.approx(0.1)
+
+
+@pytest.fixture(scope="module")
+def clips(mocap):
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in TRIALS]
+    walks = import_library(files).groups[0].database.clips
+    return list(walks) + [mirror_clip(c) for c in walks]
+
+
+@pytest.fixture(scope="module")
+def looking(clips):
+    return fit(clips, GraphSettings(policy="lookahead"))
+
+
+def test_value_iteration_converges_and_the_policy_turns(looking, clips):
+    s = looking.summary()
+    assert s["sweeps"] < 3000 and s["residual"] < 0.01 and s["value_bytes"] == looking.look.values.nbytes
+    v = looking.look.values.mean(axis=0)
+    assert np.argmax(v) in (8, 9) and v[0] < v[8]  # best facing the direction (θ = 0 lies between 8 and 9)
+    table = looking.frame_table(clips)
+    greedy = fit(clips, GraphSettings())
+    met = {}
+    for name, model in (("lookahead", looking), ("greedy", greedy)):
+        times = []
+        for frame in (10, 150, 300):
+            session = Session(model, table, frame=frame)
+            target = session.synth.yaw + np.radians(150)
+            while session.n_frames < 6 * table.fps and abs(wrap(target - session.synth.yaw)) > np.radians(5):
+                session.decide(Command(heading=target))
+            times.append(session.n_frames / table.fps if abs(wrap(target - session.synth.yaw)) <= np.radians(5)
+                         else np.inf)
+        met[name] = times
+    assert np.all(np.isfinite(met["lookahead"]))  # looking ahead (and warping) it always gets there
+    assert np.mean(met["lookahead"]) < np.mean(met["greedy"])
+
+
+def test_look_ahead_values_survive_save_and_load(looking, clips, tmp_path):
+    back = load_model(looking.save(tmp_path / "graph.npz"))
+    assert np.array_equal(back.look.values, looking.look.values)
+    assert np.array_equal(back.look.warps, looking.look.warps)
+    table = looking.frame_table(clips)
+    a, b = Session(looking, table, frame=40), Session(back, table, frame=40)
+    for k in range(8):
+        c = Command(heading=0.7 * k)
+        a.decide(c)
+        b.decide(c)
+    assert np.allclose(a.clip().root_pos, b.clip().root_pos)
