@@ -2,9 +2,12 @@
 mannequin, a strip of frames seen from the side and the root trajectory seen from above.
 
     .venv/bin/python bench/render_run.py [--mocap DIR] [--out docs/controller_run.png]
+    .venv/bin/python bench/render_run.py --engine field --out docs/field_run.png \
+        --values-out docs/field_values.png
 
 Everything goes through the extension's own operators: import, train, play a generated
-player trace through the controller, bake, add the mannequin.
+player trace through the controller, bake, add the mannequin.  ``--values-out`` also writes the
+picture of the value function the Controller panel shows after training (engines that have one).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ def main():
     ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "controller_run.png"))
     ap.add_argument("--frames", type=int, default=6)
+    ap.add_argument("--engine", default="fragments")
+    ap.add_argument("--values-out", default="")
     args = ap.parse_args()
     from motionctl.engines.fragments import EVALUATION_PLAYER, generate_trace, scale_player, write_trace
     from readme_figures import write_png
@@ -49,12 +54,22 @@ def main():
     scene = bpy.context.scene
     scene.render.fps = 30
     folder = os.path.join(args.mocap, "cmu_amc", "16")
-    names = ["16_15.amc", "16_17.amc", "16_19.amc", "16_35.amc", "16_37.amc", "16_39.amc", "16_33.amc", "16_05.amc"]
+    names = ["16_15.amc", "16_17.amc", "16_19.amc", "16_35.amc", "16_37.amc", "16_39.amc", "16_33.amc"]
+    if args.engine == "fragments":
+        names.append("16_05.amc")  # a forward jump: the fragment controller jumps on the player's button
     bpy.ops.motionctl.import_bvh(directory=folder + os.sep, files=[{"name": n} for n in names])
     st = scene.motionctl
-    st.engines.fragments.held_out = 0
-    bpy.ops.motionctl.train(engine="fragments")
-    st.engine = "fragments"
+    if args.engine == "fragments":
+        st.engines.fragments.held_out = 0
+    bpy.ops.motionctl.train(engine=args.engine)
+    st.engine = args.engine
+    if args.values_out:
+        img = next(i for i in bpy.data.images if i.name.startswith(f"motionctl {args.engine}"))
+        w, h = img.size
+        px = np.array(img.pixels[:], dtype=np.float32).reshape(h, w, 4)[::-1, :, :3]
+        px = np.repeat(np.repeat(px, 3, axis=0), 3, axis=1)  # 3x, nearest
+        write_png(args.values_out, (np.clip(px, 0, 1) * 255).astype(np.uint8))
+        print(f"wrote {args.values_out} ({px.shape[1]} x {px.shape[0]})")
     trace = generate_trace(scale_player(EVALUATION_PLAYER, 3.0), 10.0, 10.0, seed=3)
     trace_path = os.path.join(tmp, "trace.csv")
     write_trace(trace, trace_path)

@@ -281,6 +281,17 @@ def test_passive_flow_keeps_moving_where_the_pure_flow_settles_into_a_stop(mocap
     assert min(speeds[0.5]) > 0.5  # keeping moving, it walks on
 
 
+def test_certification_macro_steps_close_into_a_graph_that_turns(field, table):
+    from motionctl.evaluate.certify import macro_graph
+
+    g = macro_graph(field, table, max_clips=600)
+    turns = np.degrees([p[-1, 2] for p in g.root_paths])
+    # keyed by the nearest state alone only walking straight on closed (turns of -3..+1°)
+    assert g.n > 100 and turns.min() < -20 and turns.max() > 20
+    memory = field.memory_at(40)
+    assert field.memory_key(memory) == (int(field.db.clip[memory.nb[0]]), int(field.db.frame[memory.nb[0]]) // 15)
+
+
 def test_save_load_round_trip_and_refusals(field, clips, tmp_path):
     path = field.save(tmp_path / "field.npz")
     back = load_model(path)

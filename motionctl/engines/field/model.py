@@ -35,6 +35,7 @@ TIE = 1e-6  # relative: action values closer than this are equal (the first wins
 PUSH_TILT = 1.0  # rad/s of upper-body tilt per m/s of push, spread over the root-to-chest chain
 PUSH_DECAY = 0.3  # s: time constant of a push's disturbance
 PUSH_REST = 0.02  # m/s: a disturbance below this has ended
+CERTIFY_BUCKET = 0.5  # s: certification's entry states are the captured clips' half-seconds
 
 
 @dataclass
@@ -176,8 +177,13 @@ class FieldModel(Model):
         return self.memory_at(max(i, 0))
 
     def memory_key(self, memory):
-        """The nearest database state: macro-steps from the same one are taken as the same."""
-        return int(memory.nb[0])
+        """The clip and half-second of the nearest captured state: certification takes macro-steps
+        from states with one key as the same (a field's states are continuous, so keyed by the
+        nearest state alone its macro-steps' ends almost never meet an explored entry, and only
+        walking straight on closed into a graph: bench/results/field_certify.md)."""
+        db = self._need_db()
+        i = int(memory.nb[0])
+        return int(db.clip[i]), int(db.frame[i]) // max(1, round(CERTIFY_BUCKET * db.fps))
 
     def task_state(self, state: State, command: Command) -> np.ndarray:
         """T for the character: θ_c from the command's desired heading (or its line's direction)
