@@ -82,17 +82,18 @@ def from_euler(angles: np.ndarray, order: str) -> np.ndarray:
     return q
 
 
-def to_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrices [..., 3, 3] of quaternions [..., 4]."""
-    w, x, y, z = np.moveaxis(q, -1, 0)
-    return np.stack(
-        (
-            np.stack((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)), -1),
-            np.stack((2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)), -1),
-            np.stack((2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)), -1),
-        ),
-        axis=-2,
-    )
+def to_matrix(q: np.ndarray, columns: int = 3) -> np.ndarray:
+    """Rotation matrices [..., 3, 3] of quaternions [..., 4]; with ``columns`` < 3 only the first
+    columns [..., 3, columns] (the rotated unit x, y vectors)."""
+    q = np.asarray(q)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    m = np.empty(q.shape[:-1] + (3, columns), dtype=np.result_type(q, np.float32))
+    m[..., 0, 0], m[..., 1, 0], m[..., 2, 0] = 1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y)
+    if columns > 1:
+        m[..., 0, 1], m[..., 1, 1], m[..., 2, 1] = 2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x)
+    if columns > 2:
+        m[..., 0, 2], m[..., 1, 2], m[..., 2, 2] = 2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)
+    return m
 
 
 def from_matrix(m: np.ndarray) -> np.ndarray:

@@ -82,12 +82,9 @@ def joint_weights(skeleton) -> np.ndarray:
 
 
 def _axes(rot: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """[n, J*6] each joint's rotation applied to the unit x and y vectors, times its weight: the
-    first two columns of its rotation matrix, row by row (m00, m01, m10, m11, m20, m21)."""
-    w, x, y, z = np.moveaxis(rot, -1, 0)
-    m = np.stack((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * y + w * z), 1 - 2 * (x * x + z * z),
-                  2 * (x * z - w * y), 2 * (y * z + w * x)), axis=-1)
-    return (m * weights[:, None]).reshape(len(rot), -1)
+    """[n, J*6] each joint's rotation applied to the unit x and y vectors, times its weight."""
+    m = quat.to_matrix(rot, columns=2)  # [n, J, 3, 2]: the rotated unit vectors
+    return (m.reshape(m.shape[:-2] + (6,)) * weights[:, None]).reshape(len(rot), -1)
 
 
 def features(states: States, weights: np.ndarray, fps: float) -> np.ndarray:
