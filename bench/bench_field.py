@@ -47,7 +47,7 @@ from motionctl.body import mirror_clip  # noqa: E402
 from motionctl.clip import resample  # noqa: E402
 from motionctl.engines import ENGINES  # noqa: E402
 from motionctl.engines.field import FieldSettings, fit  # noqa: E402
-from motionctl.engines.field.states import POOL, States, actions, advance, blend_velocities  # noqa: E402
+from motionctl.engines.field.states import POOL, actions  # noqa: E402
 from motionctl.evaluate.motion import foot_skating, response_time  # noqa: E402
 from motionctl.library import import_library  # noqa: E402
 from motionctl.rootframe import wrap  # noqa: E402
@@ -107,10 +107,7 @@ def search_table(db, rng, n_batch=5000):
     own, sim = db.neighbours(src, k)
     acts = actions(sim).reshape(n_src * k, k)
     rep = np.repeat(np.arange(n_src), k)
-    nb = own[rep]
-    mo, li, tu = blend_velocities(acts, db.x.motion[nb], db.x.lift[nb], db.x.turn[nb])
-    moved = advance(src.take(rep), mo, li, tu)
-    f = db.features(States(moved.rot, moved.height, *blend_velocities(acts, db.y[0][nb], db.y[1][nb], db.y[2][nb])))
+    f = db.features(db.flow(src.take(rep), own[rep], acts)[0])
     exact = np.concatenate([brute(f[a:a + 1024]) for a in range(0, len(f), 1024)])
     pooled, _ = db.search.in_pools(f, db.search.pools(f, k, k), k)
     row = {"method": f"ours at a decision: the k actions' next states ranked in one shared pool of {POOL * k}",

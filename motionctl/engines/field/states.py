@@ -247,17 +247,22 @@ class Database:
         idx, d2 = self.search.query(self.features(states), k)
         return idx, similarity(d2)
 
-    def integrate(self, states: States, nb: np.ndarray, a: np.ndarray, delta: float, k: int, group: int = 1):
-        """One frame of the flow for each state under action ``a`` [n, k] over its neighbours
-        ``nb`` [n, k]: x' = x ⊕ Σ a_i v_i, v' = Σ a_i y_i, then the drift correction toward the
-        nearest database state by ``delta``.  Runs of ``group`` consecutive rows (one state's
-        actions) look for neighbours among one shared pool of candidates (``Search.pools``).
-        Returns (next states, the frame's root motion [n, 3], the next states' neighbours [n, k]
-        and similarity weights [n, k])."""
+    def flow(self, states: States, nb: np.ndarray, a: np.ndarray) -> tuple[States, np.ndarray]:
+        """(next states, the frame's root motion [n, 3]) under action ``a`` [n, k] over
+        neighbours ``nb`` [n, k] before drift correction: x' = x ⊕ Σ a_i v_i, v' = Σ a_i y_i."""
         motion, lift, turn = blend_velocities(a, self.x.motion[nb], self.x.lift[nb], self.x.turn[nb])
         moved = advance(states, motion, lift, turn)
-        ym, yl, yt = blend_velocities(a, self.y[0][nb], self.y[1][nb], self.y[2][nb])
-        nxt = States(moved.rot, moved.height, ym, yl, yt)
+        velocity = blend_velocities(a, self.y[0][nb], self.y[1][nb], self.y[2][nb])
+        return States(moved.rot, moved.height, *velocity), motion
+
+    def integrate(self, states: States, nb: np.ndarray, a: np.ndarray, delta: float, k: int, group: int = 1):
+        """One frame of the flow for each state under action ``a`` [n, k] over its neighbours
+        ``nb`` [n, k] (``flow``), then the drift correction toward the nearest database state by
+        ``delta``.  Runs of ``group`` consecutive rows (one state's actions) look for neighbours
+        among one shared pool of candidates (``Search.pools``).
+        Returns (next states, the frame's root motion [n, 3], the next states' neighbours [n, k]
+        and similarity weights [n, k])."""
+        nxt, motion = self.flow(states, nb, a)
         k = min(k, self.n)
         f = self.features(nxt)
         pools = self.search.pools(f, group, k)
