@@ -185,8 +185,7 @@ def passive_runs(clips, rng, seconds=30.0, n_db=40, n_noise=10):
         if keep:
             s = model.summary()
             out.update({"dead_ends": s["dead_ends"], "dead_end_clips": s["dead_end_clips"], "states": s["states"]})
-            v = model.anchors.values_at(model.values, np.arange(db.n))[:, 0]
-            dead = v < -0.5 / (1.0 - model.settings.discount)
+            dead = model.dead_ends()
         else:
             dead = np.zeros(db.n, bool)
         starts = [("database state" + (", dead end" if dead[i] else ""), model.memory_at(i))

@@ -293,6 +293,15 @@ class FieldModel(Model):
         rgba[..., 3] = 1.0
         return rgba, "mean value: x heading error -180° to 180°, y distance to the line -2 to 2 m (bright: better)"
 
+    def dead_ends(self) -> np.ndarray:
+        """[S] bool: database states from which a passive field cannot keep moving (most of their
+        discounted future is spent below the Keep Moving speed)."""
+        if self.task is None or self.task.name != "none":
+            raise MotionctlError("only a passive field that keeps moving knows its dead ends")
+        db = self._need_db()
+        v = self.anchors.values_at(self.values, np.arange(db.n))[:, 0]
+        return v < -0.5 / max(1.0 - self.settings.discount, 1e-9)
+
     def value_map(self) -> tuple[np.ndarray, np.ndarray]:
         """(task grid [G, n], mean value over the anchors [G]): the value function as a picture."""
         if self.task is None or self.values is None:
@@ -350,18 +359,17 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
         learned = value_iteration(task, tc, anchors, db.n, s.discount, s.tolerance, s.max_sweeps,
                                   (lambda f, m: progress(0.5 + 0.5 * f, m)) if progress else None, should_stop)
         values = learned.values
-        if task.name == "none":
-            # states from which the flow cannot keep moving: most of their discounted future stands
-            v = anchors.values_at(values, np.arange(db.n))[:, 0]
-            dead = v < -0.5 / max(1.0 - s.discount, 1e-9)
-            summary.update({"dead_ends": int(dead.sum()),
-                            "dead_end_clips": sorted({table.names[c] for c in np.unique(db.clip[dead])})})
         summary.update({"anchors": anchors.n, "sweeps": learned.sweeps, "residual": learned.residuals[-1],
                         "cache_seconds": 0.0 if reused else tc.seconds, "learn_seconds": learned.seconds,
                         "value_bytes": int(values.nbytes), "grid": list(task.shape)})
     if progress is not None:
         progress(1.0, "done")
-    return FieldModel(s, summary, names, s.fps, 0.2, values, db.n, key, db)
+    model = FieldModel(s, summary, names, s.fps, 0.2, values, db.n, key, db)
+    if task is not None and task.name == "none":
+        dead = model.dead_ends()
+        model.info.update({"dead_ends": int(dead.sum()),
+                           "dead_end_clips": sorted({table.names[c] for c in np.unique(db.clip[dead])})})
+    return model
 
 
 __all__ = ["FieldMemory", "FieldModel", "FieldSettings", "fit"]

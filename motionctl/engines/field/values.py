@@ -47,7 +47,7 @@ class FieldTask:
 
     name: str
     line_weight: float = 0.5
-    min_step: float = 0.0  # passive task: the root motion per frame (m) below which the reward falls
+    min_step: float = 0.0  # keeping moving: the root motion per frame (m) below which the reward falls
 
     @property
     def shape(self) -> tuple:
