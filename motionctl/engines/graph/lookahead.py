@@ -66,14 +66,15 @@ def play(yaw: np.ndarray, n: np.ndarray, theta: np.ndarray, warps: np.ndarray, g
     return reward, th[..., -1]
 
 
-def learn(graph, penalty: np.ndarray, warps: np.ndarray, gamma: float = 0.99, tol: float = 0.01,
+def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: float = 0.99, tol: float = 0.01,
           max_sweeps: int = 3000, should_stop=None) -> Lookahead:
-    """Value iteration over ``graph``'s clips (see the module docstring); ``penalty`` [K] is a
-    further cost of playing each clip (a jump or action nobody asked for)."""
+    """Value iteration over ``graph``'s clips (see the module docstring), their ``clip_yaws``
+    ``yaws``; ``penalty`` [K] is a further cost of playing each clip (a jump or action nobody
+    asked for)."""
     t0 = time.perf_counter()
     task = FieldTask("direction")
     grid = task.headings()
-    yaw, n = clip_yaws(graph.root_paths)
+    yaw, n = yaws
     k = graph.n
     reward, final = play(yaw, n, grid[None, None, :], warps, gamma)  # [K, W, T]
     reward = reward - penalty[:, None, None]

@@ -40,7 +40,6 @@ class GraphController(Model):
                  look: lookahead.Lookahead | None = None):
         super().__init__(settings, summary, graph.names, graph.fps, heading_smooth)
         self.graph = graph
-        self.look = look
         self.succ = graph.successors()
         ends = np.array([p[-1] for p in graph.root_paths]).reshape(-1, 3) if graph.n else np.zeros((0, 3))
         self.end_dx = ends
@@ -51,7 +50,14 @@ class GraphController(Model):
         self.action = [a[0] if a is not None else "" for a in graph.actions]
         self.decision_rate = float(1.0 / np.mean(duration)) if graph.n else 1.0
         self.typical_speed = float(np.median(self.speed)) if graph.n else 1.3
-        self.yaws = lookahead.clip_yaws(graph.root_paths) if look is not None else None
+        self.yaws = None
+        self.use_lookahead(look)
+
+    def use_lookahead(self, look: lookahead.Lookahead | None, yaws=None) -> None:
+        """Walk by ``look`` (None: greedily); ``yaws`` the clips' ``clip_yaws`` if already known."""
+        self.look = look
+        if look is not None and self.yaws is None:
+            self.yaws = yaws if yaws is not None else lookahead.clip_yaws(self.graph.root_paths)
 
     def arrays(self):
         meta, arrays = self.graph.arrays()
@@ -131,17 +137,19 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
     summary = {"clips": graph.n, "transitions": int(len(graph.edges)), "candidates": st["candidates"],
                "seconds_kept": st["seconds_kept"], "seconds_total": st["seconds_total"],
                "dropped": list(st.get("dropped_sources", [])), "seconds": st["build_seconds"]}
-    look = None
+    model = GraphController(s, summary, graph)
     if s.policy == "lookahead":
         check_stop(should_stop, "motion graph")
         if progress is not None:
             progress(0.9, "value iteration over the graph's clips")
-        model = GraphController(s, summary, graph)  # for the clips' unasked-for costs
         warps = np.linspace(-s.max_warp, s.max_warp, max(1, s.warps)) if s.max_warp > 0 else np.zeros(1)
-        look = lookahead.learn(graph, model.unasked(np.arange(graph.n)), warps, s.discount, should_stop=should_stop)
-        summary.update({"sweeps": look.sweeps, "residual": look.residual, "value_bytes": int(look.values.nbytes),
-                        "seconds": st["build_seconds"] + look.seconds})
-    return GraphController(s, summary, graph, look=look)
+        yaws = lookahead.clip_yaws(graph.root_paths)
+        look = lookahead.learn(graph, yaws, model.unasked(np.arange(graph.n)), warps, s.discount,
+                               should_stop=should_stop)
+        model.use_lookahead(look, yaws)
+        model.info.update({"sweeps": look.sweeps, "residual": look.residual, "value_bytes": int(look.values.nbytes),
+                           "seconds": st["build_seconds"] + look.seconds})
+    return model
 
 
 __all__ = ["GraphController", "Settings", "fit"]
