@@ -30,10 +30,14 @@ def clips(mocap):
     return import_library(files).groups[0].database.clips
 
 
-@pytest.fixture(scope="module", params=sorted(ENGINES))
+# Variants that play by other means than the engine's defaults: "engine:variant" -> settings.
+VARIANTS = {"graph:lookahead": {"policy": "lookahead"}}
+
+
+@pytest.fixture(scope="module", params=sorted(ENGINES) + sorted(VARIANTS))
 def trained(request, clips, tmp_path_factory):
-    engine = ENGINES[request.param]
-    settings = from_flat(engine.Settings, QUICK.get(engine.name, {}))
+    engine = ENGINES[request.param.partition(":")[0]]
+    settings = from_flat(engine.Settings, {**QUICK.get(engine.name, {}), **VARIANTS.get(request.param, {})})
     path = tmp_path_factory.mktemp(engine.name) / "model.npz"
     model, written = train_to_file(engine.name, clips, settings, path)
     return engine, model, written

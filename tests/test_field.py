@@ -295,14 +295,8 @@ def test_certification_macro_steps_close_into_a_graph_that_turns(field, table):
 def test_save_load_round_trip_and_refusals(field, clips, tmp_path):
     path = field.save(tmp_path / "field.npz")
     back = load_model(path)
+    # (that the loaded field decides the same is the engine contract's)
     assert np.array_equal(back.values, field.values) and back.summary() == field.summary()
-    table = back.frame_table(clips)
-    a, b = Session(field, table, frame=12), Session(back, table, frame=12)
-    for k in range(20):
-        c = Command(heading=0.1 * k)
-        a.decide(c)
-        b.decide(c)
-    assert np.allclose(a.clip().root_pos, b.clip().root_pos)
     with pytest.raises(MotionctlError, match="one finite state"):
         bad = field.db.x.take([0])
         bad.rot[0, 3, 0] = np.nan
