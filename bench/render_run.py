@@ -64,7 +64,7 @@ def main():
     bpy.ops.motionctl.train(engine=args.engine)
     st.engine = args.engine
     if args.values_out:
-        img = next(i for i in bpy.data.images if i.name.startswith(f"motionctl {args.engine}"))
+        img = bpy.data.images[ext.operators.controller.picture_name(args.engine, st.groups[0].name)]
         w, h = img.size
         px = np.array(img.pixels[:], dtype=np.float32).reshape(h, w, 4)[::-1, :, :3]
         px = np.repeat(np.repeat(px, 3, axis=0), 3, axis=1)  # 3x, nearest
