@@ -20,7 +20,8 @@ pytestmark = pytest.mark.mocap
 # Quick settings per engine for a test-sized run (an engine not listed runs at its defaults).
 QUICK = {"fragments": {"trace_seconds": 30.0, "held_out": 0},
          "planning": {"iterations": 3, "trajectories": 30, "n_trees": 4},
-         "graph": {"threshold": 0.3}}
+         "graph": {"threshold": 0.3},
+         "active": {"budget": 5}}
 TRIALS = ("15", "17", "19", "21")  # CMU 16: walk, 90° left, 90° right, walk
 
 

@@ -11,13 +11,14 @@ import os
 
 from ..errors import MotionFileError
 from ..store import archive_format
+from .active import ENGINE as ACTIVE
 from .base import Engine, Model
 from .field import ENGINE as FIELD
 from .fragments import ENGINE as FRAGMENTS
 from .graph import ENGINE as GRAPH
 from .planning import ENGINE as PLANNING
 
-ENGINES: dict[str, Engine] = {e.name: e for e in (FRAGMENTS, PLANNING, GRAPH, FIELD)}
+ENGINES: dict[str, Engine] = {e.name: e for e in (FRAGMENTS, PLANNING, GRAPH, FIELD, ACTIVE)}
 
 
 def engine_of(path) -> Engine:

@@ -1,0 +1,50 @@
+"""Active learning (paper 003: Cooper, Hertzmann & Popović 2007; DESIGN.md 3.4).
+
+Modules: ``motion`` (states, examples on a common phase, time-aligned blends), ``tasks`` (the walk
+and the jump: inputs, example windows, features, task errors), ``controller`` (clusters and their
+RBF blend maps), ``learning`` (candidates, pseudoexamples, the oracle, coverage, the loop) and
+``model`` (the engine: ``fit`` and ``ActiveModel``).
+"""
+
+from ..base import Engine
+from .controller import BlendMap, Cluster, Controller, profile
+from .learning import (
+                Candidate,
+                CoverageSample,
+                Oracle,
+                Pool,
+                candidates,
+                coverage,
+                learn,
+                pseudoexample,
+)
+from .model import ActiveMemory, ActiveModel, ActiveSettings, fit
+from .tasks import TASKS, task_named
+
+Settings = ActiveSettings
+ENGINE = Engine("active", "Active Learning", "Blends a few well-chosen examples per start state; learning asks for the "
+                "motions it does worst, so a controller needs few captures (paper 003)",
+                "Cooper et al. 2007", ActiveSettings, fit, ActiveModel)
+
+__all__ = [
+                "ENGINE",
+                "TASKS",
+                "ActiveMemory",
+                "ActiveModel",
+                "ActiveSettings",
+                "BlendMap",
+                "Candidate",
+                "Cluster",
+                "Controller",
+                "CoverageSample",
+                "Oracle",
+                "Pool",
+                "Settings",
+                "candidates",
+                "coverage",
+                "fit",
+                "learn",
+                "profile",
+                "pseudoexample",
+                "task_named",
+]

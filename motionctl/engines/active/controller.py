@@ -1,0 +1,291 @@
+"""The clustered blend controller of paper 003 (sections 3 and 4.2).
+
+A ``Cluster`` holds blendable examples sharing a start state and a ``BlendMap`` from the task
+input u to blend weights (eqs. 1-2): a linear part fitted by least squares plus radial terms
+R_j(u) = Π_l h(|u_l - u_jl| / α_jl) with the cubic profile h(x) = (1 - x)³ + 3x(1 - x)² on [0, 1]
+(0 beyond), each scale α_jl chosen from [1, 3] times the nearest-neighbour distance by the
+summed task error at samples around u_j; weights are clamped to [0, 1] and renormalised.  Its data
+points are its examples (one-hot weights) and accepted pseudoexamples (any weights).
+
+A ``Controller`` is the clusters of one task: for a state and a task input it plays the cluster
+whose start state is nearest (among those within the state tolerance, the one with an example
+nearest in u), blending its examples with the map's weights.  Task inputs are normalised to
+[0, 1] per dimension by the task's bounds wherever distances are taken.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...errors import MotionctlError
+from .motion import Aligned, align, blend, distances_to, joint_positions, source_of
+from .tasks import Task, contacts_of
+
+SCALES = np.linspace(1.0, 3.0, 5)  # the per-dimension scale search of section 4.2
+EVAL_OFFSETS = np.array([-1.0, -0.5, 0.5, 1.0])  # evaluation samples along a dimension, in units of α
+
+
+def profile(x: np.ndarray) -> np.ndarray:
+    """h(x) = (1 - x)³ + 3x(1 - x)² for 0 <= x <= 1, 0 beyond (footnote 3)."""
+    x = np.abs(x)
+    return np.where(x <= 1.0, (1 - x) ** 3 + 3 * x * (1 - x) ** 2, 0.0)
+
+
+class BlendMap:
+    """b(u) = a + Cᵀu + Σ_j r_j R_j(u) (eq. 2) over data points X [N, D] (normalised u) with
+    weights W [N, K] and scales alpha [N, D]."""
+
+    def __init__(self, x: np.ndarray, w: np.ndarray, alpha: np.ndarray):
+        self.x, self.w, self.alpha = np.atleast_2d(x).astype(float), np.atleast_2d(w).astype(float), np.asarray(alpha, float)
+        design = np.column_stack((np.ones(len(self.x)), self.x))
+        self.linear = np.linalg.lstsq(design, self.w, rcond=None)[0]  # [D + 1, K]
+        resid = self.w - design @ self.linear
+        self.r = np.linalg.lstsq(self.basis(self.x), resid, rcond=None)[0]  # [N, K]
+
+    def basis(self, x: np.ndarray) -> np.ndarray:
+        """[B, N] R_j(x_b) (eq. 1)."""
+        d = np.abs(np.atleast_2d(x)[:, None, :] - self.x[None]) / self.alpha[None]
+        return np.prod(profile(d), axis=-1)
+
+    def raw(self, x: np.ndarray) -> np.ndarray:
+        x = np.atleast_2d(x)
+        return self.linear[0] + x @ self.linear[1:] + self.basis(x) @ self.r
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """[B, K] weights: clamped to [0, 1], renormalised (the nearest data point's when all clamp to 0)."""
+        x = np.atleast_2d(x)
+        w = np.clip(self.raw(x), 0.0, 1.0)
+        total = w.sum(axis=1, keepdims=True)
+        empty = total[:, 0] < 1e-9
+        if empty.any():
+            near = np.argmin(np.linalg.norm(x[empty, None] - self.x[None], axis=-1), axis=1)
+            w[empty] = self.w[near]
+            total[empty] = w[empty].sum(axis=1, keepdims=True)
+        return w / total
+
+
+def nearest_alpha(x: np.ndarray) -> np.ndarray:
+    """[N, D] every data point's scales set to the distance to its nearest neighbour (1 alone)."""
+    n = len(x)
+    if n < 2:
+        return np.ones_like(x)
+    d = np.linalg.norm(x[:, None] - x[None], axis=-1)
+    d[np.arange(n), np.arange(n)] = np.inf
+    return np.repeat(np.maximum(d.min(axis=1), 1e-3)[:, None], x.shape[1], axis=1)
+
+
+@dataclass(eq=False)
+class Example:
+    """A real example: its clip's name, key frames in it, what it does (features [D]) and its
+    foot skating (share of frames, as ``evaluate.motion.foot_skating`` measures)."""
+
+    clip: str
+    keys: np.ndarray
+    features: np.ndarray
+    skating: float = 0.0
+
+
+@dataclass(eq=False)
+class Cluster:
+    examples: list
+    aligned: Aligned
+    x: np.ndarray  # [N, D] normalised task inputs of the data points (examples first)
+    w: np.ndarray  # [N, K]
+    alpha: np.ndarray  # [N, D]
+    pseudo: np.ndarray  # bool [N]
+    start_state: np.ndarray
+    map: BlendMap | None = None
+    start_pose: tuple = field(default=None)
+
+    @property
+    def k(self) -> int:
+        return len(self.examples)
+
+    def refit(self, alpha=None) -> None:
+        self.alpha = nearest_alpha(self.x) if alpha is None else alpha
+        self.map = BlendMap(self.x, self.w, self.alpha)
+
+
+class Controller:
+    """Clusters of one task on one skeleton at ``fps``.
+
+    tolerance  state distance (m, RMS) within which a start state matches
+    join       alignment error (m, RMS over the phase) within which a new example joins a cluster
+    """
+
+    def __init__(self, task: Task, skeleton, fps: float, tolerance: float = 0.12, join: float = 0.12,
+                 scale_search: bool = True):
+        self.task, self.skeleton, self.fps = task, skeleton, float(fps)
+        self.tolerance, self.join, self.scale_search = float(tolerance), float(join), scale_search
+        self.clusters: list[Cluster] = []
+
+    # --- what it knows
+
+    @property
+    def n_examples(self) -> int:
+        return sum(c.k for c in self.clusters)
+
+    @property
+    def n_pseudo(self) -> int:
+        return int(sum(c.pseudo.sum() for c in self.clusters))
+
+    @property
+    def starts(self) -> np.ndarray:
+        return np.stack([c.start_state for c in self.clusters]).astype(np.float32)
+
+    def example_features(self) -> np.ndarray:
+        return np.array([e.features for c in self.clusters for e in c.examples]).reshape(-1, self.task.dim)
+
+    # --- playing
+
+    def choose(self, states: np.ndarray, u: np.ndarray, strict: bool = True) -> np.ndarray:
+        """[M] the cluster each (state, u) plays (-1 when ``strict`` and no start state is within
+        the tolerance): the nearest start, or among starts within the tolerance the cluster with
+        an example nearest in u (section 3)."""
+        states, u = np.atleast_2d(states), np.atleast_2d(u)
+        if not self.clusters:
+            return np.full(len(states), -1)
+        starts = self.starts
+        d = np.stack([distances_to(starts, s) for s in states]) if len(states) < 8 else _pairwise(states, starts)
+        near = np.argmin(d, axis=1)
+        within = d <= self.tolerance
+        x = self.task.normalise(u)
+        du = np.stack([np.min(np.linalg.norm(x[:, None] - c.x[None, :c.k], axis=-1), axis=1) for c in self.clusters], 1)
+        du = np.where(within, du, np.inf)
+        pick = np.where(within.sum(axis=1) > 1, np.argmin(du, axis=1), near)
+        return np.where(within.any(axis=1) | (not strict), pick, -1)
+
+    def weights(self, ci: int, u: np.ndarray) -> np.ndarray:
+        return self.clusters[ci].map(self.task.normalise(np.atleast_2d(u)))
+
+    def features(self, ci: int, w: np.ndarray, block: int = 256) -> np.ndarray:
+        """[B, D] features of the cluster's blends with weights ``w`` [B, K] (blocked)."""
+        w = np.atleast_2d(w)
+        ex = self.clusters[ci].aligned
+        return np.concatenate([self.task.features(self.skeleton, blend(ex, w[a:a + block]), self.fps)
+                               for a in range(0, len(w), block)]) if len(w) else np.zeros((0, self.task.dim))
+
+    def errors(self, ci: int, u: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+        """[B, D] task errors of the cluster at task inputs ``u`` [B, D] (its map's weights, or ``w``)."""
+        u = np.atleast_2d(u)
+        w = self.weights(ci, u) if w is None else w
+        return self.task.errors(self.features(ci, w), u)
+
+    def completes(self, states: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """bool [M]: the controller completes each (state, u): a start matched, every error <= 1."""
+        u = np.atleast_2d(u)
+        ci = self.choose(states, u)
+        ok = np.zeros(len(u), dtype=bool)
+        for c in np.unique(ci[ci >= 0]):
+            idx = np.flatnonzero(ci == c)
+            ok[idx] = np.all(self.errors(int(c), u[idx]) <= 1.0, axis=1)
+        return ok
+
+    # --- learning
+
+    def add_example(self, clip, state=None, name: str | None = None) -> tuple[int, bool]:
+        """Add the example ``clip`` holds (trimmed at its task window whose start state is nearest
+        ``state``, else its first), time-aligned to the clusters whose start it matches; joins the
+        best-aligned one or starts a new cluster.  Returns (cluster, created)."""
+        src = source_of(clip)
+        wins = self.task.windows(clip, contacts_of(clip))
+        if not wins:
+            raise MotionctlError(f"clip {clip.name!r} holds no {self.task.name} example "
+                                 f"({'a right heel strike to the next' if self.task.name == 'walk' else 'a take-off and landing'})")
+        if state is not None:
+            d = distances_to(src.states[[int(k[0]) for k in wins]], state)
+            keys = wins[int(np.argmin(d))]
+        else:
+            keys = wins[0]
+        return self.add_aligned(align(src, keys), Example(name or clip.name, np.asarray(keys), np.zeros(0),
+                                                           skating_of(clip, keys)))
+
+    def add_aligned(self, ex: Aligned, record: Example) -> tuple[int, bool]:
+        record.features = self.task.features(self.skeleton, blend(ex, np.ones((1, 1))), self.fps)[0]
+        x = self.task.normalise(record.features)
+        best, best_err = -1, np.inf
+        if self.clusters:
+            d = distances_to(self.starts, ex.start_state[0])
+            for ci in np.flatnonzero(d <= self.join):
+                err = self.alignment_error(int(ci), ex)
+                if err < best_err:
+                    best, best_err = int(ci), err
+        if best >= 0 and best_err <= self.join:
+            c = self.clusters[best]
+            c.examples.append(record)
+            c.aligned = Aligned.stack([c.aligned, ex])
+            k = c.k
+            n_real = k - 1
+            w = np.zeros((len(c.x) + 1, k))
+            w[:n_real, :n_real] = c.w[:n_real, :n_real]
+            w[n_real, n_real] = 1.0
+            w[n_real + 1:, :n_real] = c.w[n_real:, :n_real]
+            c.x = np.insert(c.x, n_real, x, axis=0)
+            c.w = w
+            c.pseudo = np.insert(c.pseudo, n_real, False)
+            self.refit(best)
+            return best, False
+        c = Cluster([record], Aligned.stack([ex]), x[None], np.ones((1, 1)), np.ones((1, self.task.dim)),
+                    np.zeros(1, dtype=bool), ex.start_state[0].copy())
+        self.clusters.append(c)
+        self.refit(len(self.clusters) - 1)
+        return len(self.clusters) - 1, True
+
+    def alignment_error(self, ci: int, ex: Aligned) -> float:
+        """RMS joint distance (m) over the phase between ``ex`` and the cluster's mean motion, each
+        in its own root frame (how well the time alignment matched them)."""
+        c = self.clusters[ci]
+        mean = blend(c.aligned, np.full((1, c.k), 1.0 / c.k))
+        a = joint_positions(self.skeleton, mean)[0]
+        b = joint_positions(self.skeleton, blend(ex, np.ones((1, 1))))[0]
+        return float(np.sqrt(np.mean(np.sum((a - b) ** 2, axis=-1))))
+
+    def add_pseudo(self, ci: int, u: np.ndarray, w: np.ndarray) -> None:
+        """Accept a pseudoexample (u, w) into cluster ``ci``'s map (section 4.3)."""
+        c = self.clusters[ci]
+        c.x = np.vstack((c.x, self.task.normalise(u)[None]))
+        c.w = np.vstack((c.w, np.asarray(w, float)[None] / np.sum(w)))
+        c.pseudo = np.append(c.pseudo, True)
+        self.refit(ci)
+
+    def refit(self, ci: int) -> None:
+        """Fit the map: linear part, α from nearest neighbours, then the per-dimension scale search."""
+        c = self.clusters[ci]
+        c.refit()
+        if not self.scale_search or len(c.x) < 2 or c.k < 2:
+            return
+        alpha = c.alpha.copy()
+        best_scale = np.ones_like(alpha)
+        for j in range(len(c.x)):
+            for ell in range(self.task.dim):
+                xs = np.repeat(c.x[j][None], len(EVAL_OFFSETS), axis=0)
+                xs[:, ell] += EVAL_OFFSETS * alpha[j, ell]
+                xs = np.clip(xs, 0.0, 1.0)
+                us = self.task.denormalise(xs)
+                ws, scores = [], []
+                for s in SCALES:
+                    trial = alpha.copy()
+                    trial[j, ell] *= s
+                    ws.append(BlendMap(c.x, c.w, trial)(xs))
+                err = self.task.errors(self.features(ci, np.concatenate(ws)), np.tile(us, (len(SCALES), 1)))
+                scores = err.sum(axis=1).reshape(len(SCALES), -1).sum(axis=1)
+                best_scale[j, ell] = SCALES[int(np.argmin(scores))]
+        c.refit(alpha * best_scale)
+
+
+def _pairwise(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    d2 = np.einsum("nd,nd->n", a, a)[:, None] - 2 * a @ b.T + np.einsum("nd,nd->n", b, b)[None]
+    return np.sqrt(np.maximum(d2, 0) / (a.shape[1] // 3))
+
+
+def skating_of(clip, keys) -> float:
+    """Foot skating (share of frames) of a clip between its first and last key."""
+    from ...evaluate.motion import foot_skating
+    a, b = int(keys[0]), int(keys[-1]) + 1
+    return foot_skating(clip.slice(a, max(b, a + 2)))["skating"]
+
+
+__all__ = ["BlendMap", "Cluster", "Controller", "Example", "nearest_alpha", "profile", "skating_of"]

@@ -1,0 +1,468 @@
+"""Active learning (paper 003, section 4): candidates, pseudoexamples, the oracle, coverage.
+
+- ``candidates``: for every cluster start state, random task inputs scored by each metric (task
+  error relative to the nearest example, per task metric; summed task error; distance from the
+  existing examples), the worst of each refined by Nelder-Mead maximising its badness; plus
+  transition candidates: the end state of each cluster's average motion when no start state is
+  within the tolerance of it.  Sorted by score within each metric.
+- ``pseudoexample``: Nelder-Mead over a cluster's blend weights minimising the summed task error
+  at the candidate's u, from the best of its examples and the current prediction.
+- ``Pool`` and ``Oracle``: capture the controller has not been given, cut into the task's
+  examples; the oracle answers a request (start state, u) with the best-matching one (start-state
+  distance + task error) or rejects it when none is within tolerance, as a performer in the
+  capture volume would; it auto-accepts pseudoexamples that complete the task without more foot
+  skating than their sources.
+- ``CoverageSample`` and ``coverage``: the share of a fixed random sample of (state, u) the
+  controller completes, and what the pool's examples themselves complete (the normaliser).
+- ``active_step`` / ``learn``: the loop the *Auto* button, the command line, ``fit`` and the
+  benchmark run; ``baseline`` adds examples at random or from a uniform grid plan instead.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import minimize
+
+from ...errors import MotionctlError
+from ...jobs import check_stop
+from .controller import Controller, skating_of
+from .motion import align, blend, distances_to, source_of, to_frames
+from .tasks import contacts_of
+
+METRICS = ("relative", "summed", "distance", "transition")  # the four metrics; "relative" per task metric
+RANDOM_INPUTS = 200
+NM_EVALS = 60
+
+
+@dataclass
+class Candidate:
+    """A request: start ``state`` (cluster ``cluster``'s start, or a transition's end state, with
+    ``pose`` (rot [J, 4], height) to show), task input ``u``, the ``metric`` that found it and its
+    ``score`` (higher is worse)."""
+
+    metric: str
+    cluster: int
+    state: np.ndarray
+    u: np.ndarray
+    score: float
+    pose: tuple = None
+
+    def describe(self, task) -> str:
+        parts = ", ".join(f"{n} {v:.2f} {unit}" for n, v, unit in zip(task.names, self.u, task.units))
+        return f"{self.metric}: {parts} (score {self.score:.2f})"
+
+
+def _badness(ctrl: Controller, ci: int, u: np.ndarray, nearest_err: np.ndarray | None = None) -> dict:
+    """Every metric's badness at task inputs ``u`` [B, D] of cluster ``ci``."""
+    c = ctrl.clusters[ci]
+    err = ctrl.errors(ci, u)
+    x = ctrl.task.normalise(u)
+    dist = np.linalg.norm(x[:, None] - c.x[None, :c.k], axis=-1)
+    near = np.argmin(dist, axis=1)
+    feats = np.array([e.features for e in c.examples])
+    near_err = ctrl.task.errors(feats[near], u)
+    out = {f"relative:{n}": err[:, i] - near_err[:, i] for i, n in enumerate(ctrl.task.names)}
+    out["summed"] = err.sum(axis=1)
+    out["distance"] = dist.min(axis=1)
+    return out
+
+
+def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: int = NM_EVALS, per_metric: int = 2,
+               should_stop=None, progress=None) -> list:
+    """Every metric's ``per_metric`` worst random inputs per cluster, each refined by Nelder-Mead,
+    and the transition candidates, sorted by score (worst first)."""
+    task = ctrl.task
+    out = []
+    bounds = list(zip(task.low, task.high))
+    for ci, c in enumerate(ctrl.clusters):
+        check_stop(should_stop, "suggesting")
+        if progress:
+            progress(ci / max(1, len(ctrl.clusters)), f"cluster {ci + 1} of {len(ctrl.clusters)}")
+        u = task.sample(rng, n_random)
+        bad = _badness(ctrl, ci, u)
+        for metric, score in bad.items():
+            for u0 in u[np.argsort(-score)[:per_metric]]:
+                def negative(v, metric=metric, ci=ci):
+                    return -float(_badness(ctrl, ci, np.clip(v, task.low, task.high)[None])[metric][0])
+
+                res = minimize(negative, u0, method="Nelder-Mead", bounds=bounds,
+                               options={"maxfev": nm_evals, "xatol": 1e-3, "fatol": 1e-3})
+                start = -negative(u0)
+                best = np.clip(res.x, task.low, task.high) if -res.fun >= start else u0
+                out.append(Candidate(metric, ci, c.start_state, best, float(max(-res.fun, start)), start_pose(c)))
+    out += transition_candidates(ctrl)
+    return sorted(out, key=lambda k: -k.score)
+
+
+def start_pose(cluster) -> tuple:
+    """(rot [J, 4], height) of a cluster's start (its first example's first pose)."""
+    return cluster.aligned.rot[0, 0].copy(), float(cluster.aligned.height[0, 0])
+
+
+def transition_candidates(ctrl: Controller) -> list:
+    """End states of each cluster's average motion that no start state is within the tolerance of
+    (section 4.1), with u at the centre of the domain."""
+    if not ctrl.clusters:
+        return []
+    out = []
+    centre = 0.5 * (ctrl.task.low + ctrl.task.high)
+    starts = ctrl.starts
+    for ci, c in enumerate(ctrl.clusters):
+        end = c.aligned.end_state.mean(axis=0)
+        d = float(distances_to(starts, end).min())
+        if d > ctrl.tolerance:
+            mean = blend(c.aligned, np.full((1, c.k), 1.0 / c.k))
+            out.append(Candidate("transition", ci, end.astype(np.float32), centre.copy(), d,
+                                 (mean.rot[0, -1].copy(), float(mean.height[0, -1]))))
+    return out
+
+
+@dataclass
+class Pseudo:
+    """A proposed pseudoexample: cluster, task input, weights [K], its task errors [D] and skating."""
+
+    cluster: int
+    u: np.ndarray
+    w: np.ndarray
+    errors: np.ndarray
+    skating: float
+    source_skating: float
+
+    @property
+    def completes(self) -> bool:
+        return bool(np.all(self.errors <= 1.0))
+
+
+def _weights(v: np.ndarray) -> np.ndarray:
+    w = np.clip(v, 0.0, 1.0)
+    s = w.sum()
+    return w / s if s > 1e-9 else np.full(len(w), 1.0 / len(w))
+
+
+def pseudoexample(ctrl: Controller, cand: Candidate, nm_evals: int = 200) -> Pseudo | None:
+    """Weights minimising the summed task error at ``cand.u`` over the clusters starting at its
+    state (section 4.3); None when no cluster starts there or the cluster has one example."""
+    d = distances_to(ctrl.starts, cand.state) if ctrl.clusters else np.zeros(0)
+    best = None
+    for ci in np.flatnonzero(d <= ctrl.tolerance):
+        c = ctrl.clusters[int(ci)]
+        if c.k < 2:
+            continue
+        guesses = np.vstack((np.eye(c.k), ctrl.weights(int(ci), cand.u)))
+        err = ctrl.errors(int(ci), np.repeat(cand.u[None], len(guesses), axis=0), guesses).sum(axis=1)
+        g = guesses[int(np.argmin(err))]
+        if best is None or err.min() < best[2]:
+            best = (int(ci), g, float(err.min()))
+    if best is None:
+        return None
+    ci, w0, _ = best
+
+    def summed(v):
+        return float(ctrl.errors(ci, cand.u[None], _weights(v)[None]).sum())
+
+    res = minimize(summed, w0, method="Nelder-Mead", options={"maxfev": nm_evals, "xatol": 1e-3, "fatol": 1e-4})
+    w = _weights(res.x) if res.fun <= summed(w0) else w0
+    errs = ctrl.errors(ci, cand.u[None], w[None])[0]
+    c = ctrl.clusters[ci]
+    used = np.flatnonzero(w > 1e-3)
+    return Pseudo(ci, cand.u.copy(), w, errs, blend_skating(ctrl, ci, w),
+                  float(max(c.examples[k].skating for k in used)))
+
+
+def blend_clip(ctrl: Controller, ci: int, w: np.ndarray, name: str = "blend"):
+    """The cluster's blend with weights ``w`` as a Clip from the origin (preview, skating)."""
+    from ... import quat
+    from ...clip import Clip
+    from ...rootframe import heading, integrate
+    bl = blend(ctrl.clusters[ci].aligned, np.asarray(w, float)[None])
+    rot, height, motion = to_frames(bl, ctrl.task.n_keys)
+    rot = np.concatenate((bl.rot[0, :1], rot))
+    height = np.concatenate((bl.height[0, :1], height))
+    ground, yaw = integrate(np.vstack((np.zeros((1, 3)), motion)))
+    rot = rot.copy()
+    rot[:, 0] = quat.mul(heading(yaw), rot[:, 0])
+    return Clip(name, ctrl.skeleton, ctrl.fps, np.column_stack((ground, height)), quat.make_continuous(rot),
+                tags={"synthesized"})
+
+
+def blend_skating(ctrl: Controller, ci: int, w) -> float:
+    from ...evaluate.motion import foot_skating
+    return foot_skating(blend_clip(ctrl, ci, w))["skating"]
+
+
+# --------------------------------------------------------------------------- the pool and the oracle
+
+@dataclass(eq=False)
+class Pool:
+    """Capture cut into the task's examples: clips, and per example its clip, keys, start state
+    and features (what it does alone)."""
+
+    task: object
+    clips: list
+    clip: np.ndarray
+    keys: list
+    states: np.ndarray
+    features: np.ndarray
+    used: np.ndarray = None
+
+    @classmethod
+    def of(cls, clips, task, skeleton, fps) -> Pool:
+        rows, keys, states, feats = [], [], [], []
+        probe = Controller(task, skeleton, fps, scale_search=False)
+        for i, clip in enumerate(clips):
+            wins = task.windows(clip, contacts_of(clip))
+            if not wins:
+                continue
+            src = source_of(clip)
+            for k in wins:
+                ex = align(src, k)
+                rows.append(i)
+                keys.append(np.asarray(k))
+                states.append(ex.start_state[0])
+                feats.append(task.features(probe.skeleton, blend(ex, np.ones((1, 1))), fps)[0])
+        if not rows:
+            raise MotionctlError(f"no {task.name} examples in the pool's {len(clips)} clips")
+        return cls(task, list(clips), np.array(rows), keys, np.array(states, np.float32), np.array(feats),
+                   np.zeros(len(rows), dtype=bool))
+
+    @property
+    def n(self) -> int:
+        return len(self.clip)
+
+    def take(self, i: int, margin: int = 6):
+        """Example ``i`` as a take: its clip from a little before its start to a little after its
+        end state (what a performer hands over)."""
+        from .motion import STATE_FRAMES
+        clip = self.clips[self.clip[i]]
+        a = max(0, int(self.keys[i][0]) - margin)
+        b = min(clip.n_frames, int(self.keys[i][-1]) + STATE_FRAMES + margin)
+        return clip.slice(a, b)
+
+    def completes(self, states: np.ndarray, u: np.ndarray, tolerance: float) -> np.ndarray:
+        """bool [M]: some pool example starts within ``tolerance`` of the state and completes u."""
+        from .controller import _pairwise
+        near = _pairwise(states, self.states) <= tolerance  # [M, N]
+        ok = np.zeros(len(u), dtype=bool)
+        for a in range(0, len(u), 512):
+            err = self.task.errors(np.repeat(self.features[None], len(u[a:a + 512]), 0).reshape(-1, self.task.dim),
+                                   np.repeat(u[a:a + 512], self.n, 0)).reshape(-1, self.n, self.task.dim)
+            ok[a:a + 512] = np.any(near[a:a + 512] & np.all(err <= 1.0, axis=2), axis=1)
+        return ok
+
+
+@dataclass
+class Oracle:
+    """Stands in for the performer.  ``answer`` gives the unused pool example best matching a
+    request (start distance / tolerance + summed task error), as a performer does their best at
+    what is asked; it rejects the request (None) when no unused example starts within
+    ``tolerance`` of the state, when the best misses u by more than ``reject`` tolerances in some
+    metric, or when it would not do the task better than the controller already does
+    (``current``: the controller's summed error there; a take that cannot help is not worth
+    capturing).  ``accepts`` a pseudoexample that completes its task with no more skating than
+    its sources (plus ``skate_margin``)."""
+
+    pool: Pool
+    tolerance: float = 0.12
+    reject: float = 4.0
+    skate_margin: float = 0.02
+
+    def answer(self, cand: Candidate, current: float = np.inf):
+        d = distances_to(self.pool.states, cand.state)
+        err = self.pool.task.errors(self.pool.features, cand.u)
+        total = err.sum(axis=1)
+        ok = (d <= self.tolerance) & ~self.pool.used & np.all(err <= self.reject ** 2, axis=1) & (total < current - 1.0)
+        if not ok.any():
+            return None
+        i = int(np.argmin(np.where(ok, d / self.tolerance + total, np.inf)))
+        self.pool.used[i] = True
+        return i
+
+    def accepts(self, p: Pseudo | None) -> bool:
+        return p is not None and p.completes and p.skating <= p.source_skating + self.skate_margin
+
+
+# --------------------------------------------------------------------------- coverage
+
+@dataclass(eq=False)
+class CoverageSample:
+    """A fixed random sample of (state, u): states are the pool examples' start states (the
+    states a walk or a jump really starts from), u uniform in the task's bounds."""
+
+    states: np.ndarray
+    u: np.ndarray
+
+    @classmethod
+    def draw(cls, pool: Pool, n: int = 2000, seed: int = 0) -> CoverageSample:
+        rng = np.random.default_rng(seed)
+        return cls(pool.states[rng.integers(0, pool.n, n)], pool.task.sample(rng, n))
+
+
+def coverage(ctrl: Controller, sample: CoverageSample) -> np.ndarray:
+    """bool [M]: which samples the controller completes."""
+    return ctrl.completes(sample.states, sample.u)
+
+
+# --------------------------------------------------------------------------- the loop
+
+@dataclass
+class StepLog:
+    step: int
+    action: str  # "example", "pseudoexample", "rejected"
+    candidate: str
+    metric: str
+    answer: str
+    examples: int
+    pseudo: int
+    clusters: int
+    coverage: float | None
+    seconds: float
+    rejected: int = 0
+
+
+@dataclass
+class Learner:
+    """The active-learning loop's state: which metrics were asked last (the automatic user takes
+    them in turn, as the paper's user picks among metrics' lists) and the requests rejected."""
+
+    ctrl: Controller
+    oracle: Oracle
+    rng: object
+    turn: int = 0
+    rejected: list = field(default_factory=list)
+    pseudo_per_example: int = 1
+    pseudo_since: int = 0
+
+    def order(self, cands: list) -> list:
+        """The candidates in the order the automatic user considers them: metrics in turn
+        (starting after the one that gave the last answer), worst first within each."""
+        kinds = sorted({k.metric.split(":")[0] for k in cands}, key=METRICS.index)
+        out = []
+        for t in range(len(kinds)):
+            kind = kinds[(self.turn + t) % len(kinds)]
+            out += [k for k in cands if k.metric.split(":")[0] == kind and not self._was_rejected(k)]
+        return out
+
+    def answered(self, cand: Candidate) -> None:
+        kinds = [m for m in METRICS]
+        self.turn = (kinds.index(cand.metric.split(":")[0]) + 1) % len(kinds)
+
+    def _was_rejected(self, k: Candidate) -> bool:
+        x = self.ctrl.task.normalise(k.u)
+        return any(float(np.linalg.norm(x - self.ctrl.task.normalise(r.u))) < 0.05 and
+                   float(distances_to(r.state[None], k.state)[0]) < 1e-3 for r in self.rejected)
+
+
+def active_step(learner: Learner, step: int, sample: CoverageSample | None = None, should_stop=None,
+                pseudo_tries: int = 2) -> StepLog:
+    """One automatic step: candidates; going down them in the user's order, the first whose
+    pseudoexample the oracle accepts, or that the oracle answers with an example; the requests it
+    rejects on the way are remembered and not asked again (asking costs nothing: it is the
+    performer saying "I cannot do that from there").  Pseudoexamples are tried for the first
+    ``pseudo_tries`` task candidates, at most ``pseudo_per_example`` between two real examples."""
+    t0 = time.perf_counter()
+    ctrl = learner.ctrl
+    cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop))
+    if not cands:
+        raise MotionctlError("no candidates left: every request was rejected")
+    rejected = tried = 0
+    for cand in cands:
+        pseudo = None
+        if cand.metric != "transition" and learner.pseudo_since < learner.pseudo_per_example and tried < pseudo_tries:
+            pseudo, tried = pseudoexample(ctrl, cand), tried + 1
+        if learner.oracle.accepts(pseudo):
+            ctrl.add_pseudo(pseudo.cluster, pseudo.u, pseudo.w)
+            learner.pseudo_since += 1
+            action = "pseudoexample"
+            answer = f"weights {np.round(pseudo.w, 2).tolist()} errors {np.round(pseudo.errors, 2).tolist()}"
+            break
+        current = float(ctrl.errors(cand.cluster, cand.u[None]).sum()) if cand.metric != "transition" else np.inf
+        i = learner.oracle.answer(cand, current)
+        if i is None:
+            learner.rejected.append(cand)
+            rejected += 1
+            continue
+        pool = learner.oracle.pool
+        ci, new = ctrl.add_example(pool.take(i), cand.state, name=pool.clips[pool.clip[i]].name)
+        learner.pseudo_since = 0
+        action = "example"
+        answer = f"{pool.clips[pool.clip[i]].name} frames {int(pool.keys[i][0])}-{int(pool.keys[i][-1])} -> " \
+                 f"{'new ' if new else ''}cluster {ci}"
+        break
+    else:
+        cand, action, answer = cands[0], "rejected", f"{rejected} requests, none within tolerance"
+    learner.answered(cand)
+    cov = float(coverage(ctrl, sample).mean()) if sample is not None else None
+    return StepLog(step, action, cand.describe(ctrl.task), cand.metric, answer, ctrl.n_examples, ctrl.n_pseudo,
+                   len(ctrl.clusters), cov, time.perf_counter() - t0, rejected)
+
+
+def learn(ctrl: Controller, oracle: Oracle, budget: int, seed: int = 0, sample: CoverageSample | None = None,
+          max_steps: int | None = None, progress=None, should_stop=None, log=None, pseudo: bool = True) -> list:
+    """Active steps until ``budget`` examples (or ``max_steps`` steps, or no candidates);
+    ``pseudo`` False never proposes pseudoexamples."""
+    learner = Learner(ctrl, oracle, np.random.default_rng(seed), pseudo_per_example=1 if pseudo else 0)
+    logs = []
+    max_steps = max_steps or 3 * budget
+    for step in range(max_steps):
+        if ctrl.n_examples >= budget:
+            break
+        check_stop(should_stop, "active learning")
+        try:
+            entry = active_step(learner, step, sample, should_stop)
+        except MotionctlError:
+            if not logs:
+                raise
+            break
+        logs.append(entry)
+        if log:
+            log(entry)
+        if progress:
+            progress(min(1.0, ctrl.n_examples / budget), f"{ctrl.n_examples} examples, {ctrl.n_pseudo} pseudoexamples")
+    return logs
+
+
+def baseline(ctrl: Controller, pool: Pool, budget: int, how: str, seed: int = 0, sample: CoverageSample | None = None,
+             oracle: Oracle | None = None) -> list:
+    """Coverage [n] after each example added without active learning: ``random`` (the pool's
+    examples in a random order) or ``grid`` (a uniform grid plan over the task inputs, all from
+    the seed's start state, each answered by the oracle; requests it rejects are skipped)."""
+    out = []
+    rng = np.random.default_rng(seed)
+    if how == "random":
+        for i in rng.permutation(pool.n):
+            if ctrl.n_examples >= budget:
+                break
+            if pool.used[i]:
+                continue
+            pool.used[i] = True
+            ctrl.add_example(pool.take(i), pool.states[i], name=pool.clips[pool.clip[i]].name)
+            out.append(float(coverage(ctrl, sample).mean()) if sample is not None else None)
+        return out
+    if how != "grid":
+        raise MotionctlError(f"unknown baseline {how!r}: random or grid")
+    oracle = oracle or Oracle(pool)
+    seed_state = ctrl.clusters[0].start_state
+    for u in grid_plan(pool.task, budget - ctrl.n_examples, rng):
+        i = oracle.answer(Candidate("grid", 0, seed_state, u, 0.0))
+        if i is None:
+            continue
+        ctrl.add_example(pool.take(i), seed_state, name=pool.clips[pool.clip[i]].name)
+        out.append(float(coverage(ctrl, sample).mean()) if sample is not None else None)
+    return out
+
+
+def grid_plan(task, n: int, rng) -> np.ndarray:
+    """[n', D] a uniform grid over the task inputs with about ``n`` points (as many per dimension
+    as fit), in a random order, cut to ``n``."""
+    per = max(1, int(np.floor(n ** (1.0 / task.dim) + 1e-9)))
+    axes = [np.linspace(lo + (hi - lo) / (2 * per), hi - (hi - lo) / (2 * per), per) for lo, hi in zip(task.low, task.high)]
+    pts = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, task.dim)
+    extra = task.sample(rng, max(0, n - len(pts)))
+    return np.vstack((pts[rng.permutation(len(pts))], extra))[:n]
+
+
+__all__ = ["Candidate", "CoverageSample", "Learner", "Oracle", "Pool", "Pseudo", "StepLog", "active_step", "baseline",
+           "blend_clip", "candidates", "coverage", "grid_plan", "learn", "pseudoexample", "skating_of"]

@@ -1,0 +1,235 @@
+"""The active-learning engine (paper 003; DESIGN.md 3.4): ``fit`` builds a blended controller by
+active learning against an oracle drawing from the library (what the panel's *Auto* does), and
+``ActiveModel`` plays it through the common interface: each decision blends one cluster's
+examples for the task input the command asks for (a walk cycle, a jump) and plays it as frames,
+fading out the small pose difference at the join.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import quat
+from ...body import mirror_clip
+from ...clip import resample
+from ...errors import MotionctlError
+from ...session import Command, State
+from ...settings import setting
+from ...synth import Frames, Step
+from ..base import Model, clips_of
+from .controller import Cluster, Controller, Example
+from .learning import CoverageSample, Oracle, Pool, coverage, learn
+from .motion import STATE_FRAMES, Aligned, blend, states_of, to_frames
+from .tasks import TASKS, task_named
+
+FADE = 6  # frames over which a new blend's pose difference to the last pose fades out
+
+
+@dataclass
+class ActiveSettings:
+    task: str = setting("walk", "Task", "What the controller learns: a walk following stride, speed and turn, or a jump "
+                        "to a spot", choices=[("walk", "Walk", "Stride length, speed and turn per stride (paper 003)"),
+                                              ("jump", "Jump", "Jump to a spot: forward and sideways distance")])
+    budget: int = setting(20, "Examples", "How many captured examples active learning may ask for", min=1, max=200)
+    seed_clip: str = setting("", "Seed Clip", "The clip whose first example starts learning (empty: the first that "
+                             "holds one)")
+    mirror: bool = setting(True, "Mirror Clips", "Offer mirrored clips as captures too (turns and jumps both ways)")
+    tolerance: float = setting(0.12, "State Tolerance", "Point-cloud distance within which a start state matches",
+                               min=0.01, max=1.0, unit="LENGTH", group="Advanced")
+    join: float = setting(0.12, "Join Tolerance", "Alignment error within which an example joins a cluster",
+                          min=0.01, max=1.0, unit="LENGTH", group="Advanced")
+    pseudoexamples: bool = setting(True, "Pseudoexamples", "Try a blend of existing examples before asking for a "
+                                   "capture", group="Advanced")
+    seed: int = setting(0, "Seed", "Random seed of the candidate search", min=0, group="Advanced")
+    fps: float = 30.0
+
+
+@dataclass
+class ActiveMemory:
+    """The character's state (point cloud [D]) and last pose (rot [J, 4], height), the cluster played."""
+
+    state: np.ndarray
+    rot: np.ndarray
+    height: float
+    cluster: int = -1
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, ActiveMemory):
+            return NotImplemented
+        return (np.array_equal(self.state, other.state) and np.array_equal(self.rot, other.rot)
+                and self.height == other.height and self.cluster == other.cluster)
+
+
+class ActiveModel(Model):
+    engine = "active"
+    Settings = ActiveSettings
+
+    def __init__(self, settings, summary, clip_names, fps, heading_smooth, controller: Controller, log=()):
+        super().__init__(settings, summary, clip_names, fps, heading_smooth)
+        self.ctrl = controller
+        self.log = list(log)
+        lengths = np.concatenate([c.aligned.length for c in controller.clusters])
+        self.decision_rate = float(fps / max(np.mean(lengths), 1.0))
+        feats = controller.example_features()
+        self.typical_speed = float(np.median(feats[:, 1])) if controller.task.name == "walk" else 1.0
+        if controller.task.name == "walk" and len(feats) >= 2 and np.ptp(feats[:, 1]) > 1e-3:
+            self._stride = np.polyfit(feats[:, 1], feats[:, 0], 1)
+        else:
+            self._stride = np.array([0.0, float(np.median(feats[:, 0]))])
+
+    @property
+    def task(self):
+        return self.ctrl.task
+
+    @property
+    def goals(self) -> tuple:
+        return ("target",) if self.task.name == "jump" else ()
+
+    def natural_stride(self, speed: float) -> float:
+        """The stride the examples take at ``speed`` (a line through them): what a command that
+        gives a speed and no stride asks for."""
+        return float(np.polyval(self._stride, speed))
+
+    # --- storage
+
+    def arrays(self):
+        meta = {"task": self.task.name, "tolerance": self.ctrl.tolerance, "join": self.ctrl.join,
+                "clusters": [[{"clip": e.clip, "keys": np.asarray(e.keys).tolist(), "features": np.asarray(e.features).tolist(),
+                               "skating": e.skating} for e in c.examples] for c in self.ctrl.clusters],
+                "log": self.log}
+        arrays = {}
+        for i, c in enumerate(self.ctrl.clusters):
+            arrays.update(c.aligned.arrays(f"c{i}_"))
+            arrays.update({f"c{i}_x": c.x, f"c{i}_w": c.w, f"c{i}_alpha": c.alpha, f"c{i}_pseudo": c.pseudo,
+                           f"c{i}_start": c.start_state})
+        return meta, arrays
+
+    @classmethod
+    def from_archive(cls, base, meta, z):
+        from ...skeleton import Skeleton  # noqa: F401  (the skeleton comes from the table at play time)
+        ctrl = Controller(task_named(meta["task"]), None, base["fps"], meta["tolerance"], meta["join"])
+        for i, recs in enumerate(meta["clusters"]):
+            c = Cluster([Example(r["clip"], np.array(r["keys"]), np.array(r["features"]), r["skating"]) for r in recs],
+                        Aligned.from_arrays(z, f"c{i}_"), np.asarray(z[f"c{i}_x"]), np.asarray(z[f"c{i}_w"]),
+                        np.asarray(z[f"c{i}_alpha"]), np.asarray(z[f"c{i}_pseudo"], dtype=bool),
+                        np.asarray(z[f"c{i}_start"], dtype=np.float32))
+            c.refit(c.alpha)
+            ctrl.clusters.append(c)
+        return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"], ctrl,
+                   meta.get("log", ()))
+
+    # --- playing
+
+    def frame_table(self, clips):
+        table = super().frame_table(clips)
+        if self.ctrl.skeleton is None:
+            self.ctrl.skeleton = table.skeleton
+        return table
+
+    def start(self, table, frame: int):
+        """Memory at table row ``frame``: the state of the next 10 frames of its clip."""
+        if self.ctrl.skeleton is None:
+            self.ctrl.skeleton = table.skeleton
+        clip = int(np.searchsorted(table.first, frame, side="right") - 1)
+        last = table.first[clip] + table.length[clip] - 1
+        rows = np.minimum(frame + np.arange(STATE_FRAMES), last)
+        from ...rootframe import heading
+        from ...skeleton import forward_kinematics
+        r = table.local_rot[rows].copy()
+        r[:, 0] = quat.mul(heading(table.yaw[rows]), r[:, 0])
+        root = np.column_stack((table.ground[rows], table.height[rows]))
+        pos, _ = forward_kinematics(table.skeleton, root, r)
+        state = states_of(pos, table.ground[rows], table.yaw[rows])[0]
+        return ActiveMemory(state, table.local_rot[frame].copy(), float(table.height[frame]))
+
+    def initial_memory(self) -> ActiveMemory:
+        c = self.ctrl.clusters[0]
+        return ActiveMemory(c.start_state.copy(), c.aligned.rot[0, 0].copy(), float(c.aligned.height[0, 0]), 0)
+
+    def decide(self, state: State, command: Command):
+        """One blend: the cluster whose start is nearest the character's state, its examples
+        weighted by the map at the command's task input, time-aligned and played as frames."""
+        if self.ctrl.skeleton is None:
+            raise MotionctlError("the controller has no skeleton yet: build its frame table from the library first")
+        memory = state.memory if state.memory is not None else self.initial_memory()
+        target = None
+        if getattr(command, "target", None) is not None:
+            target = state.local(command.target)
+        u = self.task.u_of(command, state.yaw, target, self.natural_stride)
+        ci = int(self.ctrl.choose(memory.state[None], u[None], strict=False)[0])
+        w = self.ctrl.weights(ci, u[None])
+        c = self.ctrl.clusters[ci]
+        bl = blend(c.aligned, w)
+        rot, height, motion = to_frames(bl, self.task.n_keys)
+        rot, height = _fade(rot, height, bl.rot[0, 0], float(bl.height[0, 0]), memory.rot, memory.height)
+        end = (w @ c.aligned.end_state.astype(np.float64))[0].astype(np.float32)
+        return Step(frames=Frames(rot, height, motion)), ActiveMemory(end, rot[-1].copy(), float(height[-1]), ci)
+
+    def memory_key(self, memory):
+        return memory.cluster
+
+    def summary(self) -> dict:
+        return dict(self.info, engine=self.engine)
+
+
+def _fade(rot, height, start_rot, start_height, last_rot, last_height):
+    """Frames with the offset from the blend's start pose to the last pose played added and decayed
+    over FADE frames (so a blend joins the motion without a pop)."""
+    n = len(height)
+    off = quat.mul(last_rot, quat.conj(start_rot))  # [J, 4]
+    off = off * np.where(off[:, :1] < 0, -1.0, 1.0)
+    k = np.clip(1.0 - (np.arange(n) + 1) / (FADE + 1), 0.0, 1.0)
+    ident = np.zeros_like(off)
+    ident[:, 0] = 1.0
+    shift = quat.slerp(np.broadcast_to(ident, (n,) + ident.shape), np.broadcast_to(off, (n,) + off.shape), k[:, None])
+    rot = quat.mul(shift, rot)
+    return rot, height + k * (last_height - start_height)
+
+
+def working(library, settings: ActiveSettings) -> list:
+    clips = [resample(c, settings.fps) for c in clips_of(library)]
+    return clips + [mirror_clip(c) for c in clips] if settings.mirror else clips
+
+
+def seed_index(pool: Pool, name: str) -> int:
+    """The pool example that seeds learning: the first of clip ``name`` (or of the first clip)."""
+    names = [pool.clips[i].name for i in pool.clip]
+    if name:
+        hits = [i for i, n in enumerate(names) if n == name]
+        if not hits:
+            raise MotionctlError(f"seed clip {name!r} holds no {pool.task.name} example (or is not in the library)")
+        return hits[0]
+    return 0
+
+
+def fit(library, settings: ActiveSettings | None = None, *, progress=None, should_stop=None, cache=None):
+    """Active learning against the oracle (the library is the capture it draws from)."""
+    s = settings or ActiveSettings()
+    task = task_named(s.task)
+    clips = working(library, s)
+    pool = Pool.of(clips, task, clips[0].skeleton, s.fps)
+    ctrl = Controller(task, clips[0].skeleton, s.fps, s.tolerance, s.join)
+    i = seed_index(pool, s.seed_clip)
+    pool.used[i] = True
+    ctrl.add_example(pool.take(i), pool.states[i], name=pool.clips[pool.clip[i]].name)
+    sample = CoverageSample.draw(pool, 4000, s.seed)
+    oracle = Oracle(pool, s.tolerance)
+    logs = learn(ctrl, oracle, s.budget, s.seed, None, progress=progress, should_stop=should_stop,
+                 pseudo=s.pseudoexamples)
+    done = coverage(ctrl, sample)
+    reach = pool.completes(sample.states, sample.u, s.tolerance)
+    summary = {"task": task.name, "examples": ctrl.n_examples, "pseudoexamples": ctrl.n_pseudo,
+               "clusters": len(ctrl.clusters), "steps": len(logs), "rejected": int(sum(e.rejected for e in logs)),
+               "coverage": float(done.mean()), "pool_coverage": float(reach.mean()),
+               "coverage_normalised": float(done.mean() / max((done | reach).mean(), 1e-9)),
+               "pool_examples": pool.n}
+    names = [c.name for c in clips]
+    model = ActiveModel(s, summary, names, s.fps, 0.2, ctrl, [vars(e) for e in logs])
+    if task.name == "walk":
+        model.info["top_speed"] = float(ctrl.example_features()[:, 1].max())
+    return model
+
+
+__all__ = ["TASKS", "ActiveMemory", "ActiveModel", "ActiveSettings", "fit"]

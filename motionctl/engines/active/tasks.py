@@ -1,0 +1,167 @@
+"""Tasks of the active-learning controller (paper 003, sections 4.1 and 5).
+
+A task names its control vector u (bounds, tolerances), cuts the examples it can use out of a
+clip at phase keys (foot contacts), measures a blended motion's features (what it actually did)
+and turns them into task errors against u: one per metric, ((feature - u) / tolerance)², so a
+motion *completes* the task when every error is at most 1 (the coverage test).
+
+- ``walk``: the paper's parameterised walk: one gait cycle from a right heel strike to the next
+  (the left strike between); u = stride length (the largest horizontal distance between the
+  ankles in the cycle, m), speed (m/s over the cycle) and turn per stride (radians, + left).
+- ``jump``: a jump to a spot: from standing, take off, land, settle; u = where the feet land
+  (forward and to the left, m, in the start's root frame).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...body import ContactSettings, foot_contacts, foot_joints
+from ...errors import MotionctlError
+from ...rootframe import to_world, wrap
+from .motion import PHASE, Blend, joint_positions
+
+
+class Task:
+    """Base: ``name``, metric ``names``, bounds ``low``/``high`` [D], ``tol`` [D], ``n_keys``."""
+
+    name = ""
+    names: tuple = ()
+    units: tuple = ()
+    low = high = tol = np.zeros(0)
+    n_keys = 2
+    allow_restart = False  # may a new blend start while the last one plays (the paper's walk: yes)
+
+    @property
+    def dim(self) -> int:
+        return len(self.names)
+
+    def normalise(self, u) -> np.ndarray:
+        """u in [0, 1] per dimension (the RBF's and the distance metric's coordinates)."""
+        return (np.asarray(u, dtype=float) - self.low) / (self.high - self.low)
+
+    def denormalise(self, x) -> np.ndarray:
+        return self.low + np.asarray(x, dtype=float) * (self.high - self.low)
+
+    def sample(self, rng, n: int) -> np.ndarray:
+        """[n, D] task inputs uniform in the bounds."""
+        return self.low + rng.random((n, self.dim)) * (self.high - self.low)
+
+    def errors(self, features: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """[B, D] ((feature - u) / tol)² (angles wrapped)."""
+        d = np.atleast_2d(features) - np.atleast_2d(u)
+        d[:, self.angular] = wrap(d[:, self.angular])
+        return (d / self.tol) ** 2
+
+    angular = np.zeros(0, dtype=bool)
+
+    def windows(self, clip, contacts) -> list:
+        """[(keys [n_keys] absolute frames), ...]: the examples this clip holds, in order."""
+        raise NotImplementedError
+
+    def features(self, skeleton, bl: Blend, fps: float) -> np.ndarray:
+        """[B, D] what each blend does."""
+        raise NotImplementedError
+
+    def u_of(self, command, yaw: float, local_target=None, natural=None) -> np.ndarray:
+        """The task input a player's command asks for."""
+        raise NotImplementedError
+
+
+def contacts_of(clip) -> np.ndarray:
+    return foot_contacts(clip, ContactSettings())
+
+
+def _starts(c: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(np.diff(c.astype(np.int8)) == 1) + 1
+
+
+class WalkTask(Task):
+    name = "walk"
+    names = ("stride", "speed", "turn")
+    units = ("m", "m/s", "rad")
+    low = np.array([0.2, 0.6, -np.pi / 4])
+    high = np.array([0.9, 1.8, np.pi / 4])
+    tol = np.array([0.05, 0.1, 0.1])
+    angular = np.array([False, False, True])
+    n_keys = 3
+    allow_restart = True
+    min_cycle, max_cycle = 0.6, 1.6  # s
+
+    def windows(self, clip, contacts) -> list:
+        left, right = _starts(contacts[:, 0]), _starts(contacts[:, 1])
+        out = []
+        lo, hi = self.min_cycle * clip.fps, self.max_cycle * clip.fps
+        for a, b in zip(right[:-1], right[1:]):
+            mid = left[(left > a) & (left < b)]
+            if lo <= b - a <= hi and len(mid) == 1 and b < clip.n_frames:
+                out.append(np.array([a, mid[0], b]))
+        return out
+
+    def features(self, skeleton, bl: Blend, fps: float) -> np.ndarray:
+        feet = foot_joints(skeleton)
+        ankles = joint_positions(skeleton, bl, [feet["L"][0], feet["R"][0]])
+        stride = np.max(np.linalg.norm(ankles[:, :, 0, :2] - ankles[:, :, 1, :2], axis=-1), axis=1)
+        speed = np.linalg.norm(bl.ground[:, -1], axis=-1) / np.maximum(bl.length / fps, 1e-6)
+        return np.column_stack((stride, speed, bl.yaw[:, -1]))
+
+    def u_of(self, command, yaw: float, local_target=None, natural=None) -> np.ndarray:
+        speed = command.speed if command.speed is not None else float(np.hypot(*command.control[:2]))
+        speed = float(np.clip(speed if speed > 1e-3 else 1.2, self.low[1], self.high[1]))
+        turn = float(np.clip(wrap(command.desired_heading(yaw) - yaw), self.low[2], self.high[2]))
+        stride = natural(speed) if natural is not None else 0.5 * (self.low[0] + self.high[0])
+        return np.array([float(np.clip(stride, self.low[0], self.high[0])), speed, turn])
+
+
+class JumpTask(Task):
+    name = "jump"
+    names = ("forward", "left")
+    units = ("m", "m")
+    low = np.array([0.0, -0.3])
+    high = np.array([2.4, 0.3])
+    tol = np.array([0.1, 0.1])
+    angular = np.array([False, False])
+    n_keys = 4
+    min_flight, before, after = 0.25, 0.8, 0.8  # s
+
+    def windows(self, clip, contacts) -> list:
+        air = ~contacts.any(axis=1)
+        take = _starts(air)
+        land = _starts(~air)
+        out = []
+        for t in take:
+            later = land[land > t]
+            if len(later) == 0 or later[0] - t < self.min_flight * clip.fps:
+                continue
+            a = max(0, int(t - round(self.before * clip.fps)))
+            b = min(clip.n_frames - 1, int(later[0] + round(self.after * clip.fps)))
+            if a < t and later[0] < b:
+                out.append(np.array([a, t, later[0], b]))
+        return out
+
+    def features(self, skeleton, bl: Blend, fps: float) -> np.ndarray:
+        feet = foot_joints(skeleton)
+        ankles = joint_positions(skeleton, bl, [feet["L"][0], feet["R"][0]])[:, :, :, :2].mean(axis=2)  # [B, P, 2]
+        k = int(round((PHASE - 1) * 2 / 3))  # the landing key's grid sample
+        spot = bl.ground[:, k] + to_world(ankles[:, k], bl.yaw[:, k]) - ankles[:, 0]
+        return np.column_stack((spot[:, 1], -spot[:, 0]))
+
+    def u_of(self, command, yaw: float, local_target=None, natural=None) -> np.ndarray:
+        if local_target is not None:
+            forward, left = float(local_target[1]), -float(local_target[0])
+        else:
+            stick = np.asarray(command.control[:2], dtype=float)
+            forward, left = (1.2 * stick[1] / max(np.hypot(*stick), 1.0), 0.0) if np.hypot(*stick) > 1e-3 else (1.0, 0.0)
+        return np.clip(np.array([forward, left]), self.low, self.high)
+
+
+TASKS = {"walk": WalkTask(), "jump": JumpTask()}
+
+
+def task_named(name: str) -> Task:
+    if name not in TASKS:
+        raise MotionctlError(f"unknown task {name!r}: choose one of {', '.join(TASKS)}")
+    return TASKS[name]
+
+
+__all__ = ["TASKS", "JumpTask", "Task", "WalkTask", "contacts_of", "task_named"]
