@@ -6,6 +6,10 @@ convert    write any readable clip (BVH or AMC) as BVH
 fragments  train | run | eval | trace: motion-fragment controllers (paper 000)
 plan       train | run | eval: planning controllers (paper 001)
 graph      train (build) | run | eval (evaluate): motion graphs and what they can do in a room (paper 004)
+field      train | run | eval: motion fields (paper 002)
+active     train | run | eval: active learning (paper 003); ``active run --pool DIR --task walk
+           --budget 30 --out model.npz`` runs a learning session against the pool's oracle and logs
+           each step (candidate, metric, answer, coverage)
 
 Every engine's command is generated from the registry (``motionctl.engines.ENGINES``) and its
 ``Settings``: each setting is an option (``--length``, ``--w-v``...).  ``eval --env room.json``
@@ -147,6 +151,36 @@ def cmd_run(engine, args) -> int:
     return 0
 
 
+def cmd_active_run(engine, args) -> int:
+    """``active run``: with ``--pool``, an active-learning session against the pool's oracle,
+    one line per step, the model and the step log (JSON) written; with ``--model``, a drive."""
+    from .settings import from_args
+
+    if not args.pool:
+        if not args.model:
+            raise MotionctlError("active run: give --pool DIR (a learning session) or --model (drive a model)")
+        return cmd_run(engine, args)
+    settings = from_args(engine.Settings, args)
+    out = out_path(args.out, ".npz")
+    db, sources = load_group(args.pool, args.group)
+    t0 = time.perf_counter()
+
+    def log(e):
+        cov = "" if e.coverage is None else f" coverage {100 * e.coverage:.1f}%"
+        print(f"step {e.step:3d} [{e.metric}] {e.candidate} -> {e.action}: {e.answer}; "
+              f"{e.examples} examples, {e.pseudo} pseudo, {e.clusters} clusters{cov} ({e.seconds:.1f} s)", flush=True)
+
+    model = engine.fit(db, settings, log=log, track=True)
+    model.info["sources"] = sources
+    written = model.save(out)
+    log_path = os.path.splitext(written)[0] + ".steps.json"
+    with open(log_path, "w") as f:
+        json.dump({"summary": model.summary(), "steps": model.log}, f, indent=1, default=str)
+    print(json.dumps({k: v for k, v in model.summary().items() if k != "sources"}, default=str))
+    print(f"wrote {written} and {log_path} ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
 def cmd_eval(engine, args) -> int:
     """``<engine> eval``: certify a model in a room (``--env``), else the engine's own figures."""
     from .engines import load_model
@@ -262,15 +296,20 @@ def add_engine_commands(sub) -> None:
             t.add_argument("--out", required=True, help="model file to write (.npz)")
             add_arguments(t, engine.Settings)
             t.set_defaults(func=lambda a, e=engine: cmd_train(e, a))
-        r = esub.add_parser("run", help="drive a model with a trace and write the motion as BVH")
-        r.add_argument("--model", required=True)
+        active = engine.name == "active"
+        r = esub.add_parser("run", help="drive a model with a trace and write the motion as BVH" + (
+            "; with --pool, an active-learning session (writes the model and its step log)" if active else ""))
+        r.add_argument("--model", required=not active)
         clip_args(r, False)
+        if active:
+            r.add_argument("--pool", nargs="+", help="capture the oracle answers from (files or folders)")
+            add_arguments(r, engine.Settings)
         r.add_argument("--trace", help="trace file (CSV/JSON); default: a generated evaluation player")
         r.add_argument("--trace-seconds", type=_positive(float), default=20.0)
         r.add_argument("--seed", type=int, default=7)
         r.add_argument("--warp", type=float, default=0.0, help="0: root motion from the data, 1: follow the control")
-        r.add_argument("--out", required=True, help="BVH file to write")
-        r.set_defaults(func=lambda a, e=engine: cmd_run(e, a))
+        r.add_argument("--out", required=True, help="BVH file to write (the model .npz with --pool)")
+        r.set_defaults(func=lambda a, e=engine: (cmd_active_run if active else cmd_run)(e, a))
         for name in (["eval", "evaluate"] if engine.name == "graph" else ["eval"]):
             e = esub.add_parser(name, help="measure a model: in a room (--env), or by its own figures")
             flags = ("--model", "--graph") if engine.name == "graph" else ("--model",)

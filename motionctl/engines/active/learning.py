@@ -35,6 +35,8 @@ from .tasks import contacts_of
 METRICS = ("relative", "summed", "distance", "transition")  # the four metrics; "relative" per task metric
 RANDOM_INPUTS = 200
 NM_EVALS = 60
+IDLE_STEPS = 5  # steps in a row with every request rejected: the pool has nothing more to give
+REJECTED_RADIUS = 0.15  # normalised task-input distance around a rejected request not asked again (same start)
 
 
 @dataclass
@@ -70,7 +72,7 @@ def _badness(ctrl: Controller, ci: int, u: np.ndarray, nearest_err: np.ndarray |
     return out
 
 
-def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: int = NM_EVALS, per_metric: int = 2,
+def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: int = NM_EVALS, per_metric: int = 3,
                should_stop=None, progress=None) -> list:
     """Every metric's ``per_metric`` worst random inputs per cluster, each refined by Nelder-Mead,
     and the transition candidates, sorted by score (worst first)."""
@@ -266,7 +268,7 @@ class Oracle:
 
     pool: Pool
     tolerance: float = 0.12
-    reject: float = 4.0
+    reject: float = np.inf
     skate_margin: float = 0.02
 
     def answer(self, cand: Candidate, current: float = np.inf):
@@ -351,8 +353,8 @@ class Learner:
 
     def _was_rejected(self, k: Candidate) -> bool:
         x = self.ctrl.task.normalise(k.u)
-        return any(float(np.linalg.norm(x - self.ctrl.task.normalise(r.u))) < 0.05 and
-                   float(distances_to(r.state[None], k.state)[0]) < 1e-3 for r in self.rejected)
+        return any(float(np.linalg.norm(x - self.ctrl.task.normalise(r.u))) < REJECTED_RADIUS and
+                   float(distances_to(r.state[None], k.state)[0]) < self.ctrl.tolerance for r in self.rejected)
 
 
 def active_step(learner: Learner, step: int, sample: CoverageSample | None = None, should_stop=None,
@@ -366,7 +368,8 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
     ctrl = learner.ctrl
     cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop))
     if not cands:
-        raise MotionctlError("no candidates left: every request was rejected")
+        return StepLog(step, "rejected", "none", "none", "every candidate is near a rejected request", ctrl.n_examples,
+                       ctrl.n_pseudo, len(ctrl.clusters), None, time.perf_counter() - t0, 0)
     rejected = tried = 0
     for cand in cands:
         pseudo = None
@@ -401,21 +404,19 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
 
 def learn(ctrl: Controller, oracle: Oracle, budget: int, seed: int = 0, sample: CoverageSample | None = None,
           max_steps: int | None = None, progress=None, should_stop=None, log=None, pseudo: bool = True) -> list:
-    """Active steps until ``budget`` examples (or ``max_steps`` steps, or no candidates);
+    """Active steps until ``budget`` examples (or ``max_steps`` steps, or IDLE_STEPS steps in a
+    row where the oracle rejected every request);
     ``pseudo`` False never proposes pseudoexamples."""
     learner = Learner(ctrl, oracle, np.random.default_rng(seed), pseudo_per_example=1 if pseudo else 0)
     logs = []
     max_steps = max_steps or 3 * budget
+    idle = 0
     for step in range(max_steps):
-        if ctrl.n_examples >= budget:
+        if ctrl.n_examples >= budget or idle >= IDLE_STEPS:
             break
         check_stop(should_stop, "active learning")
-        try:
-            entry = active_step(learner, step, sample, should_stop)
-        except MotionctlError:
-            if not logs:
-                raise
-            break
+        entry = active_step(learner, step, sample, should_stop)
+        idle = idle + 1 if entry.action == "rejected" else 0
         logs.append(entry)
         if log:
             log(entry)
@@ -426,7 +427,7 @@ def learn(ctrl: Controller, oracle: Oracle, budget: int, seed: int = 0, sample: 
 
 def baseline(ctrl: Controller, pool: Pool, budget: int, how: str, seed: int = 0, sample: CoverageSample | None = None,
              oracle: Oracle | None = None) -> list:
-    """Coverage [n] after each example added without active learning: ``random`` (the pool's
+    """Coverage (bool [M] per sample) after each example added without active learning: ``random`` (the pool's
     examples in a random order) or ``grid`` (a uniform grid plan over the task inputs, all from
     the seed's start state, each answered by the oracle; requests it rejects are skipped)."""
     out = []
@@ -439,7 +440,7 @@ def baseline(ctrl: Controller, pool: Pool, budget: int, how: str, seed: int = 0,
                 continue
             pool.used[i] = True
             ctrl.add_example(pool.take(i), pool.states[i], name=pool.clips[pool.clip[i]].name)
-            out.append(float(coverage(ctrl, sample).mean()) if sample is not None else None)
+            out.append(coverage(ctrl, sample) if sample is not None else None)
         return out
     if how != "grid":
         raise MotionctlError(f"unknown baseline {how!r}: random or grid")
@@ -450,7 +451,7 @@ def baseline(ctrl: Controller, pool: Pool, budget: int, how: str, seed: int = 0,
         if i is None:
             continue
         ctrl.add_example(pool.take(i), seed_state, name=pool.clips[pool.clip[i]].name)
-        out.append(float(coverage(ctrl, sample).mean()) if sample is not None else None)
+        out.append(coverage(ctrl, sample) if sample is not None else None)
     return out
 
 

@@ -42,7 +42,7 @@ class ActiveSettings:
                           min=0.01, max=1.0, unit="LENGTH", group="Advanced")
     pseudoexamples: bool = setting(True, "Pseudoexamples", "Try a blend of existing examples before asking for a "
                                    "capture", group="Advanced")
-    seed: int = setting(0, "Seed", "Random seed of the candidate search", min=0, group="Advanced")
+    search_seed: int = setting(0, "Search Seed", "Random seed of the candidate search and the coverage sample", min=0, group="Advanced")
     fps: float = 30.0
 
 
@@ -204,8 +204,11 @@ def seed_index(pool: Pool, name: str) -> int:
     return 0
 
 
-def fit(library, settings: ActiveSettings | None = None, *, progress=None, should_stop=None, cache=None):
-    """Active learning against the oracle (the library is the capture it draws from)."""
+def fit(library, settings: ActiveSettings | None = None, *, progress=None, should_stop=None, cache=None, log=None,
+        track: bool = False):
+    """Active learning against the oracle, the library being the capture it draws from: seeded
+    with the seed clip's first example, then ``active_step`` until the budget of examples.
+    ``log(StepLog)`` hears every step; ``track`` measures coverage after each (the command line)."""
     s = settings or ActiveSettings()
     task = task_named(s.task)
     clips = working(library, s)
@@ -214,10 +217,10 @@ def fit(library, settings: ActiveSettings | None = None, *, progress=None, shoul
     i = seed_index(pool, s.seed_clip)
     pool.used[i] = True
     ctrl.add_example(pool.take(i), pool.states[i], name=pool.clips[pool.clip[i]].name)
-    sample = CoverageSample.draw(pool, 4000, s.seed)
+    sample = CoverageSample.draw(pool, 4000, s.search_seed)
     oracle = Oracle(pool, s.tolerance)
-    logs = learn(ctrl, oracle, s.budget, s.seed, None, progress=progress, should_stop=should_stop,
-                 pseudo=s.pseudoexamples)
+    logs = learn(ctrl, oracle, s.budget, s.search_seed, sample if track else None, progress=progress,
+                 should_stop=should_stop, log=log, pseudo=s.pseudoexamples)
     done = coverage(ctrl, sample)
     reach = pool.completes(sample.states, sample.u, s.tolerance)
     summary = {"task": task.name, "examples": ctrl.n_examples, "pseudoexamples": ctrl.n_pseudo,
@@ -225,8 +228,7 @@ def fit(library, settings: ActiveSettings | None = None, *, progress=None, shoul
                "coverage": float(done.mean()), "pool_coverage": float(reach.mean()),
                "coverage_normalised": float(done.mean() / max((done | reach).mean(), 1e-9)),
                "pool_examples": pool.n}
-    names = [c.name for c in clips]
-    model = ActiveModel(s, summary, names, s.fps, 0.2, ctrl, [vars(e) for e in logs])
+    model = ActiveModel(s, summary, [c.name for c in clips], s.fps, 0.2, ctrl, [vars(e) for e in logs])
     if task.name == "walk":
         model.info["top_speed"] = float(ctrl.example_features()[:, 1].max())
     return model
