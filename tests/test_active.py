@@ -1,0 +1,176 @@
+"""Active learning (paper 003): the RBF blend map, candidates, pseudoexamples, the oracle,
+coverage and the engine on real capture (CMU subject 16 walks and jumps)."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from motionctl.body import mirror_clip
+from motionctl.clip import resample
+from motionctl.engines.active import ActiveSettings, fit
+from motionctl.engines.active.controller import BlendMap, Controller, profile
+from motionctl.engines.active.learning import (
+    Candidate, CoverageSample, Oracle, Pool, candidates, coverage, pseudoexample)
+from motionctl.engines.active.tasks import task_named
+from motionctl.errors import MotionctlError
+from motionctl.library import import_library
+from motionctl.session import Command, Session
+
+
+def test_cubic_profile_values():
+    x = np.array([0.0, 0.25, 0.5, 1.0, 1.5, -0.25])
+    assert np.allclose(profile(x), [1.0, 0.84375, 0.5, 0.0, 0.0, 0.84375])
+
+
+def test_blend_map_interpolates_its_examples_and_clamps():
+    rng = np.random.default_rng(0)
+    x = rng.random((7, 3))
+    w = np.vstack((np.eye(6), [[0.2, 0.3, 0.5, 0, 0, 0]]))  # six examples and one pseudoexample
+    m = BlendMap(x, w, np.full((7, 3), 0.4))
+    assert np.allclose(m.raw(x), w, atol=1e-9)
+    assert np.allclose(m(x), w, atol=1e-9)
+    far = rng.random((200, 3)) * 3 - 1  # extrapolation: the raw map leaves [0, 1]
+    raw, out = m.raw(far), m(far)
+    assert raw.min() < 0 or raw.max() > 1
+    assert out.min() >= 0 and out.max() <= 1 and np.allclose(out.sum(axis=1), 1.0)
+
+
+@pytest.fixture(scope="module")
+def walk_clips(mocap):
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("15", "17", "19", "23", "25", "32")]
+    clips = [resample(c, 30) for c in import_library(files).groups[0].database.clips]
+    return clips + [mirror_clip(c) for c in clips]
+
+
+@pytest.fixture(scope="module")
+def walk_pool(walk_clips):
+    return Pool.of(walk_clips, task_named("walk"), walk_clips[0].skeleton, 30)
+
+
+def controller_of(pool, idx, **kw):
+    ctrl = Controller(pool.task, pool.clips[0].skeleton, 30, **kw)
+    for i in idx:
+        ctrl.add_example(pool.take(i), pool.states[i])
+    return ctrl
+
+
+def test_examples_are_gait_cycles_with_what_they_do(walk_pool):
+    f = walk_pool.features
+    assert walk_pool.n >= 15
+    assert np.all((f[:, 0] > 0.3) & (f[:, 0] < 1.0))  # stride length, m
+    assert np.all((f[:, 1] > 0.4) & (f[:, 1] < 2.5))  # speed, m/s
+    assert f[:, 2].max() > 0.4 and f[:, 2].min() < -0.4  # 90° turns both ways (mirrors)
+
+
+def test_add_example_trims_the_clip_at_the_requested_start_and_names_a_clip_without_one(walk_pool, walk_clips):
+    clip = walk_clips[0]
+    rows = np.flatnonzero(walk_pool.clip == 0)
+    second = rows[1]
+    ctrl = Controller(walk_pool.task, clip.skeleton, 30)
+    ctrl.add_example(clip, walk_pool.states[second])
+    assert np.array_equal(ctrl.clusters[0].examples[0].keys, walk_pool.keys[second])
+    with pytest.raises(MotionctlError, match=clip.name):
+        ctrl.add_example(clip.slice(0, 12))
+
+
+def test_a_controller_reproduces_its_examples_and_blends_between_them(walk_pool):
+    ctrl = controller_of(walk_pool, range(0, walk_pool.n, 3))
+    for ci, c in enumerate(ctrl.clusters):
+        u = np.array([e.features for e in c.examples])
+        assert np.all(ctrl.errors(ci, u) < 1e-6)
+    assert ctrl.n_examples == len(range(0, walk_pool.n, 3))
+
+
+def test_coverage_on_a_hand_made_case(walk_pool):
+    ctrl = controller_of(walk_pool, [0])
+    f = ctrl.clusters[0].examples[0].features
+    tol = walk_pool.task.tol
+    s = ctrl.clusters[0].start_state
+    far = s + np.float32(0.5)
+    states = np.stack([s, far, s, s])
+    u = np.stack([f, f, f + 2 * tol * np.array([1, 0, 0]), f + 0.5 * tol])
+    assert coverage(ctrl, CoverageSample(states, u)).tolist() == [True, False, False, True]
+
+
+def test_nelder_mead_finds_the_largest_gap_between_examples(walk_pool):
+    ctrl = controller_of(walk_pool, [0, 5, 9])
+    task = ctrl.task
+    cands = [c for c in candidates(ctrl, np.random.default_rng(1), n_random=30) if c.metric == "distance"]
+    grid = np.stack(np.meshgrid(*[np.linspace(0, 1, 21)] * 3, indexing="ij"), -1).reshape(-1, 3)
+    x = ctrl.clusters[0].x[:ctrl.clusters[0].k]
+    true_max = np.linalg.norm(grid[:, None] - x[None], axis=-1).min(axis=1).max()
+    best = max(cands, key=lambda c: c.score)
+    assert best.score >= 0.95 * true_max  # 30 random inputs alone rarely get this close
+    found = np.linalg.norm(task.normalise(best.u) - x, axis=1).min()
+    assert found == pytest.approx(best.score, rel=1e-6)
+
+
+def test_accepting_a_pseudoexample_changes_the_map(walk_pool):
+    ctrl = controller_of(walk_pool, [0, 3, 6, 9])
+    feats = ctrl.clusters[0].examples
+    u = np.mean([e.features for e in feats[:2]], axis=0)
+    cand = Candidate("summed", 0, ctrl.clusters[0].start_state, u, 0.0)
+    before_w, before_err = ctrl.weights(0, u)[0], ctrl.errors(0, u[None]).sum()
+    p = pseudoexample(ctrl, cand)
+    assert p is not None and p.errors.sum() <= before_err + 1e-9
+    ctrl.add_pseudo(p.cluster, p.u, p.w)
+    assert ctrl.n_pseudo == 1
+    assert np.allclose(ctrl.weights(0, u)[0], p.w / p.w.sum(), atol=1e-6)
+    assert not np.allclose(ctrl.weights(0, u)[0], before_w, atol=1e-3) or np.allclose(p.w, before_w, atol=1e-3)
+
+
+def test_the_oracle_answers_with_the_matching_take_once_and_rejects_the_impossible(walk_pool):
+    walk_pool.used[:] = False
+    oracle = Oracle(walk_pool)
+    i = 4
+    cand = Candidate("summed", 0, walk_pool.states[i], walk_pool.features[i].copy(), 0.0)
+    assert oracle.answer(cand) == i and walk_pool.used[i]
+    assert oracle.answer(cand) != i  # never the same take twice
+    far = Candidate("summed", 0, walk_pool.states[i] + np.float32(1.0), walk_pool.features[i].copy(), 0.0)
+    assert oracle.answer(far) is None  # no take starts there
+    assert oracle.answer(cand, current=0.5) is None  # nothing would do better than the controller already does
+    walk_pool.used[:] = False
+
+
+@pytest.fixture(scope="module")
+def jump_model(mocap):
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("01", "03", "05", "06", "07", "09", "10")]
+    clips = import_library(files).groups[0].database.clips
+    return fit(clips, ActiveSettings(task="jump", budget=6)), clips
+
+
+def test_the_jump_lands_near_the_target(jump_model):
+    model, clips = jump_model
+    table = model.frame_table(clips)
+    feats = model.ctrl.example_features()
+    assert feats[:, 0].max() > 1.5 and model.summary()["examples"] >= 3
+    for forward in (0.6, 1.2):
+        session = Session(model, table)
+        session.decide(Command(target=np.array([0.0, forward])))
+        clip = session.clip()
+        landed = clip.root_pos[-1, 1] - clip.root_pos[0, 1]
+        assert abs(landed - forward) < 0.35, (forward, landed)
+
+
+def test_fit_on_walks_learns_and_summarises(walk_clips):
+    model = fit(walk_clips[:6], ActiveSettings(budget=5, mirror=True))
+    s = model.summary()
+    assert s["examples"] == 5 and 0 < s["coverage"] <= s["coverage"] / max(s["coverage_normalised"], 1e-9) + 1e-9
+    assert len(model.log) >= 4 and all(e["action"] in ("example", "pseudoexample", "rejected") for e in model.log)
+
+
+def test_cli_runs_a_learning_session_and_logs_each_step(mocap, tmp_path, capsys):
+    from motionctl.cli import main
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    for name in ("16.asf", "16_15.amc", "16_17.amc", "16_19.amc"):
+        os.symlink(os.path.join(mocap, "cmu_amc", "16", name), pool / name)
+    out = tmp_path / "walk.npz"
+    assert main(["active", "run", "--pool", str(pool), "--task", "walk", "--budget", "3", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.count("step ") >= 2 and "coverage" in text
+    log = json.loads((tmp_path / "walk.steps.json").read_text())
+    assert log["summary"]["examples"] == 3 and len(log["steps"]) >= 2
+    assert main(["active", "run", "--out", str(tmp_path / "x")]) == 2  # neither --pool nor --model
