@@ -309,7 +309,7 @@ def add_engine_commands(sub) -> None:
         r.add_argument("--seed", type=int, default=7)
         r.add_argument("--warp", type=float, default=0.0, help="0: root motion from the data, 1: follow the control")
         r.add_argument("--out", required=True, help="BVH file to write (the model .npz with --pool)")
-        r.set_defaults(func=lambda a, e=engine: (cmd_active_run if active else cmd_run)(e, a))
+        r.set_defaults(func=lambda a, e=engine, f=(cmd_active_run if active else cmd_run): f(e, a))
         for name in (["eval", "evaluate"] if engine.name == "graph" else ["eval"]):
             e = esub.add_parser(name, help="measure a model: in a room (--env), or by its own figures")
             flags = ("--model", "--graph") if engine.name == "graph" else ("--model",)
