@@ -26,7 +26,8 @@ import tracemalloc
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 
 from bench.record import environment  # noqa: E402
 from motionctl.engines.active import ActiveSettings  # noqa: E402
@@ -82,7 +83,7 @@ def run_baseline(pool, seed_i, seed, budget, sample, settings, how):
     return curve, time.perf_counter() - t, ctrl
 
 
-def task_bench(name, clips, seeds, budget, n_sample, quick):
+def task_bench(name, clips, seeds, budget, n_sample):
     settings = ActiveSettings(task=name)
     task = task_named(name)
     work = working(clips, settings)
@@ -148,7 +149,7 @@ def plot(results, path):
         cv = Canvas(w, h)
         budget = len(res["table"]["active"]["normalised_mean"])
 
-        def xy(n, c):
+        def xy(n, c, budget=budget):
             return np.column_stack((m + (np.asarray(n) - 1) / max(budget - 1, 1) * (w - 2 * m),
                                     h - m - np.clip(c, 0, 1) * (h - 2 * m)))
 
@@ -214,7 +215,7 @@ def write_md(results, env, path, wall, peak):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join("..", "shared", "mocap")))
+    p.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--budget", type=int, default=30)
     p.add_argument("--jump-budget", type=int, default=10)
@@ -225,8 +226,8 @@ def main(argv=None) -> int:
         args.seeds, args.budget, args.jump_budget, args.sample = 2, 8, 5, 1000
     t0 = time.perf_counter()
     tracemalloc.start()
-    results = [task_bench("walk", load(args.mocap, WALKS), args.seeds, args.budget, args.sample, args.quick),
-               task_bench("jump", load(args.mocap, JUMPS), args.seeds, args.jump_budget, args.sample, args.quick)]
+    results = [task_bench("walk", load(args.mocap, WALKS), args.seeds, args.budget, args.sample),
+               task_bench("jump", load(args.mocap, JUMPS), args.seeds, args.jump_budget, args.sample)]
     peak = tracemalloc.get_traced_memory()[1]
     wall = time.perf_counter() - t0
     env = environment()

@@ -104,18 +104,26 @@ def model_clips(model, args):
 def cmd_train(engine, args) -> int:
     """``<engine> train``: fit the engine on clips and save the model (.npz)."""
     from .jobs import PrintProgress
+
+    fit_and_save(engine, args, args.clips, progress=PrintProgress(engine.name))
+    return 0
+
+
+def fit_and_save(engine, args, paths, **fit_args):
+    """Fit ``engine`` (settings from ``args``) on the clip group of ``paths``, record the sources,
+    save the model to ``args.out`` and print its summary: (model, path written)."""
     from .settings import from_args
 
     settings = from_args(engine.Settings, args)
     out = out_path(args.out, ".npz")
-    db, sources = load_group(args.clips, args.group)
+    db, sources = load_group(paths, args.group)
     t0 = time.perf_counter()
-    model = engine.fit(db, settings, progress=PrintProgress(engine.name))
+    model = engine.fit(db, settings, **fit_args)
     model.info["sources"] = sources
     written = model.save(out)
     print(json.dumps({k: v for k, v in model.summary().items() if k != "sources"}, default=str))
     print(f"wrote {written} ({time.perf_counter() - t0:.1f} s)")
-    return 0
+    return model, written
 
 
 def read_commands(args, model):
@@ -154,30 +162,21 @@ def cmd_run(engine, args) -> int:
 def cmd_active_run(engine, args) -> int:
     """``active run``: with ``--pool``, an active-learning session against the pool's oracle,
     one line per step, the model and the step log (JSON) written; with ``--model``, a drive."""
-    from .settings import from_args
-
     if not args.pool:
         if not args.model:
             raise MotionctlError("active run: give --pool DIR (a learning session) or --model (drive a model)")
         return cmd_run(engine, args)
-    settings = from_args(engine.Settings, args)
-    out = out_path(args.out, ".npz")
-    db, sources = load_group(args.pool, args.group)
-    t0 = time.perf_counter()
 
     def log(e):
         cov = "" if e.coverage is None else f" coverage {100 * e.coverage:.1f}%"
         print(f"step {e.step:3d} [{e.metric}] {e.candidate} -> {e.action}: {e.answer}; "
               f"{e.examples} examples, {e.pseudo} pseudo, {e.clusters} clusters{cov} ({e.seconds:.1f} s)", flush=True)
 
-    model = engine.fit(db, settings, log=log, track=True)
-    model.info["sources"] = sources
-    written = model.save(out)
+    model, written = fit_and_save(engine, args, args.pool, log=log, track=True)
     log_path = os.path.splitext(written)[0] + ".steps.json"
     with open(log_path, "w") as f:
         json.dump({"summary": model.summary(), "steps": model.log}, f, indent=1, default=str)
-    print(json.dumps({k: v for k, v in model.summary().items() if k != "sources"}, default=str))
-    print(f"wrote {written} and {log_path} ({time.perf_counter() - t0:.1f} s)")
+    print(f"wrote {log_path}")
     return 0
 
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import MotionctlError
-from .motion import Aligned, align, blend, distances_to, joint_positions, source_of
-from .tasks import Task, contacts_of
+from ...body import foot_contacts
+from .motion import Aligned, align, blend, distances, distances_to, joint_positions, source_of
+from .tasks import Task
 
 SCALES = np.linspace(1.0, 3.0, 5)  # the per-dimension scale search of section 4.2
 EVAL_OFFSETS = np.array([-1.0, -0.5, 0.5, 1.0])  # evaluation samples along a dimension, in units of α
@@ -147,8 +148,7 @@ class Controller:
         states, u = np.atleast_2d(states), np.atleast_2d(u)
         if not self.clusters:
             return np.full(len(states), -1)
-        starts = self.starts
-        d = np.stack([distances_to(starts, s) for s in states]) if len(states) < 8 else _pairwise(states, starts)
+        d = distances(states, self.starts)
         near = np.argmin(d, axis=1)
         within = d <= self.tolerance
         x = self.task.normalise(u)
@@ -190,7 +190,7 @@ class Controller:
         ``state``, else its first), time-aligned to the clusters whose start it matches; joins the
         best-aligned one or starts a new cluster.  Returns (cluster, created)."""
         src = source_of(clip)
-        wins = self.task.windows(clip, contacts_of(clip))
+        wins = self.task.windows(clip, foot_contacts(clip))
         if not wins:
             raise MotionctlError(f"clip {clip.name!r} holds no {self.task.name} example "
                                  f"({'a right heel strike to the next' if self.task.name == 'walk' else 'a take-off and landing'})")
@@ -256,29 +256,23 @@ class Controller:
         c.refit()
         if not self.scale_search or len(c.x) < 2 or c.k < 2:
             return
-        alpha = c.alpha.copy()
-        best_scale = np.ones_like(alpha)
-        for j in range(len(c.x)):
-            for ell in range(self.task.dim):
-                xs = np.repeat(c.x[j][None], len(EVAL_OFFSETS), axis=0)
-                xs[:, ell] += EVAL_OFFSETS * alpha[j, ell]
-                xs = np.clip(xs, 0.0, 1.0)
-                us = self.task.denormalise(xs)
-                ws, scores = [], []
-                for s in SCALES:
+        # Every (data point j, dimension l, scale) trial at once: its map's weights at the evaluation
+        # samples along l around u_j, then one batched blend and task-error pass for all of them.
+        alpha = c.alpha
+        n, dim, n_s, n_e = len(c.x), self.task.dim, len(SCALES), len(EVAL_OFFSETS)
+        step = alpha[:, :, None, None] * np.eye(dim)[None, :, None, :] * EVAL_OFFSETS[None, None, :, None]
+        xs = np.clip(c.x[:, None, None, :] + step, 0.0, 1.0)  # [N, D, E, D]: samples along each dimension
+        ws = np.empty((n, dim, n_s, n_e, c.k))
+        for j in range(n):
+            for ell in range(dim):
+                for k, scale in enumerate(SCALES):
                     trial = alpha.copy()
-                    trial[j, ell] *= s
-                    ws.append(BlendMap(c.x, c.w, trial)(xs))
-                err = self.task.errors(self.features(ci, np.concatenate(ws)), np.tile(us, (len(SCALES), 1)))
-                scores = err.sum(axis=1).reshape(len(SCALES), -1).sum(axis=1)
-                best_scale[j, ell] = SCALES[int(np.argmin(scores))]
-        c.refit(alpha * best_scale)
-
-
-def _pairwise(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
-    d2 = np.einsum("nd,nd->n", a, a)[:, None] - 2 * a @ b.T + np.einsum("nd,nd->n", b, b)[None]
-    return np.sqrt(np.maximum(d2, 0) / (a.shape[1] // 3))
+                    trial[j, ell] *= scale
+                    ws[j, ell, k] = BlendMap(c.x, c.w, trial)(xs[j, ell])
+        us = np.broadcast_to(self.task.denormalise(xs)[:, :, None], ws.shape[:-1] + (dim,)).reshape(-1, dim)
+        err = self.task.errors(self.features(ci, ws.reshape(-1, c.k)), us).sum(axis=1)
+        best = np.argmin(err.reshape(n, dim, n_s, n_e).sum(axis=3), axis=2)  # [N, D]
+        c.refit(alpha * SCALES[best])
 
 
 def skating_of(clip, keys) -> float:

@@ -28,9 +28,9 @@ from scipy.optimize import minimize
 
 from ...errors import MotionctlError
 from ...jobs import check_stop
+from ...body import foot_contacts
 from .controller import Controller, skating_of
-from .motion import align, blend, distances_to, source_of, to_frames
-from .tasks import contacts_of
+from .motion import STATE_FRAMES, Aligned, align, blend, distances, distances_to, source_of, to_frames
 
 METRICS = ("relative", "summed", "distance", "transition")  # the four metrics; "relative" per task metric
 RANDOM_INPUTS = 200
@@ -57,7 +57,7 @@ class Candidate:
         return f"{self.metric}: {parts} (score {self.score:.2f})"
 
 
-def _badness(ctrl: Controller, ci: int, u: np.ndarray, nearest_err: np.ndarray | None = None) -> dict:
+def _badness(ctrl: Controller, ci: int, u: np.ndarray) -> dict:
     """Every metric's badness at task inputs ``u`` [B, D] of cluster ``ci``."""
     c = ctrl.clusters[ci]
     err = ctrl.errors(ci, u)
@@ -212,22 +212,20 @@ class Pool:
 
     @classmethod
     def of(cls, clips, task, skeleton, fps) -> Pool:
-        rows, keys, states, feats = [], [], [], []
-        probe = Controller(task, skeleton, fps, scale_search=False)
+        rows, keys, parts = [], [], []
         for i, clip in enumerate(clips):
-            wins = task.windows(clip, contacts_of(clip))
+            wins = task.windows(clip, foot_contacts(clip))
             if not wins:
                 continue
             src = source_of(clip)
-            for k in wins:
-                ex = align(src, k)
-                rows.append(i)
-                keys.append(np.asarray(k))
-                states.append(ex.start_state[0])
-                feats.append(task.features(probe.skeleton, blend(ex, np.ones((1, 1))), fps)[0])
+            rows += [i] * len(wins)
+            keys += [np.asarray(k) for k in wins]
+            parts += [align(src, k) for k in wins]
         if not rows:
             raise MotionctlError(f"no {task.name} examples in the pool's {len(clips)} clips")
-        return cls(task, list(clips), np.array(rows), keys, np.array(states, np.float32), np.array(feats),
+        ex = Aligned.stack(parts)
+        feats = task.features(skeleton, blend(ex, np.eye(ex.n)), fps)  # each example alone, in one pass
+        return cls(task, list(clips), np.array(rows), keys, ex.start_state.astype(np.float32), feats,
                    np.zeros(len(rows), dtype=bool))
 
     @property
@@ -237,7 +235,6 @@ class Pool:
     def take(self, i: int, margin: int = 6):
         """Example ``i`` as a take: its clip from a little before its start to a little after its
         end state (what a performer hands over)."""
-        from .motion import STATE_FRAMES
         clip = self.clips[self.clip[i]]
         a = max(0, int(self.keys[i][0]) - margin)
         b = min(clip.n_frames, int(self.keys[i][-1]) + STATE_FRAMES + margin)
@@ -245,12 +242,10 @@ class Pool:
 
     def completes(self, states: np.ndarray, u: np.ndarray, tolerance: float) -> np.ndarray:
         """bool [M]: some pool example starts within ``tolerance`` of the state and completes u."""
-        from .controller import _pairwise
-        near = _pairwise(states, self.states) <= tolerance  # [M, N]
+        near = distances(states, self.states) <= tolerance  # [M, N]
         ok = np.zeros(len(u), dtype=bool)
-        for a in range(0, len(u), 512):
-            err = self.task.errors(np.repeat(self.features[None], len(u[a:a + 512]), 0).reshape(-1, self.task.dim),
-                                   np.repeat(u[a:a + 512], self.n, 0)).reshape(-1, self.n, self.task.dim)
+        for a in range(0, len(u), 512):  # [512, N, D] errors at a time
+            err = self.task.errors(self.features[None], u[a:a + 512, None])
             ok[a:a + 512] = np.any(near[a:a + 512] & np.all(err <= 1.0, axis=2), axis=1)
         return ok
 
@@ -348,8 +343,7 @@ class Learner:
         return out
 
     def answered(self, cand: Candidate) -> None:
-        kinds = [m for m in METRICS]
-        self.turn = (kinds.index(cand.metric.split(":")[0]) + 1) % len(kinds)
+        self.turn = (METRICS.index(cand.metric.split(":")[0]) + 1) % len(METRICS)
 
     def _was_rejected(self, k: Candidate) -> bool:
         x = self.ctrl.task.normalise(k.u)

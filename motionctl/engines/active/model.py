@@ -108,7 +108,6 @@ class ActiveModel(Model):
 
     @classmethod
     def from_archive(cls, base, meta, z):
-        from ...skeleton import Skeleton  # noqa: F401  (the skeleton comes from the table at play time)
         ctrl = Controller(task_named(meta["task"]), None, base["fps"], meta["tolerance"], meta["join"])
         for i, recs in enumerate(meta["clusters"]):
             c = Cluster([Example(r["clip"], np.array(r["keys"]), np.array(r["features"]), r["skating"]) for r in recs],
@@ -169,9 +168,6 @@ class ActiveModel(Model):
 
     def memory_key(self, memory):
         return memory.cluster
-
-    def summary(self) -> dict:
-        return dict(self.info, engine=self.engine)
 
 
 def _fade(rot, height, start_rot, start_height, last_rot, last_height):

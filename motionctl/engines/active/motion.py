@@ -17,7 +17,7 @@ contacts for the registration curve).  A blend is played as frames through ``to_
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -69,17 +69,16 @@ def states_of(pos: np.ndarray, ground: np.ndarray, yaw: np.ndarray) -> np.ndarra
     return out.reshape(n, -1)
 
 
-def state_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """RMS point distance (m) between states a [..., D] and b [..., D] (broadcasting)."""
-    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    return np.sqrt(np.sum(d * d, axis=-1) / (d.shape[-1] // 3))
+def distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """[M, N] RMS point distance (m) between states a [M, D] and b [N, D] (one BLAS pass)."""
+    a, b = np.atleast_2d(np.asarray(a, np.float32)), np.atleast_2d(np.asarray(b, np.float32))
+    d2 = np.einsum("nd,nd->n", a, a)[:, None] - 2.0 * (a @ b.T) + np.einsum("nd,nd->n", b, b)[None]
+    return np.sqrt(np.maximum(d2, 0.0) / (a.shape[1] // 3))
 
 
 def distances_to(states: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """State distance of each row of ``states`` [N, D] to one state ``s`` [D] (one BLAS pass)."""
-    s = np.asarray(s, dtype=np.float32)
-    d2 = np.einsum("nd,nd->n", states, states) - 2.0 * (states @ s) + float(s @ s)
-    return np.sqrt(np.maximum(d2, 0.0) / (states.shape[1] // 3))
+    """[N] distance of each row of ``states`` [N, D] to one state ``s`` [D]."""
+    return distances(states, s)[:, 0]
 
 
 @dataclass(eq=False)
@@ -106,26 +105,17 @@ class Aligned:
 
     @classmethod
     def stack(cls, parts: list) -> Aligned:
-        a = cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in
-                  ("rot", "height", "ground", "yaw", "length", "keys", "start_state", "end_state")))
+        a = cls(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(cls)))
         dots = np.sum(a.rot * a.rot[:1], axis=-1, keepdims=True)
         a.rot = a.rot * np.where(dots < 0, -1.0, 1.0)
         return a
 
-    def take(self, idx) -> Aligned:
-        idx = np.asarray(idx, dtype=np.int64)
-        return Aligned(*(getattr(self, f)[idx] for f in
-                         ("rot", "height", "ground", "yaw", "length", "keys", "start_state", "end_state")))
-
     def arrays(self, prefix: str) -> dict:
-        return {f"{prefix}{f}": getattr(self, f).astype(np.float32 if f in ("start_state", "end_state") else np.float64)
-                for f in ("rot", "height", "ground", "yaw", "length", "keys", "start_state", "end_state")}
+        return {prefix + f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_arrays(cls, z, prefix: str) -> Aligned:
-        return cls(*(np.asarray(z[f"{prefix}{f}"], dtype=np.float64 if f not in ("start_state", "end_state")
-                                else np.float32) for f in
-                     ("rot", "height", "ground", "yaw", "length", "keys", "start_state", "end_state")))
+        return cls(*(np.asarray(z[prefix + f.name]) for f in fields(cls)))
 
 
 def key_phases(n_keys: int) -> np.ndarray:
@@ -161,9 +151,6 @@ class Blend:
     yaw: np.ndarray
     length: np.ndarray
     keys: np.ndarray
-
-    def one(self, b: int = 0) -> Blend:
-        return Blend(*(getattr(self, f)[b:b + 1] for f in ("rot", "height", "ground", "yaw", "length", "keys")))
 
 
 def blend(ex: Aligned, w: np.ndarray) -> Blend:
@@ -225,10 +212,10 @@ __all__ = [
     "Source",
     "align",
     "blend",
+    "distances",
     "distances_to",
     "joint_positions",
     "source_of",
-    "state_distance",
     "states_of",
     "to_frames",
 ]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...body import ContactSettings, foot_contacts, foot_joints
+from ...body import foot_joints
 from ...errors import MotionctlError
 from ...rootframe import to_world, wrap
 from .motion import PHASE, Blend, joint_positions
@@ -48,10 +48,10 @@ class Task:
         return self.low + rng.random((n, self.dim)) * (self.high - self.low)
 
     def errors(self, features: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """[B, D] ((feature - u) / tol)² (angles wrapped)."""
-        d = np.atleast_2d(features) - np.atleast_2d(u)
-        d[:, self.angular] = wrap(d[:, self.angular])
-        return (d / self.tol) ** 2
+        """[..., D] ((feature - u) / tol)² (angles wrapped; features and u broadcast)."""
+        d = np.asarray(features, dtype=float) - np.asarray(u, dtype=float)
+        d = np.where(self.angular, wrap(d), d)
+        return np.atleast_2d((d / self.tol) ** 2)
 
     angular = np.zeros(0, dtype=bool)
 
@@ -66,10 +66,6 @@ class Task:
     def u_of(self, command, yaw: float, local_target=None, natural=None) -> np.ndarray:
         """The task input a player's command asks for."""
         raise NotImplementedError
-
-
-def contacts_of(clip) -> np.ndarray:
-    return foot_contacts(clip, ContactSettings())
 
 
 def _starts(c: np.ndarray) -> np.ndarray:
@@ -164,4 +160,4 @@ def task_named(name: str) -> Task:
     return TASKS[name]
 
 
-__all__ = ["TASKS", "JumpTask", "Task", "WalkTask", "contacts_of", "task_named"]
+__all__ = ["TASKS", "JumpTask", "Task", "WalkTask", "task_named"]
