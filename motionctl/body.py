@@ -65,7 +65,14 @@ def mirror_joint_map(names) -> np.ndarray:
 
 
 def foot_joints(skeleton: Skeleton) -> dict:
-    """{'L': (ankle, toe), 'R': (ankle, toe)} joint indices found by name, else by geometry."""
+    """{'L': (ankle, toe), 'R': (ankle, toe)} joint indices found by name, else by geometry
+    (found once per skeleton: a skeleton is never modified)."""
+    if getattr(skeleton, "_feet", None) is None:
+        skeleton._feet = _find_feet(skeleton)
+    return dict(skeleton._feet)
+
+
+def _find_feet(skeleton: Skeleton) -> dict:
     depth = skeleton.depth()
     result = {}
     for side in "LR":

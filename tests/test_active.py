@@ -161,6 +161,57 @@ def test_fit_on_walks_learns_and_summarises(walk_clips):
     assert len(model.log) >= 4 and all(e["action"] in ("example", "pseudoexample", "rejected") for e in model.log)
 
 
+def test_a_session_answers_rejects_accepts_and_continues_after_saving(walk_clips, tmp_path):
+    from motionctl.engines.active import ActiveModel
+    from motionctl.engines.active.session import ActiveSession
+    from motionctl.errors import Cancelled
+
+    library = walk_clips[:6]  # the six walks; the session mirrors them itself
+    s = ActiveSettings(seed_clip="16_15", mirror=True)
+    session = ActiveSession(library, s)
+    assert session.ctrl.n_examples == 1 and session.pool.used.sum() == 1
+    with pytest.raises(MotionctlError, match="press Suggest"):
+        session.answer(0, library[1])
+    cands = session.suggest()
+    assert cands and all(cands[i].metric.split(":")[0] for i in range(len(cands)))
+
+    def stop():
+        return True
+    with pytest.raises(Cancelled):  # a cancelled suggestion leaves the last list as it was
+        session.suggest(should_stop=stop)
+    assert session.candidates is cands
+
+    entry = session.answer(0, library[2], mirrored=True)
+    assert entry.action == "example" and session.ctrl.n_examples == 2 and session.candidates == []
+    assert "16_19_mirror" in entry.answer and session.pool.used.sum() == 2  # that cycle is no longer offered
+    assert entry.coverage is not None
+
+    session.suggest()
+    n = len(session.candidates)
+    rejected = session.candidates[0]
+    session.reject(0)
+    assert len(session.candidates) < n and rejected not in session.candidates and session.ctrl.n_examples == 2
+    with_pseudo = [k for k, c in enumerate(session.candidates) if c.pseudo is not None]
+    assert with_pseudo, "a cluster of two examples offers pseudoexamples"
+    without = [k for k, c in enumerate(session.candidates) if c.pseudo is None]
+    if without:
+        with pytest.raises(MotionctlError, match="no pseudoexample"):
+            session.accept_pseudo(without[0])
+    session.accept_pseudo(with_pseudo[0])
+    assert session.ctrl.n_pseudo == 1
+    session.auto()
+    assert [e.action for e in session.logs][:3] == ["example", "rejected", "pseudoexample"] and len(session.logs) == 4
+
+    path = session.model().save(tmp_path / "taught.npz")
+    saved = ActiveModel.load(path)
+    again = ActiveSession(library, s, controller=saved.ctrl, log=saved.log)
+    assert again.ctrl.n_examples == session.ctrl.n_examples and again.ctrl.n_pseudo == 1
+    assert np.array_equal(again.pool.used, session.pool.used) and len(again.logs) == 4
+    assert again.summary()["coverage"] == pytest.approx(session.summary()["coverage"])
+    with pytest.raises(MotionctlError, match="learns 'walk'"):
+        ActiveSession(library, ActiveSettings(task="jump"), controller=saved.ctrl)
+
+
 def test_cli_runs_a_learning_session_and_logs_each_step(mocap, tmp_path, capsys):
     from motionctl.cli import main
     pool = tmp_path / "pool"

@@ -185,10 +185,12 @@ class Controller:
 
     # --- learning
 
-    def add_example(self, clip, state=None, name: str | None = None) -> tuple[int, bool]:
+    def add_example(self, clip, state=None, name: str | None = None, offset: int = 0) -> tuple[int, bool]:
         """Add the example ``clip`` holds (trimmed at its task window whose start state is nearest
         ``state``, else its first), time-aligned to the clusters whose start it matches; joins the
-        best-aligned one or starts a new cluster.  Returns (cluster, created)."""
+        best-aligned one or starts a new cluster.  ``name`` and ``offset``: the clip it was cut from
+        and the frame there that ``clip`` starts at (the example's keys are kept in that clip's
+        frames).  Returns (cluster, created)."""
         src = source_of(clip)
         wins = self.task.windows(clip, foot_contacts(clip))
         if not wins:
@@ -199,7 +201,7 @@ class Controller:
             keys = wins[int(np.argmin(d))]
         else:
             keys = wins[0]
-        return self.add_aligned(align(src, keys), Example(name or clip.name, np.asarray(keys), np.zeros(0),
+        return self.add_aligned(align(src, keys), Example(name or clip.name, np.asarray(keys) + offset, np.zeros(0),
                                                            skating_of(clip, keys)))
 
     def add_aligned(self, ex: Aligned, record: Example) -> tuple[int, bool]:

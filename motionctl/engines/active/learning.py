@@ -36,14 +36,15 @@ METRICS = ("relative", "summed", "distance", "transition")  # the four metrics; 
 RANDOM_INPUTS = 200
 NM_EVALS = 60
 IDLE_STEPS = 5  # steps in a row with every request rejected: the pool has nothing more to give
+TAKE_MARGIN = 6  # frames a take runs before its example's start (and after its end state)
 REJECTED_RADIUS = 0.15  # normalised task-input distance around a rejected request not asked again (same start)
 
 
-@dataclass
+@dataclass(eq=False)
 class Candidate:
     """A request: start ``state`` (cluster ``cluster``'s start, or a transition's end state, with
     ``pose`` (rot [J, 4], height) to show), task input ``u``, the ``metric`` that found it and its
-    ``score`` (higher is worse)."""
+    ``score`` (higher is worse); ``pseudo`` when a suggestion proposed one for it."""
 
     metric: str
     cluster: int
@@ -51,6 +52,7 @@ class Candidate:
     u: np.ndarray
     score: float
     pose: tuple = None
+    pseudo: Pseudo | None = None  # a blend of existing examples proposed in place of a capture
 
     def describe(self, task) -> str:
         parts = ", ".join(f"{n} {v:.2f} {unit}" for n, v, unit in zip(task.names, self.u, task.units))
@@ -232,13 +234,23 @@ class Pool:
     def n(self) -> int:
         return len(self.clip)
 
-    def take(self, i: int, margin: int = 6):
+    def take(self, i: int, margin: int = TAKE_MARGIN):
         """Example ``i`` as a take: its clip from a little before its start to a little after its
         end state (what a performer hands over)."""
+        return self.clips[self.clip[i]].slice(*self._span(i, margin))
+
+    def _span(self, i: int, margin: int) -> tuple[int, int]:
         clip = self.clips[self.clip[i]]
-        a = max(0, int(self.keys[i][0]) - margin)
-        b = min(clip.n_frames, int(self.keys[i][-1]) + STATE_FRAMES + margin)
-        return clip.slice(a, b)
+        return max(0, int(self.keys[i][0]) - margin), min(clip.n_frames, int(self.keys[i][-1]) + STATE_FRAMES + margin)
+
+    def give(self, ctrl: Controller, i: int, state) -> tuple[int, bool]:
+        """Hand example ``i`` to the controller as a take (trimmed there at ``state``); it is used."""
+        self.used[i] = True
+        return ctrl.add_example(self.take(i), state, name=self.name(i), offset=self._span(i, TAKE_MARGIN)[0])
+
+    def name(self, i: int) -> str:
+        """The name of example ``i``'s clip."""
+        return self.clips[self.clip[i]].name
 
     def completes(self, states: np.ndarray, u: np.ndarray, tolerance: float) -> np.ndarray:
         """bool [M]: some pool example starts within ``tolerance`` of the state and completes u."""
@@ -339,13 +351,13 @@ class Learner:
         out = []
         for t in range(len(kinds)):
             kind = kinds[(self.turn + t) % len(kinds)]
-            out += [k for k in cands if k.metric.split(":")[0] == kind and not self._was_rejected(k)]
+            out += [k for k in cands if k.metric.split(":")[0] == kind and not self.was_rejected(k)]
         return out
 
     def answered(self, cand: Candidate) -> None:
         self.turn = (METRICS.index(cand.metric.split(":")[0]) + 1) % len(METRICS)
 
-    def _was_rejected(self, k: Candidate) -> bool:
+    def was_rejected(self, k: Candidate) -> bool:
         x = self.ctrl.task.normalise(k.u)
         return any(float(np.linalg.norm(x - self.ctrl.task.normalise(r.u))) < REJECTED_RADIUS and
                    float(distances_to(r.state[None], k.state)[0]) < self.ctrl.tolerance for r in self.rejected)
@@ -382,10 +394,10 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
             rejected += 1
             continue
         pool = learner.oracle.pool
-        ci, new = ctrl.add_example(pool.take(i), cand.state, name=pool.clips[pool.clip[i]].name)
+        ci, new = pool.give(ctrl, i, cand.state)
         learner.pseudo_since = 0
         action = "example"
-        answer = f"{pool.clips[pool.clip[i]].name} frames {int(pool.keys[i][0])}-{int(pool.keys[i][-1])} -> " \
+        answer = f"{pool.name(i)} frames {int(pool.keys[i][0])}-{int(pool.keys[i][-1])} -> " \
                  f"{'new ' if new else ''}cluster {ci}"
         break
     else:
@@ -432,8 +444,7 @@ def baseline(ctrl: Controller, pool: Pool, budget: int, how: str, seed: int = 0,
                 break
             if pool.used[i]:
                 continue
-            pool.used[i] = True
-            ctrl.add_example(pool.take(i), pool.states[i], name=pool.clips[pool.clip[i]].name)
+            pool.give(ctrl, i, pool.states[i])
             out.append(coverage(ctrl, sample) if sample is not None else None)
         return out
     if how != "grid":
@@ -444,7 +455,7 @@ def baseline(ctrl: Controller, pool: Pool, budget: int, how: str, seed: int = 0,
         i = oracle.answer(Candidate("grid", 0, seed_state, u, 0.0))
         if i is None:
             continue
-        ctrl.add_example(pool.take(i), seed_state, name=pool.clips[pool.clip[i]].name)
+        pool.give(ctrl, i, seed_state)
         out.append(coverage(ctrl, sample) if sample is not None else None)
     return out
 

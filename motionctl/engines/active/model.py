@@ -12,16 +12,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import quat
-from ...body import mirror_clip
-from ...clip import resample
 from ...errors import MotionctlError
 from ...session import Command, State
 from ...settings import setting
 from ...synth import Frames, Step
-from ..base import Model, clips_of
+from ..base import Model
 from .controller import Cluster, Controller, Example
-from .learning import CoverageSample, Oracle, Pool, coverage, learn
+from .learning import learn
 from .motion import STATE_FRAMES, Aligned, blend, states_of, to_frames
+from .session import ActiveSession
 from .tasks import TASKS, task_named
 
 FADE = 6  # frames over which a new blend's pose difference to the last pose fades out
@@ -119,6 +118,30 @@ class ActiveModel(Model):
         return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"], ctrl,
                    meta.get("log", ()))
 
+    def picture(self, width: int = 180, height: int = 120):
+        """(RGBA rows bottom-up, caption): coverage after each learning step as bars (orange after
+        a captured example, blue after a pseudoexample, grey after a rejection), up to what the
+        library's own examples complete (the line); None before coverage was measured."""
+        cov = [(e["action"], e["coverage"]) for e in self.log if e.get("coverage") is not None]
+        if not cov:
+            return None
+        top = max(max(c for _, c in cov), float(self.info.get("pool_coverage") or 0.0), 1e-6)
+        col = np.minimum((np.arange(width) * len(cov)) // width, len(cov) - 1)
+        level = np.array([c for _, c in cov])[col] / top
+        colours = {"example": (0.95, 0.6, 0.2), "pseudoexample": (0.3, 0.6, 0.95), "rejected": (0.45, 0.45, 0.45)}
+        rgb = np.array([colours.get(a, (0.8, 0.8, 0.8)) for a, _ in cov])[col]
+        rows = (np.arange(height)[:, None] + 0.5) / height
+        rgba = np.empty((height, width, 4), dtype=np.float32)
+        rgba[..., :3] = (0.08, 0.08, 0.1)
+        rgba[..., 3] = 1.0
+        inside = rows <= 0.95 * level[None, :]
+        rgba[..., :3] = np.where(inside[..., None], rgb[None], rgba[..., :3])
+        pool = float(self.info.get("pool_coverage") or 0.0) / top
+        if pool > 0:
+            rgba[min(height - 1, int(0.95 * pool * height)), :, :3] = 0.9
+        return rgba, (f"coverage after each of {len(cov)} steps (top {100 * top:.1f}% of the sample; white line: "
+                      "the library's own examples)")
+
     # --- playing
 
     def frame_table(self, clips):
@@ -184,50 +207,16 @@ def _fade(rot, height, start_rot, start_height, last_rot, last_height):
     return rot, height + k * (last_height - start_height)
 
 
-def working(library, settings: ActiveSettings) -> list:
-    clips = [resample(c, settings.fps) for c in clips_of(library)]
-    return clips + [mirror_clip(c) for c in clips] if settings.mirror else clips
-
-
-def seed_index(pool: Pool, name: str) -> int:
-    """The pool example that seeds learning: the first of clip ``name`` (or of the first clip)."""
-    names = [pool.clips[i].name for i in pool.clip]
-    if name:
-        hits = [i for i, n in enumerate(names) if n == name]
-        if not hits:
-            raise MotionctlError(f"seed clip {name!r} holds no {pool.task.name} example (or is not in the library)")
-        return hits[0]
-    return 0
-
-
 def fit(library, settings: ActiveSettings | None = None, *, progress=None, should_stop=None, cache=None, log=None,
         track: bool = False):
     """Active learning against the oracle, the library being the capture it draws from: seeded
     with the seed clip's first example, then ``active_step`` until the budget of examples.
     ``log(StepLog)`` hears every step; ``track`` measures coverage after each (the command line)."""
     s = settings or ActiveSettings()
-    task = task_named(s.task)
-    clips = working(library, s)
-    pool = Pool.of(clips, task, clips[0].skeleton, s.fps)
-    ctrl = Controller(task, clips[0].skeleton, s.fps, s.tolerance, s.join)
-    i = seed_index(pool, s.seed_clip)
-    pool.used[i] = True
-    ctrl.add_example(pool.take(i), pool.states[i], name=pool.clips[pool.clip[i]].name)
-    sample = CoverageSample.draw(pool, 4000, s.search_seed)
-    oracle = Oracle(pool, s.tolerance)
-    logs = learn(ctrl, oracle, s.budget, s.search_seed, sample if track else None, progress=progress,
-                 should_stop=should_stop, log=log, pseudo=s.pseudoexamples)
-    done = coverage(ctrl, sample)
-    reach = pool.completes(sample.states, sample.u, s.tolerance)
-    summary = {"task": task.name, "examples": ctrl.n_examples, "pseudoexamples": ctrl.n_pseudo,
-               "clusters": len(ctrl.clusters), "steps": len(logs), "rejected": int(sum(e.rejected for e in logs)),
-               "coverage": float(done.mean()), "pool_coverage": float(reach.mean()),
-               "coverage_normalised": float(done.mean() / max((done | reach).mean(), 1e-9)),
-               "pool_examples": pool.n}
-    model = ActiveModel(s, summary, [c.name for c in clips], s.fps, 0.2, ctrl, [vars(e) for e in logs])
-    if task.name == "walk":
-        model.info["top_speed"] = float(ctrl.example_features()[:, 1].max())
-    return model
+    session = ActiveSession(library, s)
+    session.logs = learn(session.ctrl, session.oracle, s.budget, s.search_seed, session.sample if track else None,
+                         progress=progress, should_stop=should_stop, log=log, pseudo=s.pseudoexamples)
+    return session.model()
 
 
 __all__ = ["TASKS", "ActiveMemory", "ActiveModel", "ActiveSettings", "fit"]

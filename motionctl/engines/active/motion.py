@@ -175,7 +175,8 @@ def joint_positions(skeleton, bl: Blend, joints=None) -> np.ndarray:
             need.add(int(k))
             k = int(skeleton.parents[k])
     rot, pos = {}, {}
-    for k in sorted(need, key=lambda q: skeleton.depth()[q]):
+    depth = skeleton.depth()
+    for k in sorted(need, key=lambda q: depth[q]):
         parent = int(skeleton.parents[k])
         if parent < 0:
             rot[k] = bl.rot[:, :, k]

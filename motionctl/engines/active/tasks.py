@@ -67,6 +67,11 @@ class Task:
         """The task input a player's command asks for."""
         raise NotImplementedError
 
+    def mark(self, u) -> tuple[np.ndarray, float]:
+        """Where the motion u asks for should end up, in its start's root frame (x right, y
+        forward): (ground point [2] m, heading there, rad, + left): what the panel marks."""
+        raise NotImplementedError
+
 
 def _starts(c: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.diff(c.astype(np.int8)) == 1) + 1
@@ -107,6 +112,14 @@ class WalkTask(Task):
         turn = float(np.clip(wrap(command.desired_heading(yaw) - yaw), self.low[2], self.high[2]))
         stride = natural(speed) if natural is not None else 0.5 * (self.low[0] + self.high[0])
         return np.array([float(np.clip(stride, self.low[0], self.high[0])), speed, turn])
+
+    def mark(self, u) -> tuple[np.ndarray, float]:
+        """The end of the cycle: two steps of the stride length along an arc turning by u's turn."""
+        length, turn = 2.0 * float(u[0]), float(u[2])
+        if abs(turn) < 1e-6:
+            return np.array([0.0, length]), 0.0
+        r = length / turn
+        return np.array([-r * (1.0 - np.cos(turn)), r * np.sin(turn)]), turn
 
 
 class JumpTask(Task):
@@ -149,6 +162,10 @@ class JumpTask(Task):
             stick = np.asarray(command.control[:2], dtype=float)
             forward, left = (1.2 * stick[1] / max(np.hypot(*stick), 1.0), 0.0) if np.hypot(*stick) > 1e-3 else (1.0, 0.0)
         return np.clip(np.array([forward, left]), self.low, self.high)
+
+    def mark(self, u) -> tuple[np.ndarray, float]:
+        """The landing spot."""
+        return np.array([-float(u[1]), float(u[0])]), 0.0
 
 
 TASKS = {"walk": WalkTask(), "jump": JumpTask()}
