@@ -90,6 +90,8 @@ class MOTIONCTL_OT_train(BackgroundJobOperator, bpy.types.Operator):
         entry.path = stored(result["path"])
         entry.summary = json.dumps(result["summary"], default=str)
         show_picture(picture_name(self._engine, group.name), result.get("picture"))
+        if self._engine == "active" and STATE.active_group == group.name:
+            STATE.active = None  # the panel's session taught the model just replaced: Start again
         self.report({"INFO"}, f"{ENGINES[self._engine].label}: " + describe(result["summary"]))
 
 

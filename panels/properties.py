@@ -15,6 +15,7 @@ from bpy.types import PropertyGroup
 
 from ..motionctl.engines import ENGINES
 from ..motionctl.settings import options
+from ..operators.active import on_candidate_index
 from ..operators.library import show_clip
 
 UNITS = {"LENGTH": "LENGTH", "TIME": "TIME_ABSOLUTE", "VELOCITY": "VELOCITY", "ROTATION": "ROTATION"}
@@ -184,6 +185,47 @@ class MOTIONCTL_PG_evaluate(PropertyGroup):
     map_path: StringProperty(subtype="FILE_PATH", options={"PATH_SUPPORTS_BLEND_RELATIVE"})
 
 
+class MOTIONCTL_PG_active_candidate(PropertyGroup):
+    """A request of the Active Learning panel: the metric that found it, u, score, its pseudoexample."""
+
+    metric: StringProperty(name="Metric")
+    text: StringProperty(name="Task Input")
+    score: FloatProperty(name="Score")
+    has_pseudo: BoolProperty()
+    pseudo: StringProperty(name="Pseudoexample")
+
+
+class MOTIONCTL_PG_active_example(PropertyGroup):
+    """An example (or a cluster's pseudoexamples) of the controller being taught."""
+
+    cluster: IntProperty(name="Cluster")
+    text: StringProperty(name="Does")
+    pseudo: BoolProperty()
+
+
+class MOTIONCTL_PG_active(PropertyGroup):
+    """The Active Learning panel: the requests, the answer, the controller's examples and coverage."""
+
+    candidates: CollectionProperty(type=MOTIONCTL_PG_active_candidate)
+    candidate_index: IntProperty(name="Request", update=on_candidate_index,
+                                 description="The request shown by the ghost armature at the 3D cursor")
+    examples_list: CollectionProperty(type=MOTIONCTL_PG_active_example)
+    example_index: IntProperty()
+    answer_clip: StringProperty(name="Answer With", description="The clip of the group that does what the request "
+                                "asks (its example nearest the requested start is used)")
+    mirrored: BoolProperty(name="Mirrored", default=False, description="Answer with the clip's mirror image")
+    auto_steps: IntProperty(name="Steps", default=1, min=1, max=100, description="Oracle steps per Auto")
+    task: StringProperty()
+    examples: IntProperty()
+    pseudoexamples: IntProperty()
+    clusters: IntProperty()
+    steps: IntProperty()
+    coverage: FloatProperty(subtype="FACTOR")
+    coverage_normalised: FloatProperty(subtype="FACTOR")
+    pool_coverage: FloatProperty(subtype="FACTOR")
+    last_step: StringProperty()
+
+
 def _on_clip_index(self, context):
     if 0 <= self.clip_index < len(self.clips):
         show_clip(context, self.clips[self.clip_index])
@@ -205,6 +247,7 @@ class MOTIONCTL_PG_settings(PropertyGroup):
     trace_index: IntProperty()
     preview: PointerProperty(type=MOTIONCTL_PG_preview)
     evaluate: PointerProperty(type=MOTIONCTL_PG_evaluate)
+    active: PointerProperty(type=MOTIONCTL_PG_active)
     last_run: StringProperty(subtype="FILE_PATH", description="The last driven or played run (cache), for Bake",
                              options={"PATH_SUPPORTS_BLEND_RELATIVE"})
     job_progress: FloatProperty(name="Progress", min=0.0, max=1.0, subtype="FACTOR")
@@ -213,4 +256,5 @@ class MOTIONCTL_PG_settings(PropertyGroup):
 
 
 classes = (MOTIONCTL_PG_clip, MOTIONCTL_PG_model, MOTIONCTL_PG_group, MOTIONCTL_PG_trace, *ENGINE_GROUPS,
-           MOTIONCTL_PG_engines, MOTIONCTL_PG_preview, MOTIONCTL_PG_evaluate, MOTIONCTL_PG_settings)
+           MOTIONCTL_PG_engines, MOTIONCTL_PG_preview, MOTIONCTL_PG_evaluate, MOTIONCTL_PG_active_candidate, MOTIONCTL_PG_active_example,
+           MOTIONCTL_PG_active, MOTIONCTL_PG_settings)

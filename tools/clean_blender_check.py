@@ -115,6 +115,11 @@ def main(argv=None) -> int:
         st.engine = "planning"
         assert bpy.ops.motionctl.play_trace() == {"FINISHED"}
         lap("play the planner")
+        st.engines.active.seed_clip = "16_15"
+        assert bpy.ops.motionctl.active_start() == {"FINISHED"}
+        assert bpy.ops.motionctl.active_suggest() == {"FINISHED"} and len(st.active.candidates) > 0
+        assert bpy.ops.motionctl.active_auto() == {"FINISHED"} and st.active.steps == 1
+        lap("active learning")
     except Exception:  # noqa: BLE001 - anything at all fails the check, with its traceback
         traceback.print_exc()
         print("FAIL", json.dumps(times), flush=True)
