@@ -3,6 +3,7 @@ of examples for active selection, random selection from the pool and a uniform g
 task inputs ("manual"), each over several seeds.
 
     .venv/bin/python bench/bench_active.py [--mocap DIR] [--seeds 5] [--budget 30] [--quick]
+    .venv/bin/python bench/bench_active.py --steps     # the panel's seconds per step at ~30 examples
 
 Data: CMU subject 16.  Walk task: every clip the CMU index describes as a walk (walk, veer, 90°
 turn, slow walk and stop: 16_11-16_34, 16_47, 16_58), mirrored: 93 gait cycles.  Jump task: the
@@ -34,7 +35,7 @@ from motionctl.engines.active import ActiveSettings  # noqa: E402
 from motionctl.engines.active.controller import Controller  # noqa: E402
 from motionctl.engines.active.learning import (  # noqa: E402
     CoverageSample, Learner, Oracle, Pool, active_step, baseline, coverage)
-from motionctl.engines.active.model import working  # noqa: E402
+from motionctl.engines.active.session import working  # noqa: E402
 from motionctl.engines.active.tasks import task_named  # noqa: E402
 from motionctl.library import import_library  # noqa: E402
 
@@ -52,7 +53,7 @@ def fresh(pool: Pool, seed_i: int, settings: ActiveSettings) -> Controller:
     pool.used[:] = False
     pool.used[seed_i] = True
     ctrl = Controller(pool.task, pool.clips[0].skeleton, settings.fps, settings.tolerance, settings.join)
-    ctrl.add_example(pool.take(seed_i), pool.states[seed_i], name=pool.clips[pool.clip[seed_i]].name)
+    pool.give(ctrl, seed_i, pool.states[seed_i])
     return ctrl
 
 
@@ -213,6 +214,67 @@ def write_md(results, env, path, wall, peak):
         f.write("\n".join(lines))
 
 
+def interactive_steps(clips, examples: int = 30, rounds: int = 5) -> dict:
+    """Seconds per call of the Active Learning panel's loop (``ActiveSession``, what each button
+    runs) once the controller holds about ``examples`` examples: Auto steps to get there, then
+    ``rounds`` of Suggest (with its pseudoexample proposals), Answer (with the clip the oracle
+    would choose for the first request it can answer), Suggest, Reject, Suggest, Accept
+    Pseudoexample."""
+    from motionctl.engines.active.session import ActiveSession
+
+    session = ActiveSession(clips, ActiveSettings(task="walk"))
+    by_name = {c.name: c for c in clips}
+    times = {k: [] for k in ("auto", "suggest", "answer", "reject", "accept_pseudo", "start")}
+    t = time.perf_counter()
+    ActiveSession(clips, ActiveSettings(task="walk"))
+    times["start"].append(time.perf_counter() - t)
+    while session.ctrl.n_examples < examples and len(session.logs) < 3 * examples:
+        times["auto"].append(session.auto().seconds)
+    for _ in range(rounds):
+        for call in ("answer", "reject", "accept_pseudo"):
+            t = time.perf_counter()
+            cands = session.suggest()
+            times["suggest"].append(time.perf_counter() - t)
+            if call == "answer":
+                answers = ((k, session.oracle.answer(c)) for k, c in enumerate(cands))
+                k, i = next(((k, i) for k, i in answers if i is not None), (None, None))
+                if k is None:
+                    continue
+                name = session.pool.name(i)
+                base = name[:-len("_mirror")] if name.endswith("_mirror") else name
+                t = time.perf_counter()
+                session.answer(k, by_name[base], mirrored=base != name)
+            elif call == "reject":
+                t = time.perf_counter()
+                session.reject(0)
+            else:
+                k = next((k for k, c in enumerate(cands) if c.pseudo is not None), None)
+                if k is None:
+                    continue
+                t = time.perf_counter()
+                session.accept_pseudo(k)
+            times[call].append(time.perf_counter() - t)
+    out = {k: {"n": len(v), "median": float(np.median(v)) if v else None, "max": float(np.max(v)) if v else None}
+           for k, v in times.items()}
+    out.update(examples=session.ctrl.n_examples, pseudoexamples=session.ctrl.n_pseudo,
+               clusters=len(session.ctrl.clusters), candidates=len(session.candidates))
+    return out
+
+
+def write_steps_md(res, env, path) -> None:
+    lines = ["# Active Learning panel: seconds per step", "",
+             f"commit {env.get('commit', '?')}; CMU 16 walks mirrored; `ActiveSession`, the calls the panel's buttons "
+             f"run, with {res['examples']} examples, {res['pseudoexamples']} pseudoexamples in {res['clusters']} "
+             "cluster(s).", "", "| call | n | median s | max s |", "| --- | ---: | ---: | ---: |"]
+    for k in ("start", "auto", "suggest", "answer", "reject", "accept_pseudo"):
+        r = res[k]
+        if r["n"]:
+            lines.append(f"| {k} | {r['n']} | {r['median']:.2f} | {r['max']:.2f} |")
+    lines += ["", "A step the animator takes is Suggest then Answer, Reject or Accept (paper 003: 5-30 s per step).", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
@@ -221,7 +283,22 @@ def main(argv=None) -> int:
     p.add_argument("--jump-budget", type=int, default=10)
     p.add_argument("--sample", type=int, default=4000)
     p.add_argument("--quick", action="store_true", help="2 seeds, budget 8, 1000 samples")
+    p.add_argument("--steps", action="store_true", help="only the panel's seconds per step, with about 30 examples "
+                   "(bench/results/active_steps.md and .json)")
     args = p.parse_args(argv)
+    if args.steps:
+        t0 = time.perf_counter()
+        tracemalloc.start()
+        res = interactive_steps(load(args.mocap, WALKS))
+        peak = tracemalloc.get_traced_memory()[1]
+        env = environment()
+        os.makedirs(RESULTS, exist_ok=True)
+        with open(os.path.join(RESULTS, "active_steps.json"), "w") as f:
+            json.dump({"environment": env, "settings": vars(args), "wall_seconds": time.perf_counter() - t0,
+                       "traced_peak_bytes": peak, "results": res}, f, indent=1, default=float)
+        write_steps_md(res, env, os.path.join(RESULTS, "active_steps.md"))
+        print(open(os.path.join(RESULTS, "active_steps.md")).read())
+        return 0
     if args.quick:
         args.seeds, args.budget, args.jump_budget, args.sample = 2, 8, 5, 1000
     t0 = time.perf_counter()

@@ -33,6 +33,49 @@ def render_pixels(bpy, path):
     return px
 
 
+def with_subject16(mocap: str, trials):
+    """The extension loaded into a factory-empty headless Blender at 30 fps with CMU subject 16's
+    ``trials`` imported through its own operator: (extension, bpy, a scratch folder for renders)."""
+    from tools.extension import load_extension
+
+    ext = load_extension()
+    import bpy
+
+    tmp = os.path.join(ROOT, "build", "render")
+    os.makedirs(tmp, exist_ok=True)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.context.scene.render.fps = 30
+    folder = os.path.join(mocap, "cmu_amc", "16")
+    assert bpy.ops.motionctl.import_bvh(directory=folder + os.sep, files=[{"name": n + ".amc"} for n in trials]) \
+        == {"FINISHED"}
+    return ext, bpy, tmp
+
+
+def studio(bpy, ext, size: float = 60.0):
+    """Floor, sun, world and a camera (returned) in the scene; Cycles on the CPU (no GPU needed
+    headless), 300 x 360 tiles."""
+    scene = bpy.context.scene
+    bpy.ops.mesh.primitive_plane_add(size=size)
+    floor = bpy.context.active_object
+    floor.data.materials.append(ext.operators.mannequin.solid_material("floor", (0.55, 0.6, 0.55, 1)))
+    sun = bpy.data.objects.new("sun", bpy.data.lights.new("sun", "SUN"))
+    sun.data.energy = 3.0
+    sun.rotation_euler = (0.6, 0.2, 0.8)
+    scene.collection.objects.link(sun)
+    scene.world = bpy.data.worlds.new("world")
+    scene.world.color = (0.35, 0.4, 0.5)
+    scene.view_settings.view_transform = "Standard"
+    cam = bpy.data.objects.new("cam", bpy.data.cameras.new("cam"))
+    scene.collection.objects.link(cam)
+    scene.camera = cam
+    scene.render.engine = "CYCLES"
+    scene.cycles.device = "CPU"
+    scene.cycles.samples = 16
+    scene.render.resolution_x, scene.render.resolution_y = 300, 360
+    scene.render.image_settings.file_format = "PNG"
+    return cam
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
@@ -43,21 +86,12 @@ def main():
     args = ap.parse_args()
     from motionctl.engines.fragments import EVALUATION_PLAYER, generate_trace, scale_player, write_trace
     from readme_figures import write_png
-    from tools.extension import load_extension
 
-    ext = load_extension()
-    import bpy
-
-    tmp = os.path.join(ROOT, "build", "render")
-    os.makedirs(tmp, exist_ok=True)
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    scene = bpy.context.scene
-    scene.render.fps = 30
-    folder = os.path.join(args.mocap, "cmu_amc", "16")
-    names = ["16_15.amc", "16_17.amc", "16_19.amc", "16_35.amc", "16_37.amc", "16_39.amc", "16_33.amc"]
+    names = ["16_15", "16_17", "16_19", "16_35", "16_37", "16_39", "16_33"]
     if args.engine == "fragments":
-        names.append("16_05.amc")  # a forward jump: the fragment controller jumps on the player's button
-    bpy.ops.motionctl.import_bvh(directory=folder + os.sep, files=[{"name": n} for n in names])
+        names.append("16_05")  # a forward jump: the fragment controller jumps on the player's button
+    ext, bpy, tmp = with_subject16(args.mocap, names)
+    scene = bpy.context.scene
     st = scene.motionctl
     if args.engine == "fragments":
         st.engines.fragments.held_out = 0
@@ -82,26 +116,8 @@ def main():
     bpy.ops.motionctl.add_mannequin()
     ob.hide_render = True
 
-    # Floor, light, camera; Cycles on the CPU (no GPU needed headless).
-    bpy.ops.mesh.primitive_plane_add(size=60)
-    floor = bpy.context.active_object
     solid = ext.operators.mannequin.solid_material
-    floor.data.materials.append(solid("floor", (0.55, 0.6, 0.55, 1)))
-    sun = bpy.data.objects.new("sun", bpy.data.lights.new("sun", "SUN"))
-    sun.data.energy = 3.0
-    sun.rotation_euler = (0.6, 0.2, 0.8)
-    scene.collection.objects.link(sun)
-    scene.world = bpy.data.worlds.new("world")
-    scene.world.color = (0.35, 0.4, 0.5)
-    scene.view_settings.view_transform = "Standard"
-    cam = bpy.data.objects.new("cam", bpy.data.cameras.new("cam"))
-    scene.collection.objects.link(cam)
-    scene.camera = cam
-    scene.render.engine = "CYCLES"
-    scene.cycles.device = "CPU"
-    scene.cycles.samples = 16
-    scene.render.resolution_x, scene.render.resolution_y = 300, 360
-    scene.render.image_settings.file_format = "PNG"
+    cam = studio(bpy, ext)
 
     start, end = (int(x) for x in ob.animation_data.action.frame_range)
     frames = np.linspace(start, end, args.frames).astype(int)
