@@ -80,7 +80,7 @@ def _passes(planner, x0, g0, steps, greedy):
         nxt, _, _ = planner.step(x, g2, k2)
         ok |= alive & task.passed(nxt)
         alive &= ~(task.passed(nxt) | task.near_wall(nxt))
-        x = np.where(alive[:, None], task.clip_to_bounds(nxt), x)
+        x = np.where(alive[:, None], nxt, x)
         g = np.where(alive, g2, g)
     return ok
 

@@ -53,6 +53,9 @@ class Task:
         return rng.uniform(low, high, (count, self.n))
 
     def clip_to_bounds(self, x: np.ndarray) -> np.ndarray:
+        """States clamped into the training box: only for looking values up on a grid that covers
+        the box; a state itself is never clamped (a reach target beyond the box stays beyond it,
+        a gate stays where it is)."""
         low, high = self.bounds()
         return np.clip(x, low, high)
 
@@ -127,7 +130,10 @@ class GuidanceTask(Task):
     names: tuple = ("theta", "u", "v")
 
     def bounds(self):
-        return np.array([-np.pi / 2, -4.0, 0.5]), np.array([np.pi / 2, 4.0, 8.0])
+        """The training box.  v reaches 2 m behind the character: a step can take the character
+        past the gate line beside the opening, and a head-on pass from under 1 m needs that room
+        (with v >= 0.5 m every state closer than half a metre was pushed back out to it)."""
+        return np.array([-np.pi / 2, -4.0, -2.0]), np.array([np.pi / 2, 4.0, 8.0])
 
     def apply(self, x, dx):
         pos = to_new_frame(x[..., 1:3], dx)

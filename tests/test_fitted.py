@@ -144,6 +144,7 @@ def test_tasks_transform_and_reward():
     r = reach.reward(np.array([[0.1, 0.5], [0.1, 0.5]]), np.array([1, 0]), np.array([[0.0, 0.6], [0.0, 0.6]]))
     assert np.allclose(r, [5.0, 0.0])
     gate = GuidanceTask()
+    assert gate.bounds()[0][2] <= -1.0  # the gate may end up behind the character (a step past its line)
     assert gate.passed(np.array([[0.0, 0.0, -0.5]]))[0] and not gate.passed(np.array([[0.0, 0.0, 2.0]]))[0]
     assert gate.near_wall(np.array([[0.0, 1.2, 0.0]]))[0] and not gate.near_wall(np.array([[0.0, 0.0, 0.0]]))[0]
 
@@ -194,6 +195,11 @@ def test_planning_reaches_targets_the_greedy_controller_cannot():
     _, done_greedy, _ = rollout(planner, x0, g0, 20, greedy=True)
     assert (done_plan < 20).mean() > 0.9
     assert (done_greedy < 20).mean() == 0.0
+    # A target beyond the training box stays where it is: 6 m ahead takes at least 9 steps of 0.6 m
+    # and the reach (clamped into the box, it would be 4 m away and reached after 6).
+    far = np.tile([0.0, 6.0], (20, 1))
+    _, done_far, _ = rollout(planner, far, np.zeros(20, int), 30)
+    assert np.all(done_far < 30) and done_far.min() >= 10
 
 
 def test_train_save_load_round_trip_and_cancel(tmp_path, walks):

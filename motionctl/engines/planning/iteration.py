@@ -348,8 +348,8 @@ def run_trajectories(problem: PlanningProblem, value, s: FittedSettings, rng):
             k2[explore] = (rng.random(explore.sum()) * problem.counts[g2[explore]]).astype(np.int64)
         flat = problem.offsets[g2] + k2
         dx, reach, kind = problem.flat_dx[flat], problem.flat_reach[flat], problem.kind[g2]
-        nxt = task.clip_to_bounds(task.apply(x[idx], dx))
-        done = task.terminal(task.apply(x[idx], dx), kind, reach)
+        nxt = task.apply(x[idx], dx)
+        done = task.terminal(nxt, kind, reach)
         x[idx] = nxt
         g[idx] = g2
         alive[idx[done]] = False

@@ -95,7 +95,6 @@ def task_measure(planner: Planner, steps: int = ROLLOUT_STEPS, starts: int = 300
         xs = np.array(x)
         for t in range(steps):  # replay the decisions to find where each start ended
             xs, _, _ = planner.step(xs, gs[t], ks[t])
-            xs = planner.problem.task.clip_to_bounds(xs)
         out["heading_error_deg"] = float(np.degrees(np.mean(np.abs(xs[:, 0]))))
     else:
         out["success"] = float(np.mean(done < steps))

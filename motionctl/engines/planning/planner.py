@@ -172,7 +172,7 @@ def rollout(planner: Planner, x0: np.ndarray, g0: np.ndarray, steps: int, greedy
         finished = alive & term
         done_at[finished] = t + 1
         alive &= ~term
-        x = np.where(alive[:, None], planner.problem.task.clip_to_bounds(nxt), x)
+        x = np.where(alive[:, None], nxt, x)
         g = np.where(alive, g2, g)
     return total, done_at, (gs, ks)
 
