@@ -35,6 +35,8 @@ class Task:
         return len(self.names)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """The training box: where starts are sampled and the value grid lies.  A state is never
+        clamped into it (a reach target beyond it stays beyond; the grid reads its edge cell)."""
         raise NotImplementedError
 
     def apply(self, x: np.ndarray, dx: np.ndarray) -> np.ndarray:
@@ -52,12 +54,6 @@ class Task:
         low, high = self.bounds()
         return rng.uniform(low, high, (count, self.n))
 
-    def clip_to_bounds(self, x: np.ndarray) -> np.ndarray:
-        """States clamped into the training box: only for looking values up on a grid that covers
-        the box; a state itself is never clamped (a reach target beyond the box stays beyond it,
-        a gate stays where it is)."""
-        low, high = self.bounds()
-        return np.clip(x, low, high)
 
 
 @dataclass

@@ -133,8 +133,8 @@ class ValueFunction:
         return np.zeros(len(x)) if m is None else m.predict(x)
 
     def fast(self, group: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """V at (group [N], x [N, n]) from the grid tabulation (states clipped to the task's bounds)."""
-        return self.grid.lookup(group, self.problem.task.clip_to_bounds(x))
+        """V at (group [N], x [N, n]) from the grid tabulation (a state beyond the grid reads its edge cell)."""
+        return self.grid.lookup(group, x)
 
     def fit(self, samples, n_min: int, n_jobs=None) -> None:
         """Fit one regressor per group to ``samples`` [(x, y), ...] with leaves of ``n_min``, then tabulate."""

@@ -27,8 +27,8 @@ class StoredValue:
         self.models = forests
 
     def fast(self, group, x):
-        """V at (group [N], x [N, n]) from the stored grids."""
-        return self.grid.lookup(group, np.clip(x, self.grid.low, self.grid.high))
+        """V at (group [N], x [N, n]) from the stored grids (a state beyond them reads the edge cell)."""
+        return self.grid.lookup(group, x)
 
     def exact(self, group: int, x):
         """V_group at x [N, n] from the stored trees (or polynomial)."""
