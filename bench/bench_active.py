@@ -35,7 +35,7 @@ from motionctl.engines.active import ActiveSettings  # noqa: E402
 from motionctl.engines.active.controller import Controller  # noqa: E402
 from motionctl.engines.active.learning import (  # noqa: E402
     CoverageSample, Learner, Oracle, Pool, active_step, baseline, coverage)
-from motionctl.engines.active.session import working  # noqa: E402
+from motionctl.engines.active.session import IDLE_STEPS, working  # noqa: E402
 from motionctl.engines.active.tasks import task_named  # noqa: E402
 from motionctl.library import import_library  # noqa: E402
 
@@ -62,7 +62,7 @@ def run_active(pool, seed_i, seed, budget, sample, settings, max_steps):
     learner = Learner(ctrl, Oracle(pool, settings.tolerance), np.random.default_rng(seed))
     curve, steps, idle = [coverage(ctrl, sample)], [], 0
     for step in range(max_steps):
-        if ctrl.n_examples >= budget or idle >= 5:
+        if ctrl.n_examples >= budget or idle >= IDLE_STEPS:
             break
         before = ctrl.n_examples
         e = active_step(learner, step, None)
@@ -222,13 +222,12 @@ def interactive_steps(clips, examples: int = 30, rounds: int = 5) -> dict:
     Pseudoexample."""
     from motionctl.engines.active.session import ActiveSession
 
-    session = ActiveSession(clips, ActiveSettings(task="walk"))
-    by_name = {c.name: c for c in clips}
     times = {k: [] for k in ("auto", "suggest", "answer", "reject", "accept_pseudo", "start", "save")}
-    out_path = os.path.join(RESULTS, "active_steps_model.npz")
     t = time.perf_counter()
-    ActiveSession(clips, ActiveSettings(task="walk"))
+    session = ActiveSession(clips, ActiveSettings(task="walk"))
     times["start"].append(time.perf_counter() - t)
+    by_name = {c.name: c for c in clips}
+    out_path = os.path.join(RESULTS, "active_steps_model.npz")
     while session.ctrl.n_examples < examples and len(session.logs) < 3 * examples:
         times["auto"].append(session.auto().seconds)
     for _ in range(rounds):

@@ -13,7 +13,6 @@ or an Auto step, and nothing changes); the session itself is plain Python
 
 from __future__ import annotations
 
-import json
 import math
 
 import bpy
@@ -24,9 +23,9 @@ from ..motionctl.engines.active.session import ActiveSession
 from ..motionctl.errors import MotionctlError
 from .armature import PoseWriter, bake_clip
 from .background import BackgroundJobOperator
-from .cache import cache_path, resolve, stored
+from .cache import cache_path, resolve
 from .common import chosen_group, database_path, load_clips, model_entry, report_error, settings, ticked_clip_tags
-from .controller import engine_settings, picture_name, show_picture
+from .controller import engine_settings, keep_model
 from .state import STATE
 
 JOB = "Active Learning"
@@ -72,8 +71,8 @@ def answer_job(session: ActiveSession, index: int, database: str, clip_name: str
 def step_job(session: ActiveSession, how: str, index: int, steps: int, out_path: str, progress=None,
              should_stop=None) -> dict:
     """``how``: "reject" or "pseudo" candidate ``index``, or ``steps`` "auto" steps."""
-    if how == "reject":
-        return {"session": session, "step": session.reject(index), "path": None}
+    if how == "reject":  # the controller is unchanged: nothing to save or measure
+        return {"session": session, "step": session.reject(index)}
     if how == "pseudo":
         return saved(session, out_path, {"step": session.accept_pseudo(index)})
     entry = None
@@ -95,22 +94,20 @@ def session_of(context) -> ActiveSession:
 
 
 def show_session(context, result: dict) -> None:
-    """After a step: the group's model entry, the panel's figures, lists and picture, the ghost."""
+    """After a step: the group's model entry, the panel's figures (when the controller changed and
+    was measured in the job), the lists, the picture and the ghost."""
     st = settings(context)
     session = result["session"]
     group = st.groups.get(STATE.active_group)
     if group is not None and result.get("path"):
-        entry = model_entry(group, "active") or group.models.add()
-        entry.engine, entry.path = "active", stored(result["path"])
-        entry.summary = json.dumps(result["summary"], default=str)
-        show_picture(picture_name("active", group.name), result.get("picture"))
+        keep_model(group, "active", result)
     a = st.active
-    summary = session.summary() if not result.get("summary") else result["summary"]
-    a.task = session.task.name
-    a.examples, a.pseudoexamples = summary["examples"], summary["pseudoexamples"]
-    a.clusters, a.steps = summary["clusters"], summary["steps"]
-    a.coverage, a.coverage_normalised = summary["coverage"], summary["coverage_normalised"]
-    a.pool_coverage = summary["pool_coverage"]
+    a.task, a.steps = session.task.name, len(session.logs)
+    summary = result.get("summary")
+    if summary is not None:  # the controller changed (Suggest and Reject leave it as it was)
+        a.examples, a.pseudoexamples, a.clusters = summary["examples"], summary["pseudoexamples"], summary["clusters"]
+        a.coverage, a.coverage_normalised = summary["coverage"], summary["coverage_normalised"]
+        a.pool_coverage = summary["pool_coverage"]
     step = result.get("step")
     if step is not None:
         a.last_step = f"{step.action}: {step.answer} ({step.seconds:.1f} s)"

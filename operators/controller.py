@@ -49,6 +49,15 @@ def show_picture(name: str, picture) -> None:
     img.preview_ensure()
 
 
+def keep_model(group, engine: str, result: dict) -> None:
+    """Record a trained model ({"path", "summary", "picture"}) as the group's ``engine`` model."""
+    entry = model_entry(group, engine) or group.models.add()
+    entry.engine = engine
+    entry.path = stored(result["path"])
+    entry.summary = json.dumps(result["summary"], default=str)
+    show_picture(picture_name(engine, group.name), result.get("picture"))
+
+
 def engine_settings(context, engine: str):
     """The engine's Settings from its panel (plus what its own UI keeps elsewhere)."""
     st = settings(context)
@@ -85,11 +94,7 @@ class MOTIONCTL_OT_train(BackgroundJobOperator, bpy.types.Operator):
         group = st.groups.get(self._group)
         if group is None:
             raise MotionctlError(f"the clip group {self._group!r} is gone; the model was not kept")
-        entry = model_entry(group, self._engine) or group.models.add()
-        entry.engine = self._engine
-        entry.path = stored(result["path"])
-        entry.summary = json.dumps(result["summary"], default=str)
-        show_picture(picture_name(self._engine, group.name), result.get("picture"))
+        keep_model(group, self._engine, result)
         if self._engine == "active" and STATE.active_group == group.name:
             STATE.active = None  # the panel's session taught the model just replaced: Start again
         self.report({"INFO"}, f"{ENGINES[self._engine].label}: " + describe(result["summary"]))

@@ -15,7 +15,6 @@ from .learning import (
                 Pool,
                 candidates,
                 coverage,
-                learn,
                 pseudoexample,
 )
 from .model import ActiveMemory, ActiveModel, ActiveSettings, fit
@@ -43,7 +42,6 @@ __all__ = [
                 "candidates",
                 "coverage",
                 "fit",
-                "learn",
                 "profile",
                 "pseudoexample",
                 "task_named",

@@ -14,8 +14,8 @@
   skating than their sources.
 - ``CoverageSample`` and ``coverage``: the share of a fixed random sample of (state, u) the
   controller completes, and what the pool's examples themselves complete (the normaliser).
-- ``active_step`` / ``learn``: the loop the *Auto* button, the command line, ``fit`` and the
-  benchmark run; ``baseline`` adds examples at random or from a uniform grid plan instead.
+- ``active_step``: one step of the loop the *Auto* button, the command line, ``fit`` and the
+  benchmark run (``session.ActiveSession`` repeats it); ``baseline`` adds examples at random or from a uniform grid plan instead.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from .motion import STATE_FRAMES, Aligned, align, blend, distances, distances_to
 METRICS = ("relative", "summed", "distance", "transition")  # the four metrics; "relative" per task metric
 RANDOM_INPUTS = 200
 NM_EVALS = 60
-IDLE_STEPS = 5  # steps in a row with every request rejected: the pool has nothing more to give
 TAKE_MARGIN = 6  # frames a take runs before its example's start (and after its end state)
 REJECTED_RADIUS = 0.15  # normalised task-input distance around a rejected request not asked again (same start)
 
@@ -408,29 +407,6 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
                    len(ctrl.clusters), cov, time.perf_counter() - t0, rejected)
 
 
-def learn(ctrl: Controller, oracle: Oracle, budget: int, seed: int = 0, sample: CoverageSample | None = None,
-          max_steps: int | None = None, progress=None, should_stop=None, log=None, pseudo: bool = True) -> list:
-    """Active steps until ``budget`` examples (or ``max_steps`` steps, or IDLE_STEPS steps in a
-    row where the oracle rejected every request);
-    ``pseudo`` False never proposes pseudoexamples."""
-    learner = Learner(ctrl, oracle, np.random.default_rng(seed), pseudo_per_example=1 if pseudo else 0)
-    logs = []
-    max_steps = max_steps or 3 * budget
-    idle = 0
-    for step in range(max_steps):
-        if ctrl.n_examples >= budget or idle >= IDLE_STEPS:
-            break
-        check_stop(should_stop, "active learning")
-        entry = active_step(learner, step, sample, should_stop)
-        idle = idle + 1 if entry.action == "rejected" else 0
-        logs.append(entry)
-        if log:
-            log(entry)
-        if progress:
-            progress(min(1.0, ctrl.n_examples / budget), f"{ctrl.n_examples} examples, {ctrl.n_pseudo} pseudoexamples")
-    return logs
-
-
 def baseline(ctrl: Controller, pool: Pool, budget: int, how: str, seed: int = 0, sample: CoverageSample | None = None,
              oracle: Oracle | None = None) -> list:
     """Coverage (bool [M] per sample) after each example added without active learning: ``random`` (the pool's
@@ -471,4 +447,4 @@ def grid_plan(task, n: int, rng) -> np.ndarray:
 
 
 __all__ = ["Candidate", "CoverageSample", "Learner", "Oracle", "Pool", "Pseudo", "StepLog", "active_step", "baseline",
-           "blend_clip", "candidates", "coverage", "grid_plan", "learn", "pseudoexample", "skating_of"]
+           "blend_clip", "candidates", "coverage", "grid_plan", "pseudoexample", "skating_of"]

@@ -18,7 +18,6 @@ from ...settings import setting
 from ...synth import Frames, Step
 from ..base import Model
 from .controller import Cluster, Controller, Example
-from .learning import learn
 from .motion import STATE_FRAMES, Aligned, blend, states_of, to_frames
 from .session import ActiveSession
 from .tasks import TASKS, task_named
@@ -214,8 +213,7 @@ def fit(library, settings: ActiveSettings | None = None, *, progress=None, shoul
     ``log(StepLog)`` hears every step; ``track`` measures coverage after each (the command line)."""
     s = settings or ActiveSettings()
     session = ActiveSession(library, s)
-    session.logs = learn(session.ctrl, session.oracle, s.budget, s.search_seed, session.sample if track else None,
-                         progress=progress, should_stop=should_stop, log=log, pseudo=s.pseudoexamples)
+    session.learn(s.budget, track, progress=progress, should_stop=should_stop, log=log)
     return session.model()
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from ...body import mirror_clip
 from ...clip import resample
 from ...errors import MotionctlError
+from ...jobs import check_stop
 from ..base import clips_of
 from .controller import Controller
 from .learning import (Candidate, CoverageSample, Learner, Oracle, Pool, StepLog, active_step, candidates,
@@ -28,6 +29,7 @@ from .learning import (Candidate, CoverageSample, Learner, Oracle, Pool, StepLog
 from .tasks import task_named
 
 SAMPLE = 4000  # (state, u) pairs coverage is measured on
+IDLE_STEPS = 5  # steps in a row with every request rejected: the pool has nothing more to give
 PSEUDO_SHOWN = 3  # task candidates a suggestion proposes a pseudoexample for
 
 
@@ -49,6 +51,7 @@ class ActiveSession:
         self.oracle = Oracle(self.pool, s.tolerance)
         self.logs = [StepLog(**e) for e in log]
         self.candidates: list[Candidate] = []
+        self._reach = None
         if controller is None:
             controller = Controller(self.task, self.clips[0].skeleton, s.fps, s.tolerance, s.join)
             i = seed_index(self.pool, s.seed_clip)
@@ -142,6 +145,27 @@ class ActiveSession:
         self.candidates = []
         return entry
 
+    def learn(self, budget: int, track: bool = False, max_steps: int | None = None, progress=None, should_stop=None,
+              log=None) -> list[StepLog]:
+        """Oracle steps until ``budget`` examples, ``max_steps`` steps (3 x budget) or IDLE_STEPS
+        steps in a row where every request was rejected (what Train runs); ``track`` measures
+        coverage after each; ``log(StepLog)`` hears every step.  Returns this call's steps."""
+        first = len(self.logs)
+        idle = 0
+        for _ in range(max_steps or 3 * budget):
+            if self.ctrl.n_examples >= budget or idle >= IDLE_STEPS:
+                break
+            check_stop(should_stop, "active learning")
+            entry = active_step(self.learner, len(self.logs), self.sample if track else None, should_stop)
+            idle = idle + 1 if entry.action == "rejected" else 0
+            self.logs.append(entry)
+            if log:
+                log(entry)
+            if progress:
+                progress(min(1.0, self.ctrl.n_examples / budget),
+                         f"{self.ctrl.n_examples} examples, {self.ctrl.n_pseudo} pseudoexamples")
+        return self.logs[first:]
+
     def _step(self, action: str, cand: Candidate, answer: str, t0: float, changed: bool = True) -> StepLog:
         cov = float(coverage(self.ctrl, self.sample).mean()) if changed else (self.logs[-1].coverage if self.logs
                                                                               else None)
@@ -157,7 +181,9 @@ class ActiveSession:
 
     def summary(self) -> dict:
         done = coverage(self.ctrl, self.sample)
-        reach = self.pool.completes(self.sample.states, self.sample.u, self.settings.tolerance)
+        if self._reach is None:  # what the library's own examples complete: fixed for the session
+            self._reach = self.pool.completes(self.sample.states, self.sample.u, self.settings.tolerance)
+        reach = self._reach
         out = {"task": self.task.name, "examples": self.ctrl.n_examples, "pseudoexamples": self.ctrl.n_pseudo,
                "clusters": len(self.ctrl.clusters), "steps": len(self.logs),
                "rejected": int(sum(e.rejected for e in self.logs)), "coverage": float(done.mean()),
