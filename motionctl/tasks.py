@@ -42,6 +42,14 @@ class Task:
     def apply(self, x: np.ndarray, dx: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    def in_view(self, x: np.ndarray) -> np.ndarray:
+        """The state as the planner sees it when it decides: itself, unless a target or gate lies
+        beyond the training box, where values are unknown (the grid's edge reads the same whether
+        it is 5 or 50 m away, so no step looks like progress).  Then it is seen at the box's edge
+        in its own direction, re-projected at every decision while the true state goes on: a
+        carrot, never a change of the state itself."""
+        return x
+
     def reward(self, x: np.ndarray, action_kind: np.ndarray | None = None, reach: np.ndarray | None = None) -> np.ndarray:
         """State reward R_s of states x [N, n] reached by clips of ``action_kind`` (0 locomotion,
         1 reach/pick) with hand ``reach`` points [N, 2] (reach clips only)."""
@@ -54,6 +62,14 @@ class Task:
         low, high = self.bounds()
         return rng.uniform(low, high, (count, self.n))
 
+
+
+def into_box(p: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Points [..., 2] (their box low/high [2] holds the origin) scaled towards the origin until inside."""
+    limit = np.where(p > 0, high, low)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(np.abs(p) > np.abs(limit), limit / p, 1.0)
+    return p * ratio.min(axis=-1, keepdims=True)
 
 
 @dataclass
@@ -93,6 +109,10 @@ class ReachTask(Task):
     def apply(self, x, dx):
         return to_new_frame(x, dx)
 
+    def in_view(self, x):
+        low, high = self.bounds()
+        return into_box(x, low, high)
+
     def reached(self, x, action_kind, reach):
         if action_kind is None or reach is None:
             return np.zeros(x.shape[:-1], dtype=bool)
@@ -122,6 +142,7 @@ class GuidanceTask(Task):
     wall: float = 3.0  # wall length on each side
     body: float = 0.25  # character radius
     clearance: float = 0.45  # half the wall zone's thickness (>= body + half a step)
+    bonus: float = 0.0  # reward for passing through the opening (eq. 12 has none)
     name = "guidance"
     names: tuple = ("theta", "u", "v")
 
@@ -134,6 +155,10 @@ class GuidanceTask(Task):
     def apply(self, x, dx):
         pos = to_new_frame(x[..., 1:3], dx)
         return np.concatenate((wrap(x[..., :1] - dx[..., 2:3]), pos), axis=-1)
+
+    def in_view(self, x):
+        low, high = self.bounds()
+        return np.concatenate((x[..., :1], into_box(x[..., 1:3], low[1:], high[1:])), axis=-1)
 
     def _in_gate_frame(self, x):
         """The character's position in the gate's frame (a: along the gate line, b: through it)."""
@@ -154,7 +179,7 @@ class GuidanceTask(Task):
     def reward(self, x, action_kind=None, reach=None):
         lateral, ahead = x[..., 1], x[..., 2]
         r = -self.gamma1 * np.abs(x[..., 0]) - self.gamma2 * np.abs(lateral) / np.maximum(lateral**2 + ahead**2, 0.25)
-        return np.where(self.near_wall(x), -self.lam, r)
+        return np.where(self.near_wall(x), -self.lam, np.where(self.passed(x), r + self.bonus, r))
 
     def terminal(self, x, action_kind=None, reach=None):
         return self.passed(x) | self.near_wall(x)

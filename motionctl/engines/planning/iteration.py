@@ -7,8 +7,11 @@ weights w moves the task to x' = task.apply(x, Σ w_j dx_j) and earns
 terminal states have no future).  Each iteration runs trajectories with the current policy
 (plus ε exploration), adds (x, max Q) to the training set of the state's group, fits one
 ExtraTreesRegressor per group, recomputes every target with the new V, and measures the mean
-squared Bellman residual (eq. 8).  When the residual starts to oscillate the tree structure is
-frozen: no new samples, leaf values recomputed from ``apply()`` leaf indices until it settles.
+squared Bellman residual (eq. 8).  When the residual starts to oscillate and the values have
+stopped growing the tree structure is frozen: no new samples, leaf values recomputed from
+``apply()`` leaf indices until it settles.  (Values grow by about one step of lookahead per
+iteration: trees frozen while far states still read zero have no splits where value will arrive,
+and the frozen iterations cannot add them.)
 Finally n_min is chosen by the 2/3-1/3 procedure and the trees refitted.
 
 Inside the planning max, V is read from a grid tabulation of the trees (one array look-up per
@@ -46,6 +49,7 @@ class FittedSettings:
     iterations: int = setting(30, "Iterations", "Sampling iterations at most", min=1, max=10000, group="Learning")
     frozen_iterations: int = 30
     residual_tol: float = 1e-3  # relative to the mean squared target
+    growth_tol: float = 0.01  # values have stopped growing when an iteration moves their mean by less (relative)
     blend_samples: int = setting(8, "Blend Samples", "Simplex samples per group while training (eq. 9)", min=1,
                                  max=1000, group="Learning", ui=False)
     grid: tuple | None = None  # cells per task dimension (None: the task's default)
@@ -198,9 +202,10 @@ def q_values(problem: PlanningProblem, group: np.ndarray, x: np.ndarray, value, 
     """For states (group [N], x [N, n]): the best (Q, next group, blend index) over every group and
     blend sample at once (rows in blocks of about ``block`` candidates).  ``value``: a
     ValueFunction (grid look-ups, or its trees when ``exact``), or None for the greedy
-    controller (eq. 13: no future)."""
+    controller (eq. 13: no future).  The states are taken as the task sees them (``Task.in_view``)."""
     task = problem.task
     group = np.asarray(group)
+    x = task.in_view(x)
     n, cands = len(x), len(problem.flat_dx)
     cand_g, cand_k = problem.flat_group, problem.flat_index
     best_q = np.empty(n)
@@ -243,6 +248,7 @@ class FitResult:
     samples: int = 0
     iterations: int = 0
     frozen_at: int | None = None
+    growth: list = field(default_factory=list)  # per sampling iteration: relative change of mean V on the stored states
     n_min: int = 3
     n_min_errors: dict = field(default_factory=dict)
     seconds: float = 0.0
@@ -278,11 +284,15 @@ def fitted_iteration(problem: PlanningProblem, settings: FittedSettings | None =
             xs, gs = np.concatenate((xs, nx)), np.concatenate((gs, ng))
             ys = np.concatenate((ys, targets(nx, ng)))
         if not frozen:
+            before = value.fast(gs, xs)
             value.fit(by_group(ys), n_min)
         else:
             value.refit_leaves(by_group(ys))
         ys = targets(xs, gs)  # the targets under the new V: the residual now, the fit next time
-        res = float(np.mean((value.fast(gs, xs) - ys) ** 2))
+        now = value.fast(gs, xs)
+        res = float(np.mean((now - ys) ** 2))
+        if not frozen:
+            result.growth.append(float(abs(np.mean(now - before)) / (np.mean(np.abs(now)) + 1e-12)))
         scale = float(np.mean(ys**2)) + 1e-12
         result.residuals.append(res)
         if progress is not None:
@@ -291,10 +301,7 @@ def fitted_iteration(problem: PlanningProblem, settings: FittedSettings | None =
         if res / scale < s.residual_tol and it > 2:
             break
         if not frozen and s.regressor == "trees":
-            # Oscillating: three iterations in a row failed to beat the best residual so far.
-            r = result.residuals
-            oscillating = len(r) >= 5 and min(r[-3:]) > min(r[:-3])
-            if oscillating or it >= s.iterations:
+            if should_freeze(result.residuals, result.growth, s.growth_tol) or it >= s.iterations:
                 frozen = True
                 result.frozen_at = it
                 value.freeze()
@@ -323,6 +330,16 @@ def fitted_iteration(problem: PlanningProblem, settings: FittedSettings | None =
     if progress is not None:
         progress(1.0, f"done: {result.samples} samples, residual {result.residuals[-1]:.4g}")
     return result
+
+
+def should_freeze(residuals: list, growth: list, growth_tol: float) -> bool:
+    """Freeze the tree structure?  Only when the residual oscillates (three iterations in a row
+    failed to beat the best so far) *and* the values have settled (their mean moved by less than
+    ``growth_tol`` in each of those iterations): a residual also rises while value is still
+    spreading out from the rewards, and trees frozen then keep no splits where it will arrive."""
+    oscillating = len(residuals) >= 5 and min(residuals[-3:]) > min(residuals[:-3])
+    settled = len(growth) >= 3 and max(growth[-3:]) < growth_tol
+    return oscillating and settled
 
 
 def run_trajectories(problem: PlanningProblem, value, s: FittedSettings, rng):

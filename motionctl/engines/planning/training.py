@@ -36,6 +36,9 @@ class PlannerSettings:
                             unit="LENGTH", group="Task")
     half_width: float = setting(0.6, "Half Width", "Guidance: half the gate's opening", min=0.1, max=10.0,
                                 unit="LENGTH", group="Task")
+    pass_bonus: float = setting(20.0, "Pass Bonus", "Guidance: reward for passing through the opening (0 is paper "
+                                "001's eq. 12, under which a gate far along its wall is not worth the walk)",
+                                min=0.0, max=1000.0, group="Task")
     parametric: bool = setting(True, "Blend Groups", "Group similar steps and blend them for precise control "
                                "(paper 001 section 4)", group="Steps")
     segments: SegmentSettings = nested(SegmentSettings, "Steps")
@@ -46,7 +49,7 @@ class PlannerSettings:
     def task_params(self) -> dict:
         """The chosen task's parameters, as ``tasks.make_task`` takes them."""
         return {"navigation": {"gamma": self.gamma}, "reach": {"lam": self.lam, "radius": self.radius},
-                "guidance": {"half_width": self.half_width}}[self.task]
+                "guidance": {"half_width": self.half_width, "bonus": self.pass_bonus}}[self.task]
 
 
 def train_planner(clips, settings: PlannerSettings | None = None, progress=None, should_stop=None):
