@@ -121,6 +121,9 @@ class MOTIONCTL_OT_evaluate(BackgroundJobOperator, bpy.types.Operator):
         ev.path_mean, ev.path_median = pe["mean"], pe["median"]
         ev.nodes, ev.seconds = result["nodes"], result["embed_seconds"] + result["metric_seconds"]
         lines = [f"{k}: coverage {100 * v:.1f}%" for k, v in result["action_coverage"].items()]
+        if not result["largest_proven"]:
+            lines.insert(0, f"not proven the largest component: one of up to {result['largest_bound']} nodes "
+                            "may have been missed")
         for k, v in result["action_efficiency"].items():
             lines.append(f"{k}: action efficiency {v['mean']:.2f} mean, {v['median']:.2f} median")
         for k, v in result["maneuverability"].items():

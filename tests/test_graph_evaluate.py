@@ -313,3 +313,73 @@ def test_branching_limits_transitions_per_clip_end(demo_library):
     # At most two transitions plus the natural continuation leave any clip.
     assert max(len(s) for s in two.successors()) <= 3
     assert max(len(s) for s in every.successors()) > 3
+
+
+def _components_by_scipy(exp, domain):
+    """Component labels [N] of the explicit embedded graph on ``domain``, by scipy, and their sizes in it."""
+    ids = np.flatnonzero(domain)
+    src, tgt, _ = exp.out_edges(ids)
+    s, t = ids[src], tgt
+    keep = domain[t]
+    n = domain.size
+    adj = sparse.csr_matrix((np.ones(int(keep.sum())), (s[keep], t[keep])), shape=(n, n))
+    _, labels = connected_components(adj, directed=True, connection="strong")
+    return labels, np.bincount(labels[domain], minlength=labels.max() + 1)
+
+
+def _largest_by_scipy(exp, domain):
+    """The largest strongly connected components (bool [N] each, all of the largest size) on ``domain``."""
+    labels, sizes = _components_by_scipy(exp, domain)
+    return [(labels == k) & domain for k in np.flatnonzero(sizes == sizes.max())]
+
+
+def _wall(x0, y0, x1, y1, kind="wall"):
+    return Obstacle(kind, points=np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=float))
+
+
+ROOMS = {
+    "wall with a door": Environment((0, 0, 6, 4), [_wall(2.9, 0, 3.1, 1.6), _wall(2.9, 2.6, 3.1, 4)]),
+    "wall to wall, unequal sides": Environment((0, 0, 7, 3), [_wall(2.0, 0, 2.2, 3)]),
+    "chasm to wall, wide": Environment((0, 0, 7, 3), [_wall(4.3, 0, 5.1, 3, "chasm")]),
+    "chasm to wall, narrow": Environment((0, 0, 6, 3), [_wall(2.4, 0, 2.6, 3, "chasm")]),
+    "clutter": Environment((0, 0, 6, 4), [Obstacle("wall", centre=(1.5, 1.2), radius=0.5),
+                                          Obstacle("wall", centre=(4.2, 2.8), radius=0.6), _wall(2.5, 2.0, 3.5, 2.3),
+                                          _wall(0, 3.0, 1.2, 3.2), _wall(4.6, 0.6, 6, 0.8, "low")]),
+}
+
+
+@pytest.mark.parametrize("room", sorted(ROOMS))
+@pytest.mark.parametrize("with_jump", [False, True])
+def test_embedding_finds_the_largest_component_scipy_finds(room, with_jump):
+    """The embedding's component is the largest strongly connected component of the explicit embedded
+    graph (scipy), in rooms split by walls and chasms, with and without doors, and cluttered."""
+    emb = embed(toy_graph(with_jump), ROOMS[room], SMALL)
+    exp = emb._expander
+    domain = np.ascontiguousarray(exp.valid_nodes()).ravel()
+    largest = _largest_by_scipy(exp, domain)
+    assert largest[0].sum() > 20
+    assert emb.stats["largest_proven"] and emb.stats["backbone_nodes"] == largest[0].sum()
+    assert any(np.array_equal(emb.scc.ravel(), c) for c in largest)
+
+
+def test_the_largest_component_is_found_from_a_seed_in_a_smaller_one():
+    """A wall splits the room 2 m | 5 m: searching from a seed on the small side still ends with the
+    large side's component, proven (no part left that could hold a larger one)."""
+    from motionctl.evaluate.embedding import largest_component
+
+    env = ROOMS["wall to wall, unequal sides"]
+    g = toy_graph(with_jump=False)
+    grid = rasterise(env, SMALL.cell, SMALL.headings, SMALL.radius)
+    forbid, _ = clip_permissions(g, grid)
+    exp = Expander(g, grid, footprints(g, grid, SMALL.edit), forbid)
+    domain = np.ascontiguousarray(exp.valid_nodes()).ravel()
+    labels, sizes = _components_by_scipy(exp, domain)
+    first, second = np.argsort(sizes)[::-1][:2]
+    expected = (labels == first) & domain
+    small_side = int(np.flatnonzero((labels == second) & domain)[0])
+    assert exp.decode(small_side)[0] * SMALL.cell < 2.0 < exp.decode(int(np.flatnonzero(expected)[0]))[0] * SMALL.cell
+    got, info = largest_component(exp, domain, None, small_side, np.zeros_like(domain), np.random.default_rng(0))
+    assert np.array_equal(got, expected) and info["proven"] and info["searches"] >= 2
+    # With too few searches the answer is not claimed: the bound says how large a missed SCC could be.
+    got, info = largest_component(exp, domain, None, small_side, np.zeros_like(domain), np.random.default_rng(0), 1)
+    assert not info["proven"] and info["bound"] >= expected.sum() > got.sum()

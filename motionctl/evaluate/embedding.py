@@ -3,12 +3,14 @@
 A grid node is (x, y, heading bin, clip that brought the character there); an edge plays a
 successor clip edited to end on any grid point inside its footprint, along a path clear of
 what the clip may not touch.  Edges are made on demand (``Expander``), vectorised over whole
-frontiers; the strongly connected component is found by flooding bit arrays forward from a seed
-and backward within what was reached; selective actions join by the augmented SCC.
+frontiers; strongly connected components are found by flooding bit arrays forward and backward
+from a seed, and the largest by forward-backward decomposition (``largest_component``, with a
+proof that no larger one was missed); selective actions join by the augmented SCC.
 """
 
 from __future__ import annotations
 
+import heapq
 import time
 from dataclasses import dataclass, field
 
@@ -283,7 +285,7 @@ class EmbedSettings:
     radius: float = 0.25
     edit: EditModel = field(default_factory=EditModel)
     augment_depth: int = 3  # clips of the paths added from each selective action (section 4.5)
-    seeds: int = 8  # random seeds tried for the backbone SCC
+    seeds: int = 8  # the search for the largest backbone SCC gives up after 4x this many seeds unproven
     seed: int = 0
 
 
@@ -301,36 +303,21 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
         progress(0.05, "footprints ready")
     valid = np.ascontiguousarray(exp.valid_nodes()).ravel()
     backbone = ~selective
-    rng = np.random.default_rng(s.seed)
-    candidates = np.flatnonzero(valid & np.broadcast_to(backbone[None, None, None, :], exp.shape).ravel())
-    if len(candidates) == 0:
+    domain = valid & np.broadcast_to(backbone[None, None, None, :], exp.shape).ravel()
+    if not domain.any():
         raise MotionctlError("no grid node is free: the environment is too cluttered for the character")
-    # First seed: the open cell farthest from obstacles, the best-connected locomotion clip.
+    # Seeds: first the open cell farthest from obstacles with the best-connected locomotion clip,
+    # then random nodes of the part searched, preferring the more open half of the floor.
     room = distance_transform_edt(grid.free())
     degree = np.bincount(graph.edges[:, 0], minlength=graph.n) + np.bincount(graph.edges[:, 1], minlength=graph.n)
     degree = np.where(backbone, degree, -1)
     ox, oy = np.unravel_index(np.argmax(room), room.shape)
     first_seed = int(exp.encode(ox, oy, 0, int(np.argmax(degree))))
-    # Later seeds: random locomotion nodes in the more open half of the floor (a node boxed in
-    # by obstacles is rarely in the big component).
-    cx = exp.decode(candidates)[:2]
-    open_ = room[cx] >= 0.5 * room.max()
-    if open_.any():
-        candidates = candidates[open_]
-    best = None
-    tried = 0
-    for tried in range(1, 4 * s.seeds + 1):
-        if tried > s.seeds and best.sum() >= 1000:
-            break  # past the usual seeds only while nothing but tiny components turned up
-        check_stop(should_stop, "embedding")
-        seed = first_seed if tried == 1 and valid[first_seed] else int(rng.choice(candidates))
-        scc = strongly_connected(exp, seed, allow=backbone, should_stop=should_stop)
-        if best is None or scc.sum() > best.sum():
-            best = scc
-        if progress:
-            progress(0.05 + 0.5 * min(tried, s.seeds) / s.seeds, f"backbone SCC {int(best.sum())} nodes (seed {tried})")
-        if best.sum() > 0.1 * len(candidates):
-            break
+    open_cells = np.broadcast_to((room >= 0.5 * room.max())[:, :, None, None], exp.shape).ravel()
+    sub = (lambda f, m: progress(0.05 + 0.5 * f, m)) if progress else None
+    best, search = largest_component(exp, domain, backbone, first_seed, open_cells, np.random.default_rng(s.seed),
+                                     4 * s.seeds, sub, should_stop)
+    tried = search["searches"]
     scc = best
     backbone_nodes = int(scc.sum())
     if selective.any():
@@ -340,12 +327,88 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
         scc = strongly_connected(exp, int(np.flatnonzero(scc)[0]), within=added, should_stop=should_stop)
     out = Embedding(graph, grid, fp, scc.reshape(exp.shape), forbidden, selective)
     out.stats = {"nodes": int(scc.sum()), "backbone_nodes": backbone_nodes, "grid_nodes": int(np.prod(exp.shape)),
-                 "valid_nodes": int(valid.sum()), "seeds_tried": tried, "seconds": time.perf_counter() - t0,
+                 "valid_nodes": int(valid.sum()), "seeds_tried": tried, "largest_proven": search["proven"],
+                 "largest_bound": search["bound"], "seconds": time.perf_counter() - t0,
                  "bytes_per_node": 4 / 8}
     out._expander = exp
     if progress:
         progress(1.0, f"embedded: {out.n_nodes} nodes in the SCC")
     return out
+
+
+def largest_component(exp: Expander, domain: np.ndarray, allow, first_seed: int, preferred: np.ndarray, rng,
+                      max_searches: int = 32, progress=None, should_stop=None) -> tuple[np.ndarray, dict]:
+    """The largest strongly connected component of the embedded graph restricted to ``domain``
+    (bool [N]; edges playing clips in ``allow``), by forward-backward decomposition: the SCC of a
+    seed is its forward set F ∩ its backward set B, and every other SCC lies wholly inside F \ S,
+    B \ S or the rest, so those parts are searched next, largest first.  A part no larger than
+    the best SCC found cannot hold a larger one: when every part left is that small, the answer
+    is proven.  Stops after ``max_searches`` seeds if not proven (``bound``: the largest part left,
+    an upper bound on any SCC missed).  Seeds: ``first_seed`` if in the part, else a random node of
+    the part, from ``preferred`` nodes when it has any.  Returns (bool [N], {"searches", "proven",
+    "bound"})."""
+    best = np.zeros_like(domain)
+    best_size = 0
+    start = trim(exp, domain, allow, should_stop=should_stop)
+    if not start.any():  # no cycle anywhere: every SCC is one node
+        best[first_seed if domain[first_seed] else int(np.flatnonzero(domain)[0])] = True
+        return best, {"searches": 0, "proven": True, "bound": 1}
+    parts = [(-int(start.sum()), 0, start)]  # heap by size (negated), then insertion order
+    pushed = 1
+    searches = 0
+    while parts and -parts[0][0] > best_size and searches < max_searches:
+        check_stop(should_stop, "embedding")
+        _, _, part = heapq.heappop(parts)
+        searches += 1
+        if part[first_seed]:
+            seed = first_seed
+        else:
+            pool = np.flatnonzero(part & preferred)
+            seed = int(rng.choice(pool if len(pool) else np.flatnonzero(part)))
+        fwd = flood(exp, np.array([seed]), True, part, allow, should_stop=should_stop)
+        bwd = flood(exp, np.array([seed]), False, part, allow, should_stop=should_stop)
+        scc = fwd & bwd
+        size = int(scc.sum())
+        if size > best_size:
+            best, best_size = scc, size
+        for rest in (fwd & ~scc, bwd & ~scc, part & ~fwd & ~bwd):
+            if rest.sum() > best_size:
+                rest = trim(exp, rest, allow, should_stop=should_stop)
+            n = int(rest.sum())
+            if n > best_size:
+                heapq.heappush(parts, (-n, pushed, rest))
+                pushed += 1
+        parts = [p for p in parts if -p[0] > best_size]
+        heapq.heapify(parts)
+        if progress:
+            left = -parts[0][0] if parts else 0
+            progress(min(1.0, searches / max_searches), f"largest SCC {best_size} nodes; largest part left {left}")
+    bound = max([-p[0] for p in parts if -p[0] > best_size], default=best_size)
+    return best, {"searches": searches, "proven": bound <= best_size, "bound": int(bound)}
+
+
+def trim(exp: Expander, part: np.ndarray, allow=None, rounds: int = 8, chunk: int = 20000,
+         should_stop=None) -> np.ndarray:
+    """``part`` (bool [N]) without nodes that have no edge in from it or no edge out into it,
+    repeated while a round removes more than 1% (at most ``rounds``): such a node is a component
+    of its own, so searching for larger components can skip it (most of a room's nodes that
+    nothing enters, such as a turn clip ending at a heading only a wall lies behind, go here)."""
+    part = part.copy()
+    for _ in range(rounds):
+        ids = np.flatnonzero(part)
+        keep_out = np.zeros(len(ids), dtype=bool)
+        keep_in = np.zeros(len(ids), dtype=bool)
+        for i in range(0, len(ids), chunk):
+            check_stop(should_stop, "embedding")
+            src, tgt, _ = exp.out_edges(ids[i:i + chunk], allow)
+            keep_out[i + src[part[tgt]]] = True
+            t, src = exp.in_edges(ids[i:i + chunk], allow)
+            keep_in[i + t[part[src]]] = True
+        drop = ~(keep_out & keep_in)
+        part[ids[drop]] = False
+        if drop.sum() <= 0.01 * len(ids):
+            break
+    return part
 
 
 def augmented_nodes(exp: Expander, scc: np.ndarray, depth: int, should_stop=None, chunk: int = 20000) -> np.ndarray:

@@ -295,6 +295,7 @@ def evaluate(graph: MotionGraph, env: Environment, settings: EmbedSettings | Non
               "action_coverage": {k: v["coverage"] for k, v in acts.items()},
               "action_maps": {k: v["map"] for k, v in acts.items()},
               "path_efficiency": pe, "action_efficiency": ae, "maneuverability": lm,
+              "largest_proven": emb.stats["largest_proven"], "largest_bound": emb.stats["largest_bound"],
               "metric_seconds": time.perf_counter() - t1, "embedding": emb}
     if progress:
         progress(1.0, f"coverage {100 * cov['xy']:.1f}% XY, path efficiency {pe['median']:.2f} median")
