@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 import traceback
@@ -261,11 +260,14 @@ def main(argv=None) -> int:
             print(f"  {i + 1}/{total} cases, {time.perf_counter() - t0:.0f} s: "
                   f"bvh {dict(counts['bvh'])} asf/amc {dict(counts['amc'])}", flush=True)
     seconds = time.perf_counter() - t0
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    from bench.record import environment
+
+    env = environment()
+    commit = env["commit"]
     result = {"command": "bench/fuzz.py " + " ".join(argv or sys.argv[1:]), "commit": commit, "seed": args.seed,
               "time_limit_s": TIME_LIMIT, "seconds": seconds, "counts": {k: dict(v) for k, v in counts.items()},
-              "slowest_case_s": slowest, "examples": examples, "python": sys.version.split()[0],
-              "numpy": np.__version__}
+              "slowest_case_s": slowest, "examples": examples, "environment": env,
+              "settings": {"seed": args.seed, "bvh": args.bvh, "asf": args.asf, "time_limit_s": TIME_LIMIT}}
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "fuzz.json"), "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=1)

@@ -10,10 +10,12 @@ from importlib import metadata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl", "bpy")
+THREAD_VARIABLES = ("MOTIONCTL_JOBS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def environment() -> dict:
-    """{"commit", "dirty", "python", "packages", "machine", "cpu", "simd", "cores"} of this run.  The
+    """{"commit", "dirty", "python", "packages", "unpinned", "machine", "cpu", "simd", "cores", "threads"} of
+    this run.  The
     CPU and numpy's SIMD extensions matter: numpy picks its vector loops by them, and floating-point
     results in the last bits (which chaotic trainings such as fitted iteration amplify) differ
     between machines."""
@@ -30,8 +32,31 @@ def environment() -> dict:
         except metadata.PackageNotFoundError:
             pass
     return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-            "python": sys.version.split()[0], "packages": packages, "machine": platform.platform(),
-            "cpu": _cpu(), "simd": _simd(), "cores": os.cpu_count()}
+            "python": sys.version.split()[0], "packages": packages, "unpinned": unpinned(),
+            "machine": platform.platform(), "cpu": _cpu(), "simd": _simd(), "cores": os.cpu_count(),
+            "threads": {k: os.environ[k] for k in THREAD_VARIABLES if k in os.environ}}
+
+
+def unpinned() -> dict:
+    """{package: (installed, pinned)} for every package of constraints.txt installed at another version
+    (or missing); printed as a warning, since figures are only reproducible in the pinned environment."""
+    out = {}
+    try:
+        with open(os.path.join(ROOT, "constraints.txt"), encoding="utf-8") as fh:
+            pins = [line.split("#")[0].strip() for line in fh]
+    except OSError:
+        return {"constraints.txt": ("missing", "")}
+    for pin in filter(None, pins):
+        name, _, version = pin.partition("==")
+        try:
+            have = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            have = "missing"
+        if have != version:
+            out[name] = (have, version)
+    if out:
+        print(f"warning: not the pinned benchmark environment (constraints.txt): {out}", file=sys.stderr)
+    return out
 
 
 def _cpu() -> str:

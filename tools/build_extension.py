@@ -76,7 +76,9 @@ def download_wheels(dest: str, platforms) -> list:
             cmd += ["--platform", tag]
         cmd += ["--platform", "any"]
         print(f"resolving and downloading wheels for {plat}", flush=True)
-        subprocess.run(cmd + PACKAGES + [BLENDER_NUMPY], check=True)
+        constraints = os.path.join(ROOT, "constraints.txt")  # the same versions the tests and benchmarks ran
+        subprocess.run(cmd + (["-c", constraints] if os.path.exists(constraints) else []) + PACKAGES + [BLENDER_NUMPY],
+                       check=True)
     for name in PROVIDED_BY_BLENDER:
         for whl in glob.glob(os.path.join(dest, f"{name}-*.whl")):
             os.remove(whl)
