@@ -93,6 +93,9 @@ def run(label, graph, env, settings=None, pairs=100, lm_sample=0.1, edges=True):
            "path_mean": res["path_efficiency"]["mean"], "path_median": res["path_efficiency"]["median"],
            "path_pairs": res["path_efficiency"]["pairs"],
            "path_unreached": res["path_efficiency"]["unreached"], "action_mean": ae.get("mean"), "action_median": ae.get("median"),
+           "action_pairs": ae.get("pairs"), "action_unreached": ae.get("unreached"),
+           "action_possible_ends": {k: {m: v.get(m) for m in ("mean_found", "median_found", "pairs", "unreached")}
+                                    for k, v in res["action_efficiency_possible_ends"].items()},
            "action_coverage": res["action_coverage"], "graph_transitions": int(len(graph.edges)),
            "graph_seconds": graph.stats.get("seconds_kept"),
            "actions": {k: {"coverage": res["action_coverage"].get(k), "efficiency_mean": v.get("mean"),
@@ -163,12 +166,12 @@ def main():
 
     def table(rs, first):
         head = (f"| {first} | XY % | XYθ % | LM theory s | LM practice s | path mean | path median | action mean | "
-                "action median | pairs without a path | nodes | edges | embed s | metrics s | peak MB |\n|" + " --- |" * 15)
+                "action median | pairs without a path (path; action) | nodes | edges | embed s | metrics s | peak MB |\n|" + " --- |" * 15)
         body = "\n".join(
             f"| {r['label'] if first != 'environment' else r['environment']} | {100 * r['coverage_xy']:.1f} | "
             f"{100 * r['coverage_xya']:.1f} | {f(r['lm_theory'], '.1f')} | {f(r['lm_practice'], '.1f')} | "
             f"{f(r['path_mean'], '.2f')} | {f(r['path_median'], '.2f')} | {f(r['action_mean'], '.2f')} | "
-            f"{f(r['action_median'], '.2f')} | {r['path_unreached']}/{r['path_pairs'] + r['path_unreached']} | {r['nodes']} | {r['edges']} | {r['embed_seconds']:.1f} | "
+            f"{f(r['action_median'], '.2f')} | {r['path_unreached']}/{r['path_pairs']}; {r['action_unreached']}/{r['action_pairs']} | {r['nodes']} | {r['edges']} | {r['embed_seconds']:.1f} | "
             f"{r['metric_seconds']:.1f} | {r['peak_mb']:.0f} |" for r in rs)
         return head + "\n" + body
 

@@ -383,3 +383,24 @@ def test_the_largest_component_is_found_from_a_seed_in_a_smaller_one():
     # With too few searches the answer is not claimed: the bound says how large a missed SCC could be.
     got, info = largest_component(exp, domain, None, small_side, np.zeros_like(domain), np.random.default_rng(0), 1)
     assert not info["proven"] and info["bound"] >= expected.sum() > got.sum()
+
+
+def test_action_efficiency_counts_unreachable_ends_at_the_horizon_as_the_paper_does():
+    """Paper 004 draws action efficiency's end cells like path efficiency's and counts a pair without a
+    path within six times the reference at six; half this room forbids the jump, so ends there fail."""
+    from motionctl.evaluate import path_efficiency
+    from motionctl.evaluate.metrics import HORIZON
+
+    env = Environment((0, 0, 9, 4), [Obstacle("region", points=np.array([[4.5, 0], [9, 0], [9, 4], [4.5, 4]]),
+                                              forbid=("jump",))])
+    emb = embed(toy_graph(), env, SMALL)
+    paper = path_efficiency(emb, 40, "jump", seed=1)
+    possible = path_efficiency(emb, 40, "jump", seed=1, ends="action")
+    assert paper["pairs"] == 40 and paper["unreached"] > 0
+    assert paper["failure_rate"] == paper["unreached"] / paper["pairs"]
+    assert len(paper["ratios"]) == paper["found"] == paper["pairs"] - paper["unreached"]
+    expected = np.mean(paper["ratios"] + [HORIZON] * paper["unreached"])
+    assert np.isclose(paper["mean"], expected) and paper["mean"] > paper["mean_found"]
+    assert possible["unreached"] < paper["unreached"] and possible["mean"] < paper["mean"]
+    with pytest.raises(ValueError, match="ends"):
+        path_efficiency(emb, 5, "jump", ends="anywhere")

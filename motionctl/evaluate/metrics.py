@@ -124,14 +124,26 @@ def reference_graph(grid: Grid, hops: int = 5):
     return sparse.csr_matrix((np.concatenate(w), (np.concatenate(rows), np.concatenate(cols))), shape=(nx * ny, nx * ny))
 
 
+HORIZON = 6.0  # paths are searched up to this many times the reference length (paper 004, appendix)
+
+
 def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None, min_dist: float = 4.0,
-                    max_ref: float = 7.0, seed: int = 0, ref=None, centres=None, should_stop=None) -> dict:
+                    max_ref: float = 7.0, seed: int = 0, ref=None, centres=None, ends: str = "covered",
+                    should_stop=None) -> dict:
     """Monte-Carlo path (or action) efficiency (eqs. 8, 9): pairs of covered cells at least
     ``min_dist`` apart whose reference path is at most ``max_ref`` long; the shortest embedded
     path (ending in an ``action`` centred on the end cell, for action efficiency) over the
-    reference path.  ``ref`` and ``centres`` (``reference_graph``, ``action_centres_cells`` of the
-    SCC's nodes) may be passed in when already computed.  Returns mean, median, percentiles and
-    all ratios."""
+    reference path, searched up to HORIZON times the reference length.
+
+    As the paper counts it, a pair with no path within the horizon has the horizon as its length
+    (a ratio of HORIZON), and action efficiency's end cells are drawn like path efficiency's from
+    every covered cell (``ends="covered"``).  ``ends="action"`` draws them only from cells where
+    the action can happen.  Returns the paper's mean, median and percentiles (failures at the
+    horizon), the same over the paths found only (``*_found``), the failure rate, and the ratios
+    of the paths found.  ``ref`` and ``centres`` (``reference_graph``, ``action_centres_cells`` of
+    the SCC's nodes) may be passed in when already computed."""
+    if ends not in ("covered", "action"):
+        raise ValueError(f"ends must be 'covered' or 'action', got {ends!r}")
     exp = emb._expander
     grid = emb.grid
     rng = np.random.default_rng(seed)
@@ -145,8 +157,8 @@ def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None,
         idx, cx, cy = action_centres_cells(emb, ids) if centres is None else centres
         is_act = action_kinds(emb.graph)[node_c[idx]] == action
         idx, cx, cy = idx[is_act], cx[is_act], cy[is_act]
-        if len(idx) == 0:
-            return {"pairs": 0, "ratios": [], "mean": float("nan"), "median": float("nan")}
+        if len(idx) == 0 and ends == "action":
+            return _efficiency([], 0)
     chosen, tries = [], 0
     while len(chosen) < pairs and tries < pairs * 50 and len(covered) > 1:
         tries += 1
@@ -157,7 +169,7 @@ def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None,
         d_ref = dijkstra(ref, indices=a[0] * ny + a[1], limit=max_ref + 1e-9)[b[0] * ny + b[1]]
         if not np.isfinite(d_ref) or d_ref > max_ref:
             continue
-        if action is not None and not np.any((cx == b[0]) & (cy == b[1])):
+        if ends == "action" and not np.any((cx == b[0]) & (cy == b[1])):
             continue
         chosen.append((a, b, d_ref))
 
@@ -170,16 +182,30 @@ def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None,
             goal[ids[(node_x == b[0]) & (node_y == b[1])]] = True
         else:
             goal[ids[idx[(cx == b[0]) & (cy == b[1])]]] = True
-        best, length = shortest_path(emb, starts, goal, b, bound=max(6.0 * d_ref, 10.0))
+        if not goal.any():
+            return None
+        best, length = shortest_path(emb, starts, goal, b, bound=max(HORIZON * d_ref, 10.0))
         return length / d_ref if np.isfinite(best) else None
 
     found = parallel_map(one, chosen)
-    r = np.array([x for x in found if x is not None])
-    # A pair with no path within 6x its reference distance is reported, not averaged as infinity.
-    return {"pairs": len(r), "unreached": len(found) - len(r), "ratios": r.tolist(), "mean": float(r.mean()) if len(r) else float("nan"),
-            "median": float(np.median(r)) if len(r) else float("nan"),
-            "p10": float(np.percentile(r, 10)) if len(r) else float("nan"),
-            "p90": float(np.percentile(r, 90)) if len(r) else float("nan")}
+    return _efficiency([x for x in found if x is not None], len(found))
+
+
+def _efficiency(found: list, pairs: int) -> dict:
+    """Figures of a Monte-Carlo efficiency run: ``found`` ratios out of ``pairs`` pairs."""
+    r = np.asarray(found, dtype=float)
+    paper = np.concatenate((r, np.full(pairs - len(r), HORIZON)))
+
+    def stats(x, suffix=""):
+        nan = float("nan")
+        return {"mean" + suffix: float(x.mean()) if len(x) else nan,
+                "median" + suffix: float(np.median(x)) if len(x) else nan,
+                "p10" + suffix: float(np.percentile(x, 10)) if len(x) else nan,
+                "p90" + suffix: float(np.percentile(x, 90)) if len(x) else nan}
+
+    return {"pairs": pairs, "found": len(r), "unreached": pairs - len(r),
+            "failure_rate": (pairs - len(r)) / pairs if pairs else float("nan"), "ratios": r.tolist(),
+            **stats(paper), **stats(r, "_found")}
 
 
 def _centre_time(graph: MotionGraph, kind: str) -> np.ndarray:
@@ -279,11 +305,13 @@ def evaluate(graph: MotionGraph, env: Environment, settings: EmbedSettings | Non
         progress(0.55, "path efficiency")
     ref = reference_graph(emb.grid)
     pe = path_efficiency(emb, pairs, None, ref=ref, should_stop=should_stop)
-    ae = {}
+    ae, ae_possible = {}, {}
     for kind in acts:
         if progress:
             progress(0.7, f"action efficiency: {kind}")
         ae[kind] = path_efficiency(emb, max(10, pairs // 4), kind, ref=ref, centres=centres, should_stop=should_stop)
+        ae_possible[kind] = path_efficiency(emb, max(10, pairs // 4), kind, ref=ref, centres=centres, ends="action",
+                                            should_stop=should_stop)
     lm = {}
     for kind in sorted({a[0] for a in graph.actions if a is not None}):
         if progress:
@@ -294,7 +322,8 @@ def evaluate(graph: MotionGraph, env: Environment, settings: EmbedSettings | Non
               "coverage_xya": cov["xya"], "coverage_map": cov["map"], "free": cov["free"],
               "action_coverage": {k: v["coverage"] for k, v in acts.items()},
               "action_maps": {k: v["map"] for k, v in acts.items()},
-              "path_efficiency": pe, "action_efficiency": ae, "maneuverability": lm,
+              "path_efficiency": pe, "action_efficiency": ae, "action_efficiency_possible_ends": ae_possible,
+              "maneuverability": lm,
               "largest_proven": emb.stats["largest_proven"], "largest_bound": emb.stats["largest_bound"],
               "metric_seconds": time.perf_counter() - t1, "embedding": emb}
     if progress:
