@@ -268,6 +268,28 @@ def action_centres(clip: Clip) -> np.ndarray:
     return np.array(sorted(chosen), dtype=np.int64)
 
 
+def flight(clip: Clip, centres=None) -> np.ndarray:
+    """bool [F]: the frames a jump is in the air: each run of frames with neither foot in contact
+    (``foot_contacts``) that holds a jump centre (``centres``, default the clip's own
+    ``action_centres``; with none given and none found, the longest such run).  Only this part of a
+    jump may pass over a chasm: the run-up and the landing are on the ground."""
+    air = ~foot_contacts(clip).any(axis=1)
+    edges = np.flatnonzero(np.diff(np.r_[0, air.astype(np.int8), 0]))
+    runs = edges.reshape(-1, 2)  # [start, stop) of each airborne run
+    out = np.zeros(clip.n_frames, dtype=bool)
+    if len(runs) == 0:
+        return out
+    centres = action_centres(clip) if centres is None else np.asarray(centres, dtype=np.int64)
+    if len(centres) == 0:
+        a, b = runs[np.argmax(runs[:, 1] - runs[:, 0])]
+        out[a:b] = True
+        return out
+    for a, b in runs:
+        if np.any((centres >= a) & (centres < b)):
+            out[a:b] = True
+    return out
+
+
 def hand_joints(clip: Clip) -> list:
     """[left, right] joint indices of the hands (or wrists), the shallowest match per side; fewer when not
     found."""

@@ -26,17 +26,22 @@ def arc(length, turn, frames=30):
     return np.column_stack((-r * (1 - np.cos(yaw)), r * np.sin(yaw), yaw))
 
 
-def toy_graph(with_jump=True):
+def toy_graph(with_jump=True, flight=(6, 26)):
+    """Three walks (straight, left, right) and, with a jump, a 1.4 m jump in the air over ``flight`` rows
+    (0.9 m of its path by default)."""
     paths = [arc(1.0, 0.0), arc(0.8, 0.9), arc(0.8, -0.9)]
     types = [{"walk"}, {"walk"}, {"walk"}]
     actions = [None, None, None]
+    airborne = [np.zeros(31, dtype=bool) for _ in range(3)]
     if with_jump:
         paths.append(arc(1.4, 0.0))
         types.append({"jump"})
         actions.append(("jump", 15))
+        airborne.append(np.isin(np.arange(31), np.arange(*flight)))
     n = len(paths)
     edges = np.array([(a, b) for a in range(n) for b in range(n)])
-    return MotionGraph(30.0, ["toy"], np.zeros(n, int), np.zeros(n, int), np.full(n, 30), edges, types, actions, {}, paths)
+    return MotionGraph(30.0, ["toy"], np.zeros(n, int), np.zeros(n, int), np.full(n, 30), edges, types, actions, {}, paths,
+                       airborne)
 
 
 SMALL = EmbedSettings(cell=0.25, headings=8, edit=EditModel(r_x=0.15, r_y=0.15, r_theta=0.3))
@@ -315,10 +320,10 @@ def test_branching_limits_transitions_per_clip_end(demo_library):
     assert max(len(s) for s in every.successors()) > 3
 
 
-def _components_by_scipy(exp, domain):
+def _components_by_scipy(exp, domain, backbone=False):
     """Component labels [N] of the explicit embedded graph on ``domain``, by scipy, and their sizes in it."""
     ids = np.flatnonzero(domain)
-    src, tgt, _ = exp.out_edges(ids)
+    src, tgt, _ = exp.out_edges(ids, None, backbone)
     s, t = ids[src], tgt
     keep = domain[t]
     n = domain.size
@@ -327,9 +332,9 @@ def _components_by_scipy(exp, domain):
     return labels, np.bincount(labels[domain], minlength=labels.max() + 1)
 
 
-def _largest_by_scipy(exp, domain):
+def _largest_by_scipy(exp, domain, backbone=False):
     """The largest strongly connected components (bool [N] each, all of the largest size) on ``domain``."""
-    labels, sizes = _components_by_scipy(exp, domain)
+    labels, sizes = _components_by_scipy(exp, domain, backbone)
     return [(labels == k) & domain for k in np.flatnonzero(sizes == sizes.max())]
 
 
@@ -351,15 +356,16 @@ ROOMS = {
 @pytest.mark.parametrize("room", sorted(ROOMS))
 @pytest.mark.parametrize("with_jump", [False, True])
 def test_embedding_finds_the_largest_component_scipy_finds(room, with_jump):
-    """The embedding's component is the largest strongly connected component of the explicit embedded
-    graph (scipy), in rooms split by walls and chasms, with and without doors, and cluttered."""
+    """The embedding's backbone is the largest strongly connected component of the explicit embedded
+    graph (scipy; jumps only where they cross an obstacle), in rooms split by walls and chasms, with
+    and without doors, and cluttered."""
     emb = embed(toy_graph(with_jump), ROOMS[room], SMALL)
     exp = emb._expander
     domain = np.ascontiguousarray(exp.valid_nodes()).ravel()
-    largest = _largest_by_scipy(exp, domain)
+    largest = _largest_by_scipy(exp, domain, backbone=True)
     assert largest[0].sum() > 20
     assert emb.stats["largest_proven"] and emb.stats["backbone_nodes"] == largest[0].sum()
-    assert any(np.array_equal(emb.scc.ravel(), c) for c in largest)
+    assert any(np.array_equal(emb.backbone.ravel(), c) for c in largest)
 
 
 def test_the_largest_component_is_found_from_a_seed_in_a_smaller_one():
@@ -404,3 +410,60 @@ def test_action_efficiency_counts_unreachable_ends_at_the_horizon_as_the_paper_d
     assert possible["unreached"] < paper["unreached"] and possible["mean"] < paper["mean"]
     with pytest.raises(ValueError, match="ends"):
         path_efficiency(emb, 5, "jump", ends="anywhere")
+
+
+def _chasm(x0, x1, depth=4.0):
+    return Obstacle("chasm", points=np.array([[x0, 0], [x1, 0], [x1, depth], [x0, depth]]))
+
+
+def test_only_the_flight_of_a_jump_passes_over_a_chasm_and_the_feet_land_outside():
+    """Chasm cells (dilated by the character's radius) hold no node of any clip, and a jump's ground rows
+    never sweep them: a chasm narrower than the flight is crossed, a wider one is not, however many jumps
+    are chained, and a jump whose flight is too short for it does not cross it either."""
+    narrow = Environment((0, 0, 6, 4), [_chasm(2.9, 3.1)])  # 0.7 m with the radius; the flight is 0.9 m
+    wide = Environment((0, 0, 6, 4), [_chasm(2.8, 3.4)])  # 1.1 m
+    for env, crossed in ((narrow, True), (wide, False)):
+        emb = embed(toy_graph(), env, SMALL)
+        exp = emb._expander
+        xs = np.nonzero(emb.scc.any(axis=(1, 2, 3)))[0]
+        assert ((xs.min() * SMALL.cell < 2.5) and (xs.max() * SMALL.cell > 3.5)) == crossed
+        chasm_cells = (emb.grid.bits & 2) != 0
+        assert not np.any(emb.scc & chasm_cells[:, :, None, None])  # nobody stands in it
+    short = embed(toy_graph(flight=(12, 20)), narrow, SMALL)  # 0.37 m in the air
+    xs = np.nonzero(short.scc.any(axis=(1, 2, 3)))[0] * SMALL.cell
+    assert (xs.max() < 3.0) or (xs.min() > 3.0)
+
+
+def test_jumps_join_the_backbone_only_where_an_obstacle_needs_them():
+    """Paper 004, section 4.5: the backbone uses a jump only to cross a chasm or low obstacle; jumps
+    elsewhere join with the selective actions."""
+    open_room = embed(toy_graph(), Environment((0, 0, 6, 4)), SMALL)
+    assert not open_room.backbone[..., 3].any() and open_room.scc[..., 3].any()
+    chasm = embed(toy_graph(), Environment((0, 0, 6, 4), [_chasm(2.9, 3.1)]), SMALL)
+    jumps = np.argwhere(chasm.backbone[..., 3])
+    assert len(jumps) > 0
+    landed_x = jumps[:, 0] * SMALL.cell  # backbone jumps are the ones that have just crossed: near the chasm
+    assert np.all(np.abs(landed_x - 3.0) < 1.6)
+
+
+def test_only_the_airborne_piece_of_a_jump_take_is_a_jump(mocap):
+    """CMU 16_01 (a forward jump): the pieces before take-off and after landing are not jumps, the piece
+    holding the flight is, and its flight rows are where neither foot touches the ground."""
+    from motionctl.body import flight
+    from motionctl.library import import_library
+
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("01", "15", "16")]
+    db = import_library(files).groups[0].database
+    for c in db.clips:
+        c.tags = {"jump"} if c.name == "16_01" else {"walk"}
+    g = build_graph(db, GraphSettings(threshold=0.6, min_clip=0.3, max_clip=0.6))
+    jump_take = [i for i in range(g.n) if g.names[g.source[i]] == "16_01"]
+    assert len(jump_take) >= 3
+    typed = [i for i in jump_take if "jump" in g.types[i]]
+    assert typed and len(typed) < len(jump_take)
+    assert all(g.in_air(i).any() for i in typed) and not any(g.in_air(i).any() for i in jump_take if i not in typed)
+    clip = next(c for c in db.clips if c.name == "16_01")
+    air = flight(clip)
+    assert 0.25 < air.sum() / clip.fps < 0.7  # a forward jump's flight, in seconds
+    loaded = MotionGraph.from_arrays(*g.arrays())
+    assert all(np.array_equal(loaded.in_air(i), g.in_air(i)) for i in range(g.n))

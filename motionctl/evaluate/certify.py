@@ -18,7 +18,9 @@ from scipy.sparse.csgraph import connected_components
 from ..engines.base import step_tags
 from ..engines.graph.build import MotionGraph
 from ..session import State
-from ..synth import SynthState, synthesize
+from ..body import flight
+from ..synth import SynthState, synthesize, to_clip
+from ..tags import JUMPS
 from .embedding import EmbedSettings
 from .metrics import evaluate
 
@@ -26,7 +28,9 @@ from .metrics import evaluate
 def macro_graph(model, table, commands=None, hold: float = 0.5, max_clips: int = 600) -> MotionGraph:
     """The model's macro-steps (see the module docstring) as a MotionGraph [macro clips, edges]
     with each clip's root path (from frames synthesized without crossfades), motion types (its
-    middle step's clip tags) and, for commands that press jump, a "jump" action at its middle."""
+    middle step's clip tags) and, where the character leaves the ground while jump is pressed (or a jump
+    clip plays), a "jump" action in the middle of its flight (``body.flight``), the only rows that may
+    pass over a chasm."""
     commands = commands or model.certify_commands()
     steps = max(1, int(round(hold * model.decision_rate)))
     origin = np.zeros(2)
@@ -56,16 +60,25 @@ def macro_graph(model, table, commands=None, hold: float = 0.5, max_clips: int =
     edges = [(c, first_clip[e] + k) for c, e in enumerate(ends) if e in first_clip for k in range(n_cmd)]
     edges = np.array(edges, dtype=np.int64).reshape(-1, 2)
     n = len(seqs)
-    paths, lengths, types, actions = [], [], [], []
+    paths, lengths, types, actions, airborne = [], [], [], [], []
     for c, played in enumerate(seqs):
-        root, _, _, counts, yaw = synthesize(table, played, SynthState(origin.copy(), 0.0), crossfade=0)
+        root, rot, _, counts, yaw = synthesize(table, played, SynthState(origin.copy(), 0.0), crossfade=0)
         paths.append(np.column_stack((np.vstack((origin, root[:, :2])), np.concatenate(([0.0], yaw)))))
         lengths.append(int(counts.sum()))
-        types.append(step_tags(table, played[len(played) // 2]))
-        jump = commands[cmd_of[c]].control[3] > 0.5
-        actions.append(("jump", lengths[-1] // 2) if jump else None)
-        if jump:
-            types[-1] = types[-1] | {"jump"}
+        kinds = step_tags(table, played[len(played) // 2]) - JUMPS
+        air = np.zeros(len(root) + 1, dtype=bool)
+        action = None
+        if commands[cmd_of[c]].control[3] > 0.5 or step_tags(table, played[len(played) // 2]) & JUMPS:
+            # A jump only if the character leaves the ground: its flight is what may pass over a chasm.
+            air[1:] = flight(to_clip(table, root, rot, "macro"), centres=np.zeros(0, dtype=np.int64)) \
+                if len(root) > 2 else False
+            if air.any():
+                rows = np.flatnonzero(air)
+                kinds |= {"jump"}
+                action = ("jump", int(rows[len(rows) // 2]))
+        types.append(kinds)
+        actions.append(action)
+        airborne.append(air)
     adj = sparse.csr_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n, n))
     _, labels = connected_components(adj, directed=True, connection="strong")
     keep = labels == np.argmax(np.bincount(labels))
@@ -76,7 +89,7 @@ def macro_graph(model, table, commands=None, hold: float = 0.5, max_clips: int =
              "steps_per_clip": steps, "seconds_kept": float(sum(lengths[k] for k in sel) / table.fps)}
     return MotionGraph(table.fps, ["controller"], np.zeros(len(sel), dtype=np.int64), np.zeros(len(sel), dtype=np.int64),
                        np.array([lengths[k] for k in sel]), remap[e], [types[k] for k in sel],
-                       [actions[k] for k in sel], stats, [paths[k] for k in sel])
+                       [actions[k] for k in sel], stats, [paths[k] for k in sel], [airborne[k] for k in sel])
 
 
 def transition_graph(model, table, max_clips: int = 600) -> MotionGraph:

@@ -37,6 +37,7 @@ class Embedding:
     forbidden: np.ndarray  # int [C]: cell bits each clip may not touch
     selective: np.ndarray  # bool [C]
     stats: dict = field(default_factory=dict)
+    backbone: np.ndarray | None = None  # bool [nx, ny, H, C]: the locomotion SCC the actions were added to
 
     @property
     def n_nodes(self) -> int:
@@ -147,7 +148,8 @@ class Expander:
         padded[self.pad:self.pad + nx, self.pad:self.pad + ny] = grid.bits
         self.bits = padded.ravel()
         self.width = padded.shape[1]
-        self.node_ok = (grid.bits[:, :, None] & forbidden[None, None, :]) == 0  # [nx, ny, C]
+        # Every clip ends with its feet on the ground: no node on a chasm, whatever may fly over one.
+        self.node_ok = (grid.bits[:, :, None] & (forbidden | CHASM)[None, None, :]) == 0  # [nx, ny, C]
         # Swept cells as flat offsets into the padded bitmap.
         self.sw_flat = self.sw[..., 0] * self.width + self.sw[..., 1]
         # Which edit rows are clear of what their clip may not touch, from every cell: one bool
@@ -163,6 +165,31 @@ class Expander:
         for i in range(0, len(base), block):
             cells = self.bits[base[i:i + block, None, None] + self.sw_flat[None]]  # [B, rows, S]
             self.path_ok[i:i + block] = ~np.any(cells & forb[None, :, None], axis=2)
+        # Clips that may pass over a chasm (jumps) do so only in the air: the cells their edited
+        # paths sweep on the ground must be clear of chasms too.  In the backbone a jump is used
+        # only where it is needed, crossing a chasm or a low obstacle (paper 004, section 4.5).
+        flies = (forbidden & CHASM) == 0
+        self.jump_row = np.full(n_rows, -1, dtype=np.int64)  # row -> index among the rows of such clips
+        jr = np.flatnonzero(flies[row_clip])
+        self.jump_row[jr] = np.arange(len(jr))
+        ground = []
+        for h in range(self.H):
+            for c in np.flatnonzero(flies):
+                air = graph.in_air(int(c))
+                ground += _distinct_cells(fp.swept[h][c][:, ~air] if (~air).any() else fp.swept[h][c][:, :1])
+        gmax = max((len(g) for g in ground), default=1)
+        gw = np.zeros((len(ground), gmax, 2), dtype=np.int64)
+        for k, cells in enumerate(ground):
+            gw[k, :len(cells)], gw[k, len(cells):] = cells, cells[-1]
+        ground_flat = gw[..., 0] * self.width + gw[..., 1]
+        self.needed = np.zeros((nx * ny, len(jr)), dtype=bool)  # [cell, jump row]: crosses an obstacle
+        if len(jr):
+            sw_j = self.sw_flat[jr]
+            block = max(1, (1 << 23) // max(1, len(jr) * max(n_sw, gmax)))
+            for i in range(0, len(base), block):
+                b = base[i:i + block, None, None]
+                self.path_ok[i:i + block, jr] &= ~np.any(self.bits[b + ground_flat[None]] & CHASM, axis=2)
+                self.needed[i:i + block] = np.any(self.bits[b + sw_j[None]] & (CHASM | LOW), axis=2)
 
     def decode(self, ids):
         """(x, y, heading bin, clip) of node ids."""
@@ -176,12 +203,18 @@ class Expander:
         """bool [nx, ny, H, C]: nodes whose cell the clip may stand on."""
         return np.broadcast_to(self.node_ok[:, :, None, :], self.shape)
 
-    def _paths_free(self, x, y, table_rows, clip):
-        return self.path_ok[x * self.shape[1] + y, table_rows]
+    def _paths_free(self, x, y, table_rows, backbone: bool = False):
+        cell = x * self.shape[1] + y
+        ok = self.path_ok[cell, table_rows]
+        if backbone and len(self.needed.T):
+            j = self.jump_row[table_rows]
+            ok &= (j < 0) | self.needed[cell, np.maximum(j, 0)]
+        return ok
 
-    def out_edges(self, ids: np.ndarray, allow=None):
+    def out_edges(self, ids: np.ndarray, allow=None, backbone: bool = False):
         """(source index into ids, target node ids, table rows) of valid edges from nodes ``ids``;
-        ``allow``: bool [C] of clips that may be played (None: all)."""
+        ``allow``: bool [C] of clips that may be played (None: all); ``backbone``: jumps only where
+        they cross an obstacle."""
         x, y, h, c = self.decode(ids)
         n_succ = self.succ_ptr[c + 1] - self.succ_ptr[c]
         src = np.repeat(np.arange(len(ids)), n_succ)
@@ -201,10 +234,10 @@ class Expander:
         nx, ny = self.shape[:2]
         inside = (tx >= 0) & (tx < nx) & (ty >= 0) & (ty < ny)
         src2, rows, clip, tx, ty, th = src2[inside], rows[inside], clip[inside], tx[inside], ty[inside], th[inside]
-        ok = self.node_ok[tx, ty, clip] & self._paths_free(x[src2], y[src2], rows, clip)
+        ok = self.node_ok[tx, ty, clip] & self._paths_free(x[src2], y[src2], rows, backbone)
         return src2[ok], self.encode(tx[ok], ty[ok], th[ok], clip[ok]), rows[ok]
 
-    def in_edges(self, ids: np.ndarray, allow=None):
+    def in_edges(self, ids: np.ndarray, allow=None, backbone: bool = False):
         """(target index into ids, source node ids) of valid edges into nodes ``ids``."""
         x, y, h, c = self.decode(ids)
         n_pred = self.pred_ptr[c + 1] - self.pred_ptr[c]
@@ -225,7 +258,7 @@ class Expander:
         t2, cp, rr, sx, sy = t2[inside], cp[inside], rr[inside], sx[inside], sy[inside]
         clip = c[t2]
         rows = self.fp_start[rr[:, 0], clip] + rr[:, 3]
-        ok = self.node_ok[sx, sy, cp] & self._paths_free(sx, sy, rows, clip)
+        ok = self.node_ok[sx, sy, cp] & self._paths_free(sx, sy, rows, backbone)
         return t2[ok], self.encode(sx[ok], sy[ok], rr[ok, 0], cp[ok])
 
 
@@ -241,7 +274,7 @@ def _distinct_cells(cells: np.ndarray) -> list:
 
 
 def flood(exp: Expander, seeds: np.ndarray, forward: bool, within: np.ndarray | None = None, allow=None,
-          chunk: int = 20000, should_stop=None) -> np.ndarray:
+          chunk: int = 20000, should_stop=None, backbone: bool = False) -> np.ndarray:
     """Breadth-first flood on bit arrays (section 4.2): every node reachable from (forward) or
     reaching (backward) the seeds, expanding only nodes in ``within`` if given.  Each pass expands
     the whole frontier at once, in chunks."""
@@ -256,9 +289,9 @@ def flood(exp: Expander, seeds: np.ndarray, forward: bool, within: np.ndarray | 
         for i in range(0, len(frontier), chunk):
             part = frontier[i:i + chunk]
             if forward:
-                _, tgt, _ = exp.out_edges(part, allow)
+                _, tgt, _ = exp.out_edges(part, allow, backbone)
             else:
-                _, tgt = exp.in_edges(part, allow)
+                _, tgt = exp.in_edges(part, allow, backbone)
             if within is not None:
                 tgt = tgt[within[tgt]]
             tgt = tgt[~reached[tgt]]
@@ -316,16 +349,16 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
     open_cells = np.broadcast_to((room >= 0.5 * room.max())[:, :, None, None], exp.shape).ravel()
     sub = (lambda f, m: progress(0.05 + 0.5 * f, m)) if progress else None
     best, search = largest_component(exp, domain, backbone, first_seed, open_cells, np.random.default_rng(s.seed),
-                                     4 * s.seeds, sub, should_stop)
+                                     4 * s.seeds, sub, should_stop, backbone=True)
     tried = search["searches"]
     scc = best
     backbone_nodes = int(scc.sum())
-    if selective.any():
+    if selective.any() or (exp.jump_row >= 0).any():  # actions, and jumps where no obstacle needs them
         added = augmented_nodes(exp, scc, s.augment_depth, should_stop)
         if progress:
             progress(0.7, "augmented SCC")
         scc = strongly_connected(exp, int(np.flatnonzero(scc)[0]), within=added, should_stop=should_stop)
-    out = Embedding(graph, grid, fp, scc.reshape(exp.shape), forbidden, selective)
+    out = Embedding(graph, grid, fp, scc.reshape(exp.shape), forbidden, selective, backbone=best.reshape(exp.shape))
     out.stats = {"nodes": int(scc.sum()), "backbone_nodes": backbone_nodes, "grid_nodes": int(np.prod(exp.shape)),
                  "valid_nodes": int(valid.sum()), "seeds_tried": tried, "largest_proven": search["proven"],
                  "largest_bound": search["bound"], "seconds": time.perf_counter() - t0,
@@ -337,7 +370,8 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
 
 
 def largest_component(exp: Expander, domain: np.ndarray, allow, first_seed: int, preferred: np.ndarray, rng,
-                      max_searches: int = 32, progress=None, should_stop=None) -> tuple[np.ndarray, dict]:
+                      max_searches: int = 32, progress=None, should_stop=None,
+                      backbone: bool = False) -> tuple[np.ndarray, dict]:
     """The largest strongly connected component of the embedded graph restricted to ``domain``
     (bool [N]; edges playing clips in ``allow``), by forward-backward decomposition: the SCC of a
     seed is its forward set F ∩ its backward set B, and every other SCC lies wholly inside F \ S,
@@ -349,7 +383,7 @@ def largest_component(exp: Expander, domain: np.ndarray, allow, first_seed: int,
     "bound"})."""
     best = np.zeros_like(domain)
     best_size = 0
-    start = trim(exp, domain, allow, should_stop=should_stop)
+    start = trim(exp, domain, allow, should_stop=should_stop, backbone=backbone)
     if not start.any():  # no cycle anywhere: every SCC is one node
         best[first_seed if domain[first_seed] else int(np.flatnonzero(domain)[0])] = True
         return best, {"searches": 0, "proven": True, "bound": 1}
@@ -365,15 +399,15 @@ def largest_component(exp: Expander, domain: np.ndarray, allow, first_seed: int,
         else:
             pool = np.flatnonzero(part & preferred)
             seed = int(rng.choice(pool if len(pool) else np.flatnonzero(part)))
-        fwd = flood(exp, np.array([seed]), True, part, allow, should_stop=should_stop)
-        bwd = flood(exp, np.array([seed]), False, part, allow, should_stop=should_stop)
+        fwd = flood(exp, np.array([seed]), True, part, allow, should_stop=should_stop, backbone=backbone)
+        bwd = flood(exp, np.array([seed]), False, part, allow, should_stop=should_stop, backbone=backbone)
         scc = fwd & bwd
         size = int(scc.sum())
         if size > best_size:
             best, best_size = scc, size
         for rest in (fwd & ~scc, bwd & ~scc, part & ~fwd & ~bwd):
             if rest.sum() > best_size:
-                rest = trim(exp, rest, allow, should_stop=should_stop)
+                rest = trim(exp, rest, allow, should_stop=should_stop, backbone=backbone)
             n = int(rest.sum())
             if n > best_size:
                 heapq.heappush(parts, (-n, pushed, rest))
@@ -388,7 +422,7 @@ def largest_component(exp: Expander, domain: np.ndarray, allow, first_seed: int,
 
 
 def trim(exp: Expander, part: np.ndarray, allow=None, rounds: int = 8, chunk: int = 20000,
-         should_stop=None) -> np.ndarray:
+         should_stop=None, backbone: bool = False) -> np.ndarray:
     """``part`` (bool [N]) without nodes that have no edge in from it or no edge out into it,
     repeated while a round removes more than 1% (at most ``rounds``): such a node is a component
     of its own, so searching for larger components can skip it (most of a room's nodes that
@@ -400,9 +434,9 @@ def trim(exp: Expander, part: np.ndarray, allow=None, rounds: int = 8, chunk: in
         keep_in = np.zeros(len(ids), dtype=bool)
         for i in range(0, len(ids), chunk):
             check_stop(should_stop, "embedding")
-            src, tgt, _ = exp.out_edges(ids[i:i + chunk], allow)
+            src, tgt, _ = exp.out_edges(ids[i:i + chunk], allow, backbone)
             keep_out[i + src[part[tgt]]] = True
-            t, src = exp.in_edges(ids[i:i + chunk], allow)
+            t, src = exp.in_edges(ids[i:i + chunk], allow, backbone)
             keep_in[i + t[part[src]]] = True
         drop = ~(keep_out & keep_in)
         part[ids[drop]] = False

@@ -43,7 +43,8 @@ def path_length(path: np.ndarray) -> float:
 
 def footprints(graph: MotionGraph, grid: Grid, edit: EditModel) -> Footprints:
     """Every clip's footprint at every start heading bin (see ``Footprints``): grid points inside
-    its editing ellipsoid, the cells its edited path (eq. 16) sweeps, their arc lengths."""
+    its editing ellipsoid (the nearest one when none is), the cells its edited path (eq. 16)
+    sweeps, their arc lengths."""
     H, cell = grid.headings, grid.cell
     hb = 2 * np.pi / H
     offsets = [[None] * graph.n for _ in range(H)]
@@ -74,6 +75,10 @@ def footprints(graph: MotionGraph, grid: Grid, edit: EditModel) -> Footprints:
             e = (dpos[0][:, None] / max(radii[0], 1e-9)) ** 2 + (dpos[1][:, None] / max(radii[1], 1e-9)) ** 2 + \
                 (dth[None, :] / max(radii[2], 1e-9)) ** 2
             ci, hi_ = np.nonzero(e <= 1.0)
+            if len(ci) == 0:
+                # Smaller than a cell: the clip lands on the nearest grid point (rounding to the grid is
+                # the discretisation, not an edit); without it the clip could never be embedded.
+                ci, hi_ = np.unravel_index(np.array([np.argmin(e)]), e.shape)
             off = np.column_stack((cand[ci], dhs[hi_]))
             offsets[h][c] = off.astype(np.int64)
             # Edited paths (eq. 16): each frame moved by its share of the end correction.

@@ -26,13 +26,13 @@ from scipy.sparse.csgraph import connected_components
 
 from ... import quat
 from ...jobs import check_stop
-from ...body import action_centres
-from ...clip import Clip, MotionDatabase, resample
+from ...body import action_centres, flight
+from ...clip import MotionDatabase, resample
 from ...rootframe import root_frame
 from ...errors import MotionctlError
 from ...rootframe import displacement
 from ...settings import setting
-from ...tags import ACTIONS as ACTION_TYPES, canonical_set
+from ...tags import ACTIONS as ACTION_TYPES, JUMPS, canonical_set
 
 
 
@@ -75,6 +75,8 @@ class MotionGraph:
     source  int [K] source clip; start, end int [K] frame range [start, end) at ``fps``
     edges   int [E, 2] clip -> clip (natural continuations and transitions)
     types   per clip, its motion types (tags); action per clip: (type, centre frame) or None
+    airborne  per clip, bool [n + 1] over its root path's rows: a jump's flight (``body.flight``);
+              empty list: no clip is ever in the air
     """
 
     fps: float
@@ -87,6 +89,7 @@ class MotionGraph:
     actions: list
     stats: dict = field(default_factory=dict)
     root_paths: list = field(default_factory=list)  # per clip [n, 3] (x right, y forward, yaw) from its start
+    airborne: list = field(default_factory=list)
 
     @property
     def n(self) -> int:
@@ -110,7 +113,16 @@ class MotionGraph:
         arrays = {"source": self.source, "start": self.start, "end": self.end, "edges": self.edges}
         for i, p in enumerate(self.root_paths):
             arrays[f"path{i}"] = p
+        for i, a in enumerate(self.airborne):
+            if a.any():
+                arrays[f"air{i}"] = a
         return meta, arrays
+
+    def in_air(self, c: int) -> np.ndarray:
+        """bool [n + 1]: clip ``c``'s root-path rows in the air (all False when not known)."""
+        if c < len(self.airborne):
+            return self.airborne[c]
+        return np.zeros(len(self.root_paths[c]), dtype=bool)
 
     @classmethod
     def from_arrays(cls, meta: dict, z) -> "MotionGraph":
@@ -119,7 +131,9 @@ class MotionGraph:
         return cls(meta["fps"], meta["names"], np.asarray(z["source"]), np.asarray(z["start"]), np.asarray(z["end"]),
                    np.asarray(z["edges"]), [set(t) for t in meta["types"]],
                    [tuple(a) if a else None for a in meta["actions"]], meta["stats"],
-                   [np.asarray(z[f"path{i}"]) for i in range(k)])
+                   [np.asarray(z[f"path{i}"]) for i in range(k)],
+                   [np.asarray(z[f"air{i}"]) if f"air{i}" in z else np.zeros(len(z[f"path{i}"]), dtype=bool)
+                    for i in range(k)])
 
 
 # ----------------------------------------------------------------------------- frame costs
@@ -371,14 +385,23 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     e_keep = in_scc[edges[:, 0]] & in_scc[edges[:, 1]]
     g_edges = remap[edges[e_keep]]
     sel = np.flatnonzero(in_scc)
-    types, actions, paths = [], [], []
+    types, actions, paths, airborne = [], [], [], []
     centres = [action_centres(c) for c in clips]  # annotated, or detected from the body
+    flights = {j: flight(c, centres[j]) for j, c in enumerate(clips) if canonical_set(c.tags) & JUMPS}
     for i in sel:
         c = clips[src[i]]
         lo, hi = starts[i] - first[src[i]], ends[i] - first[src[i]]
-        types.append(canonical_set(c.tags))
-        actions.append(_clip_action(c, lo, hi, centres[src[i]]))
-        paths.append(_root_path(*frames[src[i]], lo, hi))
+        path = _root_path(*frames[src[i]], lo, hi)
+        air = np.zeros(len(path), dtype=bool)  # a row per root-path row
+        if src[i] in flights:
+            air[:] = flights[src[i]][lo:lo + len(path)]
+        kinds = canonical_set(c.tags)
+        if not air.any():
+            kinds -= JUMPS  # the run-up or landing of a jump take is on the ground
+        types.append(kinds)
+        actions.append(_clip_action(kinds, lo, hi, centres[src[i]]))
+        paths.append(path)
+        airborne.append(air)
     kept = float((ends[sel] - starts[sel]).sum() / s.fps)
     total = float(lengths.sum() / s.fps)
     stats = {"candidates": int(n_candidates), "transitions": int(len(frm)), "clips_before_scc": int(k),
@@ -388,7 +411,7 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     if progress:
         progress(1.0, f"{len(sel)} clips, {len(g_edges)} transitions, {kept:.1f} of {total:.1f} s kept")
     return MotionGraph(s.fps, [c.name for c in clips], src[sel], starts[sel] - first[src[sel]],
-                       ends[sel] - first[src[sel]], g_edges, types, actions, stats, paths)
+                       ends[sel] - first[src[sel]], g_edges, types, actions, stats, paths, airborne)
 
 
 def _split_long(cuts, first, lengths, max_len):
@@ -399,8 +422,8 @@ def _split_long(cuts, first, lengths, max_len):
     return np.unique(np.array(out))
 
 
-def _clip_action(c: Clip, lo: int, hi: int, centres: np.ndarray):
-    kinds = [t for t in canonical_set(c.tags) if t in ACTION_TYPES]
+def _clip_action(types: set, lo: int, hi: int, centres: np.ndarray):
+    kinds = [t for t in types if t in ACTION_TYPES]
     for f in np.asarray(centres).tolist():
         if lo <= f < hi and kinds:
             return (sorted(kinds)[0], int(f - lo))
