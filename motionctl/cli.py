@@ -239,6 +239,8 @@ def print_room_metrics(res: dict, json_path: str | None) -> None:
         ae = res["action_efficiency"].get(kind, {})
         print(f"{kind}: coverage {100 * cov:.1f}%, action efficiency median {ae.get('median', float('nan')):.2f} "
               f"({ae.get('unreached', 0)} of {ae.get('pairs', 0)} pairs without a path)")
+    if res.get("unused_clips"):
+        print(f"{len(res['unused_clips'])} clips never play in this room: " + "; ".join(res["unused_clips"]))
     for kind, lm in res["maneuverability"].items():
         print(f"{kind}: local maneuverability {lm['theoretical']['mean']:.2f} s in theory, "
               f"{lm['practical']['mean']:.2f} s in this room")

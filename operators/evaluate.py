@@ -124,6 +124,10 @@ class MOTIONCTL_OT_evaluate(BackgroundJobOperator, bpy.types.Operator):
         lines = [f"{k}: coverage {100 * v:.1f}%" for k, v in result["action_coverage"].items()]
         lines.insert(0, f"paths: {pe['unreached']}/{pe['pairs']} pairs without a path within {HORIZON:g}x the "
                         "reference (counted at it)")
+        if result["unused_clips"]:
+            lines.insert(0, f"{len(result['unused_clips'])} of {result['embedding'].graph.n} clips never play in "
+                            "this room (listed in the Info log)")
+            self.report({"INFO"}, "clips that never play in this room: " + "; ".join(result["unused_clips"]))
         if not result["largest_proven"]:
             lines.insert(0, f"not proven the largest component: one of up to {result['largest_bound']} nodes "
                             "may have been missed")

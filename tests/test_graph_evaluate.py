@@ -439,6 +439,10 @@ def test_jumps_join_the_backbone_only_where_an_obstacle_needs_them():
     elsewhere join with the selective actions."""
     open_room = embed(toy_graph(), Environment((0, 0, 6, 4)), SMALL)
     assert not open_room.backbone[..., 3].any() and open_room.scc[..., 3].any()
+    assert open_room.stats["unused_clips"] == []
+    everywhere = Obstacle("region", points=np.array([[0, 0], [6, 0], [6, 4], [0, 4]]), forbid=("jump",))
+    no_jumps = embed(toy_graph(), Environment((0, 0, 6, 4), [everywhere]), SMALL)
+    assert no_jumps.stats["unused_clips"] == ["toy frames 0-30"]  # reported, not silently missing
     chasm = embed(toy_graph(), Environment((0, 0, 6, 4), [_chasm(2.9, 3.1)]), SMALL)
     jumps = np.argwhere(chasm.backbone[..., 3])
     assert len(jumps) > 0

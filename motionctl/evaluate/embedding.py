@@ -361,12 +361,19 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
     out = Embedding(graph, grid, fp, scc.reshape(exp.shape), forbidden, selective, backbone=best.reshape(exp.shape))
     out.stats = {"nodes": int(scc.sum()), "backbone_nodes": backbone_nodes, "grid_nodes": int(np.prod(exp.shape)),
                  "valid_nodes": int(valid.sum()), "seeds_tried": tried, "largest_proven": search["proven"],
-                 "largest_bound": search["bound"], "seconds": time.perf_counter() - t0,
+                 "largest_bound": search["bound"], "unused_clips": unused_clips(graph, out.scc),
+                 "seconds": time.perf_counter() - t0,
                  "bytes_per_node": 4 / 8}
     out._expander = exp
     if progress:
         progress(1.0, f"embedded: {out.n_nodes} nodes in the SCC")
     return out
+
+
+def unused_clips(graph: MotionGraph, scc: np.ndarray) -> list:
+    """Clips with no node in the component (never played in this room), as "name frames a-b"."""
+    used = scc.any(axis=(0, 1, 2))
+    return [f"{graph.names[graph.source[c]]} frames {graph.start[c]}-{graph.end[c]}" for c in np.flatnonzero(~used)]
 
 
 def largest_component(exp: Expander, domain: np.ndarray, allow, first_seed: int, preferred: np.ndarray, rng,

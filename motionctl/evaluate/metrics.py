@@ -325,6 +325,7 @@ def evaluate(graph: MotionGraph, env: Environment, settings: EmbedSettings | Non
               "path_efficiency": pe, "action_efficiency": ae, "action_efficiency_possible_ends": ae_possible,
               "maneuverability": lm,
               "largest_proven": emb.stats["largest_proven"], "largest_bound": emb.stats["largest_bound"],
+              "unused_clips": emb.stats["unused_clips"],
               "metric_seconds": time.perf_counter() - t1, "embedding": emb}
     if progress:
         progress(1.0, f"coverage {100 * cov['xy']:.1f}% XY, path efficiency {pe['median']:.2f} median")
