@@ -245,6 +245,9 @@ def main(argv=None) -> int:
     ap.add_argument("--mocap")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     args = ap.parse_args(argv)
+    from bench.record import environment
+
+    env = environment()  # the commit whose code runs
     bvh_seeds, amc_seeds = seeds(mocap_dir(args.mocap))
     counts = {"bvh": Counter(), "amc": Counter()}
     examples, slowest = {}, {"bvh": 0.0, "amc": 0.0}
@@ -260,9 +263,6 @@ def main(argv=None) -> int:
             print(f"  {i + 1}/{total} cases, {time.perf_counter() - t0:.0f} s: "
                   f"bvh {dict(counts['bvh'])} asf/amc {dict(counts['amc'])}", flush=True)
     seconds = time.perf_counter() - t0
-    from bench.record import environment
-
-    env = environment()
     commit = env["commit"]
     result = {"command": "bench/fuzz.py " + " ".join(argv or sys.argv[1:]), "commit": commit, "seed": args.seed,
               "time_limit_s": TIME_LIMIT, "seconds": seconds, "counts": {k: dict(v) for k, v in counts.items()},

@@ -15,7 +15,13 @@ THREAD_VARIABLES = ("MOTIONCTL_JOBS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
 
 def environment() -> dict:
     """{"commit", "dirty", "python", "packages", "unpinned", "machine", "cpu", "simd", "cores", "threads"} of
-    this run.  The
+    this run, as they were when the benchmark imported this module (a commit made while a long
+    benchmark runs is not the code that ran)."""
+    return dict(_START)
+
+
+def _snapshot() -> dict:
+    """What ``environment`` returns, now.  The
     CPU and numpy's SIMD extensions matter: numpy picks its vector loops by them, and floating-point
     results in the last bits (which chaotic trainings such as fitted iteration amplify) differ
     between machines."""
@@ -73,3 +79,6 @@ def _simd() -> list:
     except ImportError:
         return []
     return sorted(k for k, v in __cpu_features__.items() if v)
+
+
+_START = _snapshot()

@@ -55,6 +55,16 @@ def parallel_map(fn, items, n_jobs: int | None = None) -> list:
     return Parallel(n_jobs=workers, prefer="threads")(delayed(fn)(x) for x in items)
 
 
+def one_blas_thread():
+    """A context in which BLAS (numpy's matrix products) runs on one thread.  BLAS splits a product's
+    sums across its threads, so their last bits depend on the thread count, and trainings that
+    compare costs or take maxima amplify that into different results.  Inside, results depend
+    only on the package versions (constraints.txt) and the CPU."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1, user_api="blas")
+
+
 class PrintProgress:
     """A ``progress`` callback for the command line: one line per step, throttled."""
 
@@ -74,4 +84,4 @@ class PrintProgress:
 
 
 __all__ = ["Cancelled", "Progress", "StopCheck", "check_stop", "n_workers", "never_stop", "no_progress",
-           "parallel_map", "PrintProgress"]
+           "one_blas_thread", "parallel_map", "PrintProgress"]

@@ -289,10 +289,13 @@ def test_training_is_the_same_for_a_seed_whatever_the_thread_count(walks, monkey
     (the audit saw reach training give 16,751 / 14,932 / 12,246 samples on identical runs)."""
     s = PlannerSettings(task="guidance", fitted=FittedSettings(iterations=6, frozen_iterations=3, trajectories=60,
                                                                n_trees=4, n_min_candidates=(1, 3), seed=5))
+    from threadpoolctl import threadpool_limits
+
     runs = []
     for jobs in ("1", "2", "2"):
         monkeypatch.setenv("MOTIONCTL_JOBS", jobs)
-        planner, fit, _, _ = train_planner(walks, s)
+        with threadpool_limits(int(jobs)):  # BLAS too
+            planner, fit, _, _ = train_planner(walks, s)
         runs.append((fit.samples, fit.residuals, planner.value.grid.values))
     for samples, residuals, grid in runs[1:]:
         assert samples == runs[0][0] and residuals == runs[0][1]

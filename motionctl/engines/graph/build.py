@@ -25,7 +25,7 @@ from scipy.ndimage import minimum_filter
 from scipy.sparse.csgraph import connected_components
 
 from ... import quat
-from ...jobs import check_stop
+from ...jobs import check_stop, one_blas_thread
 from ...body import action_centres, flight
 from ...clip import MotionDatabase, resample
 from ...rootframe import root_frame
@@ -347,12 +347,15 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     frames = [root_frame(c) for c in clips]  # ground track and heading, once per source clip
     feats = frame_features(clips, s.velocity_weight, [yaw for _, yaw in frames])
     sub = (lambda f, m: progress(0.6 * f, m)) if progress else None
-    frm, to, _ = candidate_transitions(feats, clip_of, s, should_stop, sub)
-    n_candidates = len(frm)
-    window = max(2, int(round(s.min_clip * s.fps)))
-    if progress:
-        progress(0.6, f"coalescing {n_candidates} candidate transitions")
-    frm, to = coalesce(feats, frm, to, clip_of, window, s.threshold, should_stop)
+    # The frame costs are matrix products: with BLAS on two threads instead of one their last bits
+    # changed, which flipped local-minimum, threshold and coalescing choices (different graphs).
+    with one_blas_thread():
+        frm, to, _ = candidate_transitions(feats, clip_of, s, should_stop, sub)
+        n_candidates = len(frm)
+        window = max(2, int(round(s.min_clip * s.fps)))
+        if progress:
+            progress(0.6, f"coalescing {n_candidates} candidate transitions")
+        frm, to = coalesce(feats, frm, to, clip_of, window, s.threshold, should_stop)
     if s.branching > 0:
         frm, to = limit_branching(feats, frm, to, clip_of, s.branching)
     # Clip boundaries: after every 'from' frame and before every 'to' frame, plus source ends.
