@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from motionctl import bvh
-from motionctl.errors import Cancelled, MotionFileError
+from motionctl.errors import Cancelled, MotionctlError, MotionFileError
 from motionctl.body import mirror_clip
 from motionctl.engines import load_model, train_to_file
 from motionctl.engines.fragments import (ControllerSettings, FragmentController, FragmentModel, PlayerSettings,
@@ -198,6 +198,12 @@ def test_motion_quality_ranges_natural_continuations_and_stutter(demo_model):
     # Heavier omegas lower every quality.
     heavy = model.motion_quality(QualitySettings(omegas=(1.6, 1.0, 0.6)))
     assert np.all(heavy <= mq + 1e-7)
+    # Dis in inches is Dis in metres / 0.0254: the same as omegas 39.4 times larger.
+    inches = model.motion_quality(QualitySettings(dis_unit=0.0254))
+    scaled = model.motion_quality(QualitySettings(omegas=tuple(w / 0.0254 for w in QualitySettings().omegas)))
+    assert np.allclose(inches, scaled, rtol=1e-5) and np.all(inches <= mq + 1e-7)
+    with pytest.raises(MotionctlError, match="dis_unit"):
+        model.motion_quality(QualitySettings(dis_unit=0.0))
 
 
 def test_control_quality_and_distance_properties():

@@ -90,10 +90,10 @@ class FragmentModel:
         return self.fragments.n
 
     def motion_quality(self, q: QualitySettings) -> np.ndarray:
-        """MotionQuality [F, F] for the weights (cached while omegas and the stutter window stay)."""
+        """MotionQuality [F, F] for the weights (cached while omegas, the stutter window and Dis unit stay)."""
         if tuple(q.deltas) != self.deltas:
             raise MotionctlError(f"deltas changed from {self.deltas} to {tuple(q.deltas)}: rebuild the fragment model")
-        key = (tuple(q.omegas), q.stutter_window)
+        key = (tuple(q.omegas), q.stutter_window, q.dis_unit)
         if key != self._mq_key:
             self._mq = motion_quality(self.distances, self.fragments, q)
             self._mq_key = key

@@ -2,6 +2,7 @@
 
 Quality(f -> f' | c) = MotionQuality(f -> f') · ControlQuality(f' | c)            (eq. 1)
 MotionQuality = (1 + Σ_i ω_i Dis(Refl(f_{m-δ_i}, f_m), f'_{δ_i}))⁻¹               (eq. 9)
+                (Dis in ``dis_unit`` metres: the paper does not state its length unit)
 ControlQuality = (1 + ControlDis(Ev(f'), c))⁻¹                                     (eq. 10)
 ControlDis = w_v |P(v) - P(v')|² + w_t (t - t')² + w_a (a - a')²                   (eq. 11)
 P(v) = log(|v| + 1) v / |v|                                                        (eq. 12)
@@ -40,6 +41,10 @@ class QualitySettings:
     stutter_window: float = setting(0.25, "Stutter Window", "Jumping back in a clip by less than this scores zero "
                                     "(no stuttering)", min=0.0, max=5.0, unit="TIME", group="Quality weights",
                                     name="stutter")
+    dis_unit: float = setting(1.0, "Dis Unit", "Motion quality: the length unit of the pose mismatch, in metres "
+                              "(eq. 9's 1 + Dis makes the balance between smooth transitions and following the control "
+                              "depend on it; the paper does not say which it used: 1 m, 0.0254 inches, 0.0564 the CMU "
+                              "unit)", min=1e-4, max=100.0, group="Quality weights")
     w_v: float = setting(10.0, "w_v", "Control quality: weight of the ground-velocity mismatch (log-magnitude)",
                          min=0.0, group="Quality weights")
     w_t: float = setting(6.0, "w_t", "Control quality: weight of the turning-rate mismatch", min=0.0,
@@ -58,6 +63,8 @@ class QualitySettings:
         for name in ("w_v", "w_t", "w_a", "stutter_window"):
             if getattr(self, name) < 0:
                 raise MotionctlError(f"{name} must not be negative")
+        if not self.dis_unit > 0:
+            raise MotionctlError(f"dis_unit must be a positive length in metres, got {self.dis_unit}")
 
 
 def pose_features(fs: FragmentSet, deltas) -> tuple[np.ndarray, np.ndarray]:
@@ -139,9 +146,10 @@ def motion_quality(distances: np.ndarray, fs: FragmentSet, settings: QualitySett
     s = settings or QualitySettings()
     if len(s.omegas) != len(distances):
         raise MotionctlError(f"{len(s.omegas)} omegas for {len(distances)} distance matrices (deltas {s.deltas})")
+    s.check()
     acc = np.zeros(distances.shape[1:], dtype=np.float32)
-    for w, d in zip(s.omegas, distances):
-        acc += np.float32(w) * d
+    for w, d in zip(s.omegas, distances):  # distances are in metres; Dis in dis_unit
+        acc += np.float32(w / s.dis_unit) * d
     acc += 1.0
     mq = np.reciprocal(acc, out=acc)
     rows, cols = stutter_mask(fs, s.stutter_window)
