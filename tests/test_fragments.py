@@ -336,3 +336,20 @@ def test_trained_controller_saves_loads_runs_and_beats_greedy(tmp_path, demo_mod
     speed = np.linalg.norm(np.diff(clip.root_pos[:, :2], axis=0), axis=1) * clip.fps
     want = np.linalg.norm(np.repeat(evals[0].samples, back.n_frames, axis=0)[1:, :2], axis=1)
     assert np.allclose(speed, want, atol=1e-6)
+
+
+def test_player_styles_differ_in_how_often_the_input_changes():
+    """Smooth players ramp their sticks, so consecutive samples differ a little on most steps; abrupt and
+    game-pad players snap them and change less often but by whole jumps; game-pad players reverse often."""
+    from motionctl.engines.fragments import PLAYER_STYLES
+
+    def stats(style):
+        s = np.concatenate([generate_trace(PLAYER_STYLES[style], 120.0, 10.0, seed).samples for seed in range(3)])
+        d = np.linalg.norm(np.diff(s[:, :3], axis=0), axis=1)
+        moving = d > 1e-9
+        reversals = np.sum(s[1:, :2] * s[:-1, :2], axis=1) < -1e-9
+        return moving.mean(), np.median(d[moving]), reversals.mean()
+
+    smooth, abrupt, gamepad = stats("smooth"), stats("abrupt"), stats("gamepad")
+    assert smooth[0] > abrupt[0] and smooth[1] < abrupt[1]  # many small changes against few whole jumps
+    assert gamepad[2] > 2 * smooth[2] and gamepad[2] > abrupt[2]

@@ -251,7 +251,8 @@ class PlayerSettings:
     stop: float = 0.12  # chance a change is letting go of the stick
     turn_chance: float = 0.35  # chance a change also starts a turn
     max_turn: float = 1.2  # rad/s at full stick
-    ramp: float = 0.3  # s to move the stick to a new position
+    ramp: float = 0.3  # s to move the stick to a new position (0: at once)
+    turn_ramp: float = 0.5  # s for a turn to build up (0: at once)
     jump_rate: float = 0.12  # jumps per second
     jump_time: float = 0.5  # s the character stays airborne
 
@@ -289,8 +290,8 @@ def generate_trace(player: PlayerSettings, seconds: float, rate: float = 10.0, s
     smooth = np.stack([np.convolve(pad[:, i], kernel, mode="valid") for i in range(3)], axis=1)
     reversal = np.concatenate(([False], np.sum(target[1:, :2] * target[:-1, :2], axis=1) < -1e-9))
     smooth[reversal, :2] = target[reversal, :2]
-    # Turns ramp in over ~0.5 s.
-    tk = max(1, int(round(0.5 * rate)))
+    # Turns ramp in over turn_ramp seconds.
+    tk = max(1, int(round(player.turn_ramp * rate)))
     tpad = np.concatenate((np.repeat(target[:1, 2], tk - 1), target[:, 2]))
     smooth[:, 2] = np.convolve(tpad, np.ones(tk) / tk, mode="valid")
     air = np.zeros(n)
@@ -307,6 +308,20 @@ TRAINING_PLAYERS = (
 )
 EVALUATION_PLAYER = PlayerSettings("evaluator", max_speed=3.8, hold_mean=1.0, reversal=0.18, turn_chance=0.4,
                                    ramp=0.25, jump_rate=0.15)
+
+
+# Three styles of playing, for training on two and evaluating on the third (paper 000 trains its user
+# model on some players and evaluates on another).  "smooth" moves the sticks slowly, so a trace rarely
+# changes bin and there is little for a model of the user to predict; "abrupt" snaps the sticks and holds
+# briefly; "gamepad" snaps too, holds a little longer and often reverses at once.
+PLAYER_STYLES = {
+    "smooth": PlayerSettings("smooth", hold_mean=1.4, reversal=0.08, turn_chance=0.35, ramp=0.3, turn_ramp=0.5,
+                             jump_rate=0.1),
+    "abrupt": PlayerSettings("abrupt", hold_mean=0.5, reversal=0.1, turn_chance=0.45, ramp=0.0, turn_ramp=0.0,
+                             jump_rate=0.15),
+    "gamepad": PlayerSettings("gamepad", hold_mean=0.8, reversal=0.35, turn_chance=0.4, ramp=0.05, turn_ramp=0.1,
+                              jump_rate=0.15),
+}
 
 
 def player_traces(players, seconds: float, rate: float, seed: int, count: int = 1) -> list:
