@@ -327,6 +327,10 @@ def test_trained_controller_saves_loads_runs_and_beats_greedy(tmp_path, demo_mod
     res = evaluate_controllers(fm, {"model": back.table, "greedy": greedy.table}, back.bins, evals, settings.quality)
     assert res["opt"]["mean"] == pytest.approx(100.0)
     assert 0 < res["greedy"]["mean"] <= res["model"]["mean"] <= 100.0 + 1e-6
+    # Against the raw controls the optimum follows the exact input; the policies still see bins.
+    raw = evaluate_controllers(fm, {"model": back.table}, back.bins, evals, settings.quality, against="raw")
+    assert raw["opt"]["mean"] == pytest.approx(100.0) and 0 < raw["model"]["mean"] <= 100.0 + 1e-6
+    assert raw["model"]["quality"] != res["model"]["quality"]  # scored against other controls
     # Run on a trace: one fragment per decision, synthesized continuously.
     commands = commands_from_controls(evals[0].samples)
     session = Session(back, back.frame_table(clips), warp=1.0)

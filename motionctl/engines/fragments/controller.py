@@ -169,23 +169,33 @@ def train_controller(source, traces, settings: ControllerSettings | None = None,
 # ----------------------------------------------------------------------------- evaluation
 
 def evaluate_controllers(model: FragmentModel, tables: dict, bins: ControlBins, traces, quality: QualitySettings,
-                         thresholds: dict | None = None, progress=None, should_stop=None) -> dict:
+                         thresholds: dict | None = None, progress=None, should_stop=None,
+                         against: str = "centres") -> dict:
     """Percent of the off-line optimum (the paper's Table 1) on evaluation ``traces``.
 
     tables      name -> policy table [F, C]
     thresholds  name -> percent for the optimum variants to compute ({"opt": None, "opt-t": 8})
+    against     "centres": control quality against the centre of each sample's bin (what the
+                policies see); "raw": against the samples themselves (the optimum then follows the
+                player's exact input, and binning costs the policies what it costs)
     Every path starts at the fragment where the unthresholded optimum starts, and every path
     is scored with the full Quality function.
     Returns {name: {"percent": [per trace], "mean": m, "std": s, "quality": [sums]}}.
     """
+    if against not in ("centres", "raw"):
+        raise MotionctlError(f"against must be 'centres' or 'raw', got {against!r}")
     thresholds = {"opt": None} if thresholds is None else thresholds
     mq = model.motion_quality(quality)
-    cq = control_quality(model.fragments.control, bins.centres, quality)
+    centres_cq = control_quality(model.fragments.control, bins.centres, quality)
     out = {name: {"quality": [], "percent": []} for name in list(thresholds) + list(tables)}
     t0 = time.perf_counter()
     for k, trace in enumerate(traces):
         check_stop(should_stop, "evaluation")
-        tb = bins.nearest(trace.samples)
+        bins_of = bins.nearest(trace.samples)  # what the policies decide on
+        if against == "raw":
+            cq, tb = control_quality(model.fragments.control, trace.samples, quality), np.arange(len(trace.samples))
+        else:
+            cq, tb = centres_cq, bins_of
         base_path, base_total = optimal_path(model.transitions(quality, None), cq, tb, should_stop=should_stop)
         start = int(base_path[0])
         sums = {}
@@ -194,7 +204,7 @@ def evaluate_controllers(model: FragmentModel, tables: dict, bins: ControlBins, 
                                                                 should_stop=should_stop)[0]
             sums[name] = float(path_quality(mq, cq, path, tb).sum())
         for name, table in tables.items():
-            sums[name] = float(path_quality(mq, cq, run_table(table, tb, start), tb).sum())
+            sums[name] = float(path_quality(mq, cq, run_table(table, bins_of, start), tb).sum())
         reference = float(path_quality(mq, cq, base_path, tb).sum())
         for name, v in sums.items():
             out[name]["quality"].append(v)
