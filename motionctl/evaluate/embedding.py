@@ -380,26 +380,33 @@ def largest_component(exp: Expander, domain: np.ndarray, allow, first_seed: int,
                       max_searches: int = 32, progress=None, should_stop=None,
                       backbone: bool = False) -> tuple[np.ndarray, dict]:
     """The largest strongly connected component of the embedded graph restricted to ``domain``
-    (bool [N]; edges playing clips in ``allow``), by forward-backward decomposition: the SCC of a
-    seed is its forward set F ∩ its backward set B, and every other SCC lies wholly inside F \ S,
-    B \ S or the rest, so those parts are searched next, largest first.  A part no larger than
-    the best SCC found cannot hold a larger one: when every part left is that small, the answer
-    is proven.  Stops after ``max_searches`` seeds if not proven (``bound``: the largest part left,
-    an upper bound on any SCC missed).  Seeds: ``first_seed`` if in the part, else a random node of
-    the part, from ``preferred`` nodes when it has any.  Returns (bool [N], {"searches", "proven",
-    "bound"})."""
+    (bool [N]; edges playing clips in ``allow``), by forward decomposition: the SCC S of a seed is
+    what reaches it within its forward set F, and every other SCC lies wholly inside F minus S or
+    outside F (an SCC with a node in F has all of them there), so those parts are searched next,
+    largest first.  A part no
+    larger than the best SCC found cannot hold a larger one: when every part left is that small,
+    the answer is proven.  A part is trimmed (``trim``) before it is searched, so a seed is not
+    wasted on a node in no cycle; the first search, from ``first_seed`` over the whole domain,
+    is not (it usually finds the largest at once, and trimming everything would cost more than
+    that search).  Stops after ``max_searches`` seeds if not proven (``bound``: the largest part
+    left, an upper bound on any SCC missed).  Seeds: ``first_seed`` if in the part, else a random
+    node of the part, from ``preferred`` nodes when it has any.  Returns (bool [N], {"searches",
+    "proven", "bound"})."""
     best = np.zeros_like(domain)
     best_size = 0
-    start = trim(exp, domain, allow, should_stop=should_stop, backbone=backbone)
-    if not start.any():  # no cycle anywhere: every SCC is one node
-        best[first_seed if domain[first_seed] else int(np.flatnonzero(domain)[0])] = True
-        return best, {"searches": 0, "proven": True, "bound": 1}
-    parts = [(-int(start.sum()), 0, start)]  # heap by size (negated), then insertion order
+    # Heap of parts by size (negated), then insertion order; the flag says whether it was trimmed.
+    parts = [(-int(domain.sum()), 0, domain, bool(domain[first_seed]))]
     pushed = 1
     searches = 0
     while parts and -parts[0][0] > best_size and searches < max_searches:
         check_stop(should_stop, "embedding")
-        _, _, part = heapq.heappop(parts)
+        _, _, part, trimmed = heapq.heappop(parts)
+        if not trimmed:
+            part = trim(exp, part, allow, should_stop=should_stop, backbone=backbone, enough=best_size)
+            if part.sum() > best_size:
+                heapq.heappush(parts, (-int(part.sum()), pushed, part, True))
+                pushed += 1
+            continue
         searches += 1
         if part[first_seed]:
             seed = first_seed
@@ -407,31 +414,31 @@ def largest_component(exp: Expander, domain: np.ndarray, allow, first_seed: int,
             pool = np.flatnonzero(part & preferred)
             seed = int(rng.choice(pool if len(pool) else np.flatnonzero(part)))
         fwd = flood(exp, np.array([seed]), True, part, allow, should_stop=should_stop, backbone=backbone)
-        bwd = flood(exp, np.array([seed]), False, part, allow, should_stop=should_stop, backbone=backbone)
-        scc = fwd & bwd
+        scc = flood(exp, np.array([seed]), False, fwd, allow, should_stop=should_stop, backbone=backbone)
         size = int(scc.sum())
         if size > best_size:
             best, best_size = scc, size
-        for rest in (fwd & ~scc, bwd & ~scc, part & ~fwd & ~bwd):
-            if rest.sum() > best_size:
-                rest = trim(exp, rest, allow, should_stop=should_stop, backbone=backbone)
+        for rest in (fwd & ~scc, part & ~fwd):
             n = int(rest.sum())
             if n > best_size:
-                heapq.heappush(parts, (-n, pushed, rest))
+                heapq.heappush(parts, (-n, pushed, rest, False))
                 pushed += 1
         parts = [p for p in parts if -p[0] > best_size]
         heapq.heapify(parts)
         if progress:
             left = -parts[0][0] if parts else 0
             progress(min(1.0, searches / max_searches), f"largest SCC {best_size} nodes; largest part left {left}")
+    if best_size == 0:  # every node was trimmed: no cycle anywhere, every SCC is one node
+        best[first_seed if domain[first_seed] else int(np.flatnonzero(domain)[0])] = True
+        best_size = 1
     bound = max([-p[0] for p in parts if -p[0] > best_size], default=best_size)
     return best, {"searches": searches, "proven": bound <= best_size, "bound": int(bound)}
 
 
 def trim(exp: Expander, part: np.ndarray, allow=None, rounds: int = 8, chunk: int = 20000,
-         should_stop=None, backbone: bool = False) -> np.ndarray:
+         should_stop=None, backbone: bool = False, enough: int = 0) -> np.ndarray:
     """``part`` (bool [N]) without nodes that have no edge in from it or no edge out into it,
-    repeated while a round removes more than 1% (at most ``rounds``): such a node is a component
+    repeated while a round removes more than 5% (at most ``rounds``): such a node is a component
     of its own, so searching for larger components can skip it (most of a room's nodes that
     nothing enters, such as a turn clip ending at a heading only a wall lies behind, go here)."""
     part = part.copy()
@@ -447,8 +454,8 @@ def trim(exp: Expander, part: np.ndarray, allow=None, rounds: int = 8, chunk: in
             keep_in[i + t[part[src]]] = True
         drop = ~(keep_out & keep_in)
         part[ids[drop]] = False
-        if drop.sum() <= 0.01 * len(ids):
-            break
+        if drop.sum() <= 0.05 * len(ids) or len(ids) - drop.sum() <= enough:
+            break  # settling, or already too small to hold a component larger than ``enough``
     return part
 
 
