@@ -31,3 +31,30 @@ def test_the_bench_graph_is_identical_with_one_or_two_threads(mocap, monkeypatch
     for name in ("source", "start", "end", "edges"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert a.types == b.types and a.actions == b.actions
+
+
+@pytest.mark.mocap
+@pytest.mark.parametrize("engine", ["fragments", "field", "active"])
+def test_every_engine_trains_the_same_model_with_one_or_two_threads(mocap, monkeypatch, engine):
+    """The fragments policy changed with the BLAS thread count (its user-model expectation and GMRES sums)
+    before it ran BLAS on one thread; the field and active-learning engines are checked the same way."""
+    from threadpoolctl import threadpool_limits
+
+    from motionctl.engines import ENGINES
+    from motionctl.library import import_library
+
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("11", "15", "35")]
+    db = import_library(files).groups[0].database
+    eng = ENGINES[engine]
+    settings = eng.Settings()
+    if engine == "fragments":
+        settings.trace_seconds, settings.held_out = 30, 0
+    arrays = []
+    for threads in (1, 2):
+        monkeypatch.setenv("MOTIONCTL_JOBS", str(threads))
+        with threadpool_limits(threads):
+            arrays.append(eng.fit(db, settings).arrays()[1])
+    a, b = arrays
+    assert a.keys() == b.keys()
+    for k in a:
+        assert np.array_equal(np.asarray(a[k]), np.asarray(b[k])), k

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import MotionctlError
-from ...jobs import check_stop
+from ...jobs import check_stop, one_blas_thread
 from ...settings import nested, setting
 from .solver import PolicySettings, SolveResult, Transitions, optimal_path, path_quality, run_table, solve
 from .control import ControlBins, kmeans_bins, learn_user_model, paper_bins
@@ -125,10 +125,13 @@ class FragmentModel:
 
     def train(self, settings: ControllerSettings, bins: ControlBins, user_model: np.ndarray | None,
               init: np.ndarray | None = None, progress=None, should_stop=None) -> SolveResult:
-        """The policy (table [F, C] and values) for ``settings`` over ``bins``."""
+        """The policy (table [F, C] and values) for ``settings`` over ``bins``.  BLAS runs on one thread
+        (``one_blas_thread``): the user model's expectation and GMRES's sums otherwise depend on the
+        thread count, and the policy with them."""
         trans = self.transitions(settings.quality, settings.policy.threshold)
         cq = control_quality(self.fragments.control, bins.centres, settings.quality)
-        return solve(trans, cq, settings.policy, user_model, init, progress, should_stop)
+        with one_blas_thread():
+            return solve(trans, cq, settings.policy, user_model, init, progress, should_stop)
 
 
 def _sub(progress, lo, hi):
