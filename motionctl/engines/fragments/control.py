@@ -64,10 +64,10 @@ def ring_radii(speeds: np.ndarray, rings: int = 3, top_percentile: float = 95.0)
 
 
 def paper_bins(speeds: np.ndarray, quality: QualitySettings | None = None, directions: int = 8,
-               turns=(-1.0, 0.0, 1.0), airborne=(0.0, 1.0)) -> ControlBins:
+               turns=(-1.0, 0.0, 1.0), airborne=(0.0, 1.0), radii=None) -> ControlBins:
     """The paper's 150 bins: 25 ground velocities (the origin and three rings of 8, radii fitted
-    to ``speeds``) x turning rate {-1, 0, 1} rad/s x airborne {0, 1}."""
-    radii = ring_radii(np.asarray(speeds))
+    to ``speeds`` unless given) x turning rate {-1, 0, 1} rad/s x airborne {0, 1}."""
+    radii = ring_radii(np.asarray(speeds)) if radii is None else np.asarray(radii, dtype=float)
     ang = 2 * np.pi * np.arange(directions) / directions
     vel = [np.zeros(2)] + [r * np.array([np.sin(a), np.cos(a)]) for r in radii for a in ang]
     centres = [[v[0], v[1], t, a] for v in vel for t in turns for a in airborne]
@@ -89,6 +89,12 @@ def kmeans_bins(traces, k: int = 150, quality: QualitySettings | None = None, se
     # Map the feature-space centres back to controls: the sample nearest each centre.
     nearest = np.argmin(((feats[:, None] - km.cluster_centers_[None]) ** 2).sum(-1), axis=0)
     return ControlBins(samples[nearest], "kmeans", q)
+
+
+def bin_occupancy(bins: ControlBins, controls: np.ndarray) -> float:
+    """Share of the bins that are the nearest bin of at least one control (e.g. the fragments' evident
+    controls): a bin no fragment is nearest to is one the data cannot serve well."""
+    return float(len(np.unique(bins.nearest(controls))) / bins.n)
 
 
 # ----------------------------------------------------------------------------- traces
