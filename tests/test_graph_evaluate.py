@@ -9,10 +9,11 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components, dijkstra
 
 from motionctl import bvh
-from motionctl.errors import Cancelled as JobCancelled, MotionFileError
+from motionctl.errors import Cancelled as JobCancelled, MotionctlError, MotionFileError
 from motionctl.evaluate import (EditModel, EmbedSettings, Environment, Expander, Obstacle, clip_permissions,
                                 coverage, embed, environment_from_dict, footprints, rasterise, read_environment,
-                                shortest_path, strongly_connected, theoretical_maneuverability)
+                                practical_maneuverability, shortest_path, strongly_connected,
+                                theoretical_maneuverability)
 from motionctl.engines.graph import GraphSettings, MotionGraph, build_graph
 
 
@@ -175,6 +176,32 @@ def test_coalescing_enforces_clip_lengths(demo_graph):
     assert g.stats["seconds_kept"] + g.stats["seconds_dropped"] == pytest.approx(g.stats["seconds_total"])
     lm = theoretical_maneuverability(g, "jump")
     assert lm["reachable"] == 1.0 and 0 < lm["mean"] < 20
+    # Turning -> jump (as the paper's running -> action) is the same measure over turning clips only.
+    turns = np.array(["turn" in t for t in g.types])
+    assert turns.any() and not turns.all()
+    mine = theoretical_maneuverability(g, "jump", from_types=("turn", "sneak"))
+    assert set(mine["from"]) == {"turn"}  # no sneak clip: no figure
+    every = np.array(theoretical_maneuverability(g, "jump", from_types=())["values"])
+    assert mine["from"]["turn"]["mean"] == pytest.approx(every[turns].mean())
+
+
+def test_desirability_weights_keep_more_transitions_of_a_motion_type(demo_library):
+    clips = [bvh.read_bvh(os.path.join(demo_library, f + ".bvh")) for f in ("demo_walk", "demo_run")]
+    for c, t in zip(clips, ("walk", "run")):
+        c.tags = {t}
+    plain = build_graph(clips, GraphSettings(threshold=0.3, branching=0))
+    keen = build_graph(clips, GraphSettings(threshold=0.3, branching=0, desirability="run=3"))
+
+    def into_runs(g):
+        run = np.array(["run" in t for t in g.types])
+        cross = g.source[g.edges[:, 0]] != g.source[g.edges[:, 1]]
+        return int(((run[g.edges[:, 0]] | run[g.edges[:, 1]]) & cross).sum())
+
+    assert into_runs(keen) > into_runs(plain)
+    assert GraphSettings(desirability="Jog=2; sneak=1.5").weights() == {"run": 2.0, "sneak": 1.5}
+    for bad in ("run", "run=fast", "run=-1", "=2"):
+        with pytest.raises(MotionctlError, match="desirability"):
+            build_graph(clips, GraphSettings(desirability=bad))
 
 
 def test_one_looping_clip_makes_a_cycle(demo_library):
@@ -251,6 +278,18 @@ def test_a_walled_off_region_is_never_covered():
     assert cov["free"][inside].any()  # there is floor in there...
     assert cov["map"][inside].sum() == 0  # ...that the character never reaches
     assert cov["xy"] > 0.7  # while the rest of the room is well covered
+
+
+def test_practical_maneuverability_from_a_start_type_averages_only_its_nodes():
+    g = toy_graph()
+    g.types[1] = {"walk", "run"}  # the left arc, as if it were a run
+    emb = embed(g, Environment((0, 0, 6, 5)), SMALL)
+    lm = practical_maneuverability(emb, "jump", from_types=("run", "sneak"))
+    assert set(lm["from"]) == {"run"}
+    clip = emb._expander.decode(np.flatnonzero(emb.scc.ravel()))[3]
+    assert lm["from"]["run"]["nodes"] == int((clip == 1).sum()) < lm["nodes"]
+    assert lm["from"]["run"]["reachable"] == 1.0
+    assert lm["from"]["run"]["mean"] != lm["mean"]  # its own figure, not the whole graph's
 
 
 def test_embedding_and_graph_building_cancel_cleanly(demo_library):

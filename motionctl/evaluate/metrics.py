@@ -219,9 +219,23 @@ def _centre_time(graph: MotionGraph, kind: str) -> np.ndarray:
     return out
 
 
-def theoretical_maneuverability(graph: MotionGraph, kind: str) -> dict:
+def _from_types(graph: MotionGraph, types) -> dict:
+    """{motion type: bool [clips]} for the start types present in the graph."""
+    out = {t: np.array([t in k for k in graph.types], dtype=bool) for t in types}
+    return {t: m for t, m in out.items() if m.any()}
+
+
+def _lm_stats(lm: np.ndarray) -> dict:
+    ok = np.isfinite(lm)
+    return {"mean": float(lm[ok].mean()) if ok.any() else float("inf"),
+            "median": float(np.median(lm[ok])) if ok.any() else float("inf"),
+            "reachable": float(ok.mean()) if len(ok) else 0.0}
+
+
+def theoretical_maneuverability(graph: MotionGraph, kind: str, from_types=("run",)) -> dict:
     """LM_T,k (eq. 13): mean over clips of half their duration plus the quickest path in the
-    motion graph from their end to an instance of ``kind``."""
+    motion graph from their end to an instance of ``kind``; under "from", the same over the
+    clips of each start type (the paper's Table I: running -> action)."""
     centre = _centre_time(graph, kind)
     d = graph.duration
     f = np.full(graph.n, np.inf)  # time from the end of c to the instance
@@ -236,14 +250,15 @@ def theoretical_maneuverability(graph: MotionGraph, kind: str) -> dict:
     lm = 0.5 * d + f
     ok = np.isfinite(lm)
     return {"mean": float(lm[ok].mean()) if ok.any() else float("inf"), "reachable": float(ok.mean()),
-            "values": lm[ok].tolist()}
+            "values": lm[ok].tolist(), "from": {t: _lm_stats(lm[m]) for t, m in _from_types(graph, from_types).items()}}
 
 
 def practical_maneuverability(emb: Embedding, kind: str, sample: float = 1.0, seed: int = 0, chunk: int = 20000,
-                              should_stop=None) -> dict:
+                              should_stop=None, from_types=("run",)) -> dict:
     """LM_P,k (eq. 14): over (sampled) nodes of the embedded graph, half the clip's duration plus
     the quickest path in the embedded graph to an instance of ``kind``; computed for every node
-    at once by label-correcting backwards from the nodes whose clip holds the instance."""
+    at once by label-correcting backwards from the nodes whose clip holds the instance.  Under
+    "from", the same over the nodes whose clip is of each start type (running -> action)."""
     exp = emb._expander
     graph = emb.graph
     centre = _centre_time(graph, kind)
@@ -284,10 +299,9 @@ def practical_maneuverability(emb: Embedding, kind: str, sample: float = 1.0, se
     pick = ids if sample >= 1.0 else ids[rng.random(len(ids)) < sample]
     _, _, _, cp = exp.decode(pick)
     lm = 0.5 * d[cp] + f[pick]
-    ok = np.isfinite(lm)
-    return {"mean": float(lm[ok].mean()) if ok.any() else float("inf"),
-            "median": float(np.median(lm[ok])) if ok.any() else float("inf"),
-            "reachable": float(ok.mean()) if len(ok) else 0.0, "nodes": int(len(pick))}
+    return {**_lm_stats(lm), "nodes": int(len(pick)),
+            "from": {t: {**_lm_stats(lm[m[cp]]), "nodes": int(m[cp].sum())}
+                     for t, m in _from_types(graph, from_types).items()}}
 
 
 def evaluate(graph: MotionGraph, env: Environment, settings: EmbedSettings | None = None, pairs: int = 100,

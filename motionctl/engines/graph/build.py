@@ -32,7 +32,7 @@ from ...rootframe import root_frame
 from ...errors import MotionctlError
 from ...rootframe import displacement
 from ...settings import setting
-from ...tags import ACTIONS as ACTION_TYPES, JUMPS, canonical_set
+from ...tags import ACTIONS as ACTION_TYPES, JUMPS, canonical, canonical_set
 
 
 
@@ -50,6 +50,10 @@ class GraphSettings:
     max_clip: float = setting(1.5, "Max Clip", "Longer clips are split, so the character can change course this "
                               "often", min=0.1, max=60.0, unit="TIME", group="Graph")
     velocity_weight: float = 0.3
+    desirability: str = setting("", "Desirability", "Per motion type, a weight on transitions to and from its "
+                                "clips, e.g. 'run=3, sneak=2' (paper 004's desirability weights): a transition's "
+                                "cost is divided by the weights of both its ends, so fast motions whose poses "
+                                "change quickly keep transitions after coalescing", group="Graph")
     branching: int = setting(3, "Branching", "Most transitions kept from one clip end, the best into each other "
                              "take first (0 = all: larger graphs, slower evaluation)", min=0, max=64, group="Graph")
     block: int = 512  # rows of the cost matrix per block
@@ -66,6 +70,27 @@ class GraphSettings:
         if self.min_clip >= self.max_clip:
             raise MotionctlError(f"the minimum clip length ({self.min_clip} s) must be shorter than the maximum "
                                  f"({self.max_clip} s)")
+        self.weights()
+
+    def weights(self) -> dict:
+        """{motion type: weight} parsed from ``desirability`` ('run=3, sneak=2')."""
+        out = {}
+        for part in filter(None, (p.strip() for p in self.desirability.replace(";", ",").split(","))):
+            kind, eq, value = part.partition("=")
+            try:
+                w = float(value) if eq else float("nan")
+            except ValueError:
+                w = float("nan")
+            if not kind.strip() or not np.isfinite(w) or w <= 0:
+                raise MotionctlError(f"desirability: {part!r} is not 'type=weight' with a positive weight "
+                                     "(e.g. 'run=3, sneak=2')")
+            out[canonical(kind.strip().lower())] = w
+        return out
+
+    def clip_weights(self, clips) -> np.ndarray:
+        """float [clips]: each clip's desirability, the largest of its types' weights (1 if none)."""
+        table = self.weights()
+        return np.array([max([table.get(t, 1.0) for t in canonical_set(c.tags)] or [1.0]) for c in clips])
 
 
 @dataclass(eq=False)
@@ -167,9 +192,10 @@ def frame_features(clips, velocity_weight: float = 0.3, headings=None) -> np.nda
 
 
 def candidate_transitions(feats: np.ndarray, clip_of: np.ndarray, s: GraphSettings, should_stop=None,
-                          progress=None) -> tuple:
+                          progress=None, weight=None) -> tuple:
     """(from [T], to [T], cost [T]) of transitions i -> j where frame i ≈ frame j - 1 and
-    D(i, j - 1) is a local minimum within ``radius`` below ``threshold``; blocked over rows."""
+    D(i, j - 1) is a local minimum within ``radius`` below ``threshold``; blocked over rows.
+    ``weight`` float [frames] (desirability, or None): D is divided by both frames' weights."""
     n = len(feats)
     sq = np.sum(feats**2, axis=1)
     r = s.radius
@@ -180,6 +206,8 @@ def candidate_transitions(feats: np.ndarray, clip_of: np.ndarray, s: GraphSettin
         a0, a1 = max(0, r0 - r), min(n, r1 + r)  # halo rows for the local-minimum test
         d = sq[a0:a1, None] - 2.0 * feats[a0:a1] @ feats.T + sq[None]
         np.maximum(d, 0, out=d)
+        if weight is not None:
+            d /= weight[a0:a1, None] * weight[None]
         local = minimum_filter(d, size=2 * r + 1, mode="nearest")
         rows, cols = np.nonzero((d <= local) & (d < s.threshold))
         keep = (rows + a0 >= r0) & (rows + a0 < r1)
@@ -201,7 +229,7 @@ def candidate_transitions(feats: np.ndarray, clip_of: np.ndarray, s: GraphSettin
 # ----------------------------------------------------------------------------- coalescing
 
 def coalesce(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.ndarray, window: int,
-             threshold: float, should_stop=None) -> tuple[np.ndarray, np.ndarray]:
+             threshold: float, should_stop=None, weight=None) -> tuple[np.ndarray, np.ndarray]:
     """Appendix B on cut positions: a transition i -> j cuts its source clip after i (position
     i + 1) and its target clip before j (position j).  While some window of ``window`` positions
     inside one source clip holds more than one cut (source starts and ends count as fixed cuts),
@@ -249,6 +277,8 @@ def coalesce(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.nda
         # The rerouted transition's target must follow its compared frame in the same clip.
         ok &= np.where(side0, lo_of[own][:, None] == lo_of[tgt], lo_of[prev][None, :] == lo_of[tgt])
         d = np.maximum(sq[own][:, None] - 2 * feats[own] @ feats[prev].T + sq[prev][None, :], 0.0)
+        if weight is not None:
+            d /= weight[own][:, None] * weight[prev][None, :]
         return np.where(ok, threshold - d, -1.0)
 
     def score(w0, lo, hi):
@@ -312,7 +342,7 @@ def coalesce(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.nda
     return frm[ok], to[ok]
 
 
-def limit_branching(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.ndarray, k: int):
+def limit_branching(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.ndarray, k: int, weight=None):
     """Keep at most ``k`` transitions out of each clip end (from frame): first the cheapest into
     each other source file, best first, so a hub links to different motions rather than to
     every cycle of the same walk; then the cheapest of the rest.  Returns surviving (from, to)."""
@@ -320,6 +350,8 @@ def limit_branching(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of:
         return frm, to
     cost = np.maximum(np.sum(feats[frm] ** 2, 1) - 2 * np.einsum("ij,ij->i", feats[frm], feats[to - 1])
                       + np.sum(feats[to - 1] ** 2, 1), 0.0)
+    if weight is not None:
+        cost = cost / (weight[frm] * weight[to - 1])
     order = np.lexsort((cost, clip_of[to], frm))
     f, t, c = frm[order], to[order], cost[order]
     first_in_file = np.r_[True, (f[1:] != f[:-1]) | (clip_of[t[1:]] != clip_of[t[:-1]])]
@@ -337,6 +369,7 @@ def limit_branching(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of:
 def build_graph(source, settings: GraphSettings | None = None, progress=None, should_stop=None) -> MotionGraph:
     """A motion graph of a MotionDatabase or clip list; see the module docstring."""
     s = settings or GraphSettings()
+    s.check()
     t0 = time.perf_counter()
     clips = [resample(c, s.fps) for c in (source.clips if isinstance(source, MotionDatabase) else source)]
     if not clips:
@@ -346,18 +379,20 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     first = np.r_[0, np.cumsum(lengths)[:-1]]
     frames = [root_frame(c) for c in clips]  # ground track and heading, once per source clip
     feats = frame_features(clips, s.velocity_weight, [yaw for _, yaw in frames])
+    desire = s.clip_weights(clips)
+    weight = desire[clip_of] if np.any(desire != 1.0) else None
     sub = (lambda f, m: progress(0.6 * f, m)) if progress else None
     # The frame costs are matrix products: with BLAS on two threads instead of one their last bits
     # changed, which flipped local-minimum, threshold and coalescing choices (different graphs).
     with one_blas_thread():
-        frm, to, _ = candidate_transitions(feats, clip_of, s, should_stop, sub)
+        frm, to, _ = candidate_transitions(feats, clip_of, s, should_stop, sub, weight)
         n_candidates = len(frm)
         window = max(2, int(round(s.min_clip * s.fps)))
         if progress:
             progress(0.6, f"coalescing {n_candidates} candidate transitions")
-        frm, to = coalesce(feats, frm, to, clip_of, window, s.threshold, should_stop)
+        frm, to = coalesce(feats, frm, to, clip_of, window, s.threshold, should_stop, weight)
     if s.branching > 0:
-        frm, to = limit_branching(feats, frm, to, clip_of, s.branching)
+        frm, to = limit_branching(feats, frm, to, clip_of, s.branching, weight)
     # Clip boundaries: after every 'from' frame and before every 'to' frame, plus source ends.
     cuts = np.unique(np.concatenate((first, first + lengths, frm + 1, to)))
     cuts = _split_long(cuts, first, lengths, int(round(s.max_clip * s.fps)))
