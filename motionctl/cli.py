@@ -243,7 +243,8 @@ def print_room_metrics(res: dict, json_path: str | None) -> None:
         print(f"{len(res['unused_clips'])} clips never play in this room: " + "; ".join(res["unused_clips"]))
     for kind, lm in res["maneuverability"].items():
         print(f"{kind}: local maneuverability {lm['theoretical']['mean']:.2f} s in theory, "
-              f"{lm['practical']['mean']:.2f} s in this room")
+              f"{lm['practical']['mean']:.2f} s in this room" + "".join(
+                  f"; from {t} clips {f['mean']:.2f} s" for t, f in lm["practical"].get("from", {}).items()))
     if json_path:
         plain = {k: v for k, v in res.items() if k not in ("embedding", "coverage_map", "free", "action_maps", "graph")}
         path = out_path(json_path, ".json")

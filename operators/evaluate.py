@@ -136,7 +136,8 @@ class MOTIONCTL_OT_evaluate(BackgroundJobOperator, bpy.types.Operator):
                          f"{v['unreached']}/{v['pairs']} without a path")
         for k, v in result["maneuverability"].items():
             lines.append(f"{k}: maneuverability {v['theoretical']['mean']:.1f} s theory, "
-                         f"{v['practical']['mean']:.1f} s practice")
+                         f"{v['practical']['mean']:.1f} s practice" + "".join(
+                             f"; from {t} {f['mean']:.1f} s" for t, f in v["practical"].get("from", {}).items()))
         ev.details = "\n".join(lines)
         path = cache_path(context, "evaluation")
         meta = {"engine": self._engine, "environment": environment_json(self._env),

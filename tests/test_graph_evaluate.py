@@ -463,7 +463,6 @@ def test_only_the_flight_of_a_jump_passes_over_a_chasm_and_the_feet_land_outside
     wide = Environment((0, 0, 6, 4), [_chasm(2.8, 3.4)])  # 1.1 m
     for env, crossed in ((narrow, True), (wide, False)):
         emb = embed(toy_graph(), env, SMALL)
-        exp = emb._expander
         xs = np.nonzero(emb.scc.any(axis=(1, 2, 3)))[0]
         assert ((xs.min() * SMALL.cell < 2.5) and (xs.max() * SMALL.cell > 3.5)) == crossed
         chasm_cells = (emb.grid.bits & 2) != 0

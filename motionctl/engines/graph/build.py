@@ -45,8 +45,9 @@ class GraphSettings:
                                "rad²: 0.08 is about 16°) accepted for a transition: raise it for a larger graph with "
                                "rougher transitions", min=0.001, max=10.0, group="Graph")
     radius: int = 5  # frames: a candidate must be the minimum within this radius
-    min_clip: float = setting(0.5, "Min Clip", "Transitions closer than this are merged (Appendix B coalescing)",
-                              min=0.05, max=10.0, unit="TIME", group="Graph")
+    min_clip: float = setting(0.5, "Min Clip", "Transitions closer than this are merged (Appendix B coalescing). "
+                              "Runs need 0.3 s: a longer window reroutes their transitions out of stride and drops "
+                              "them", min=0.05, max=10.0, unit="TIME", group="Graph")
     max_clip: float = setting(1.5, "Max Clip", "Longer clips are split, so the character can change course this "
                               "often", min=0.1, max=60.0, unit="TIME", group="Graph")
     velocity_weight: float = 0.3
