@@ -265,7 +265,30 @@ PAPER = {"empty": "99.8 / 94.1 | 3.6 / 4.4 | 1.00 / 1.00 | 1.25 / 1.11",
          "random": "94.3 / 66.5 | 3.6 / 5.6 | 1.21 / 1.03 | 1.93 / 1.85",
          "baseline": "95.7 / 60.6 | 3.6 / 6.6 | 1.87 / 1.11 | 2.85 / 2.59"}
 # Each difference from the previous figures and from the paper, in a sentence (written from the run).
-NOTES: list = []
+NOTES = [
+    "Coverage and maneuverability rose against the previous figures (furnished room: XYθ 75.2 -> 95.5%, kick LM "
+    "4.5 -> 2.6 s) because the graph grew from 73 clips / 57 s to 251 clips / 114 s: the 0.3 s Min Clip keeps the "
+    "runs (40 s) and gives about three times as many clip ends to branch from.",
+    "Action efficiency now follows the paper's protocol (any covered end cell, failures counted at the 6x horizon): "
+    "in the random room it went 1.25 -> 1.44 because 2 of 25 kicks have no path and count as 6; elsewhere the larger "
+    "graph reaches kicks more directly than before despite the stricter protocol (furnished 1.39 -> 1.05).",
+    "Against the paper's baseline (path 1.87 / 1.11, action 2.85 / 2.59, LM 6.6 s) our congested room is easy for the "
+    "0.3 s graph (1.01 / 1.01, 1.08 / 1.04, 3.3 s), but the 0.5 s graph, about the paper's size (96 clips, 75 s), "
+    "comes close to the paper: XYθ 44.7% (paper 60.6), LM 4.4 s, path mean 1.16 with a tail (p90 1.27), action "
+    "2.65 / 1.20 with 7 of 25 kicks unreachable. So the gap to the paper's Table I is mostly the graph's clip length "
+    "and branching, a property of the graph we choose to build, not of the room or the metrics.",
+    "Table II: larger graphs raise XYθ coverage (79 -> 100%) and cut maneuverability (3.3 -> 1.0 s), the paper's "
+    "ordering.  Table III: larger footprints raise XYθ coverage 77.5 -> 88.0%, also the paper's ordering.",
+    "Table III's 75% row was 36.4% XYθ with \"no component larger than a node\" before: that was the seed-search bug "
+    "(the search missed the largest component); the component search now proves its answer in every row here, and "
+    "the 75% footprint keeps 77.5% of floor x heading in the congested room.",
+    "The wall-to-wall chasm: with the jump clips both halves are covered (89.9% / 87.5%); the same capture without "
+    "its jump takes stays on one half (50.0%, proven largest).  No clip is left unembeddable in the empty room "
+    "(before, CMU 16's forward jumps and their run-ups had no node anywhere).",
+    "The fragment controller (steady policy, same clips) now covers 99.6% of floor x heading in the congested room: "
+    "its held-control clips are short and many (546), like the 0.3 s graph's.",
+    "Every figure above came out identical in two full runs at this commit (only the timings differ).",
+]
 
 
 def _f(v, fmt):

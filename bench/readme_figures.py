@@ -105,17 +105,17 @@ def draw_strip(clip, path, n_poses=9):
 
 
 def draw_coverage(mocap: str, path: str, scale: int = 8) -> None:
-    """The benchmark's baseline graph embedded in its furnished room: covered floor green (brighter
+    """The benchmark's baseline graph embedded in its congested room: covered floor green (brighter
     where more clips and headings land), uncovered free floor grey, walls dark red, the chasm blue,
     the low wall orange (both widened by the character's radius)."""
     sys.path.insert(0, os.path.join(ROOT, "bench"))
-    from bench_evaluate import BASELINE, baseline_room, load_clips
+    from bench_evaluate import BASELINE, congested_room, load_clips
 
     from motionctl.engines.graph import build_graph
     from motionctl.evaluate import CHASM, LOW, coverage, coverage_rgba, embed
 
     graph = build_graph(load_clips(mocap), BASELINE)
-    emb = embed(graph, baseline_room())
+    emb = embed(graph, congested_room())
     cov = coverage(emb)
     rgba = coverage_rgba({"coverage_map": cov["map"], "free": cov["free"]})
     bits = emb.grid.bits.T  # rows = y, like the image
