@@ -25,7 +25,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from bench.record import environment  # noqa: E402
+from bench.record import environment, previous as previous_figures  # noqa: E402
 from motionctl.engines.fragments import ControllerSettings, PolicySettings, fit  # noqa: E402
 from motionctl.engines.graph import GraphSettings, build_graph  # noqa: E402
 from motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacle, count_edges, evaluate,  # noqa: E402
@@ -42,7 +42,6 @@ ACTION = "kick"  # the action whose maneuverability and efficiency the tables sh
 BASELINE = GraphSettings(threshold=0.08, branching=3, min_clip=0.3)
 LARGER = (GraphSettings(threshold=0.12, branching=5, min_clip=0.3), GraphSettings(threshold=0.3, branching=8, min_clip=0.3))
 MIN_CLIP_SWEEP = (0.5, 0.4, 0.35, 0.3)
-PREVIOUS = os.path.join(ROOT, "bench", "results", "previous", "evaluate.json")  # before issue 14's fixes
 
 TAGS = {
     "16": {("15", "16", "21", "22", "31", "32", "47"): {"walk"}, ("17", "18", "19", "20", "11", "13"): {"walk", "turn"},
@@ -131,7 +130,6 @@ def run(label, graph, env, settings=None, pairs=100, lm_sample=0.1, edges=True):
     lm = res["maneuverability"].get(ACTION, {})
     ae = res["action_efficiency"].get(ACTION, {})
     pe = res["path_efficiency"]
-    cov = res["embedding"].grid
     mask = res["coverage_map"] > 0
     half = mask.shape[0] // 2
     row = {"label": label, "environment": env.name, "area_m2": env.area(), "free": free_fraction(env),
@@ -161,7 +159,7 @@ def run(label, graph, env, settings=None, pairs=100, lm_sample=0.1, edges=True):
                                    "from_run_theory": v["theoretical"]["from"].get("run", {}).get("mean"),
                                    "from_run_practice": v["practical"]["from"].get("run", {}).get("mean")}
                                for k, v in res["maneuverability"].items()},
-           "path_p10": pe.get("p10"), "path_p90": pe.get("p90"), "grid_cell": cov.cell}
+           "path_p10": pe.get("p10"), "path_p90": pe.get("p90"), "grid_cell": res["embedding"].grid.cell}
     print(json.dumps({k: v for k, v in row.items() if k != "unused_clips"}), flush=True)
     return row
 
@@ -244,10 +242,7 @@ def main():
                                                                        [x, d - 3]])))
             env.name = f"{w} x {d} m rooms"
             rows["scaling"].append(run("scaling", graph, env, pairs=10, lm_sample=0.02))
-    previous = None
-    if os.path.exists(PREVIOUS):
-        with open(PREVIOUS) as fh:
-            previous = json.load(fh)
+    previous = previous_figures("evaluate")
     results = {"command": "python bench/bench_evaluate.py" + (" --quick" if args.quick else ""),
                "settings": {"graph": to_dict(BASELINE), "embed": to_dict(EmbedSettings()), "pairs": pairs},
                "environment": env_record, "graph": graph_row(graph, build_s), "min_clip_sweep": sweep,

@@ -30,7 +30,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from bench.record import environment  # noqa: E402
+from bench.record import environment, previous as previous_figures  # noqa: E402
 from motionctl.engines.planning import (FittedSettings, PlannerSettings, PlanningController,  # noqa: E402
                                         bellman_residual, decision_time, rollout, train_planner)
 from motionctl.library import import_library  # noqa: E402
@@ -40,7 +40,6 @@ NAV = {"16": ["15", "17", "11", "21", "13"], "35": ["01", "02"]}
 CC = ["07_02", "07_03", "07_06", "05_01", "06_10", "06_11", "06_08", "06_09", "06_06", "02_05", "02_06", "03_01"]
 SEEDS = (0, 1, 2, 3, 4)
 FLIP_STEPS = 10
-PREVIOUS = os.path.join(ROOT, "bench", "results", "previous", "fitted.json")  # before issue 14's fixes
 
 
 def measure(name, clips, task, parametric=True, regressor="trees", steps=10, success_steps=20, seed=0, pass_bonus=0.0):
@@ -192,10 +191,7 @@ def main():
     these = [measure(name, nav, "guidance", seed=seed, pass_bonus=bonus) for seed in range(args.seeds)]
     runs += these
     rows.append(summarise(these))
-    previous = {}
-    if os.path.exists(PREVIOUS):
-        with open(PREVIOUS) as fh:
-            previous = {r["name"]: r for r in json.load(fh)["rows"]}
+    previous = {r["name"]: r for r in (previous_figures("fitted") or {"rows": []})["rows"]}
     results = {"command": "python bench/bench_fitted.py", "rows": rows, "runs": runs, "settings": to_dict(PlannerSettings()),
                "environment": env, "previous": list(previous.values()),
                "paper": {"navigation_trees": {"time_s": 3, "samples": 15960, "residual": 48.45, "reward": -231},

@@ -29,7 +29,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from bench.record import environment  # noqa: E402
+from bench.record import environment, previous as previous_figures  # noqa: E402
 from motionctl.engines.fragments import (PLAYER_STYLES, ControllerSettings, FragmentController,  # noqa: E402
                                          FragmentModel, PolicySettings, bin_occupancy,
                                          evaluate_controllers, learn_user_model, paper_bins, player_traces,
@@ -50,7 +50,6 @@ QUICK = {"16": ["11", "15", "17", "35", "37", "05"], "09": ["12"], "127": ["13",
 UNITS = {"metres": 1.0, "CMU unit": 0.0254 / 0.45, "inches": 0.0254}  # the ASF's length 0.45 means 1/0.45 inch
 KINDS = ("model", "steady", "spread", "greedy")
 THRESHOLD = 8.0  # percent of transitions kept (paper 000's thresholded column)
-PREVIOUS = os.path.join(ROOT, "bench", "results", "previous", "fragments.json")  # before issue 14
 
 
 def peak_rss_mb() -> float:
@@ -231,10 +230,7 @@ def main():
         controller.decide(st, c)
     per_decision_us = (time.perf_counter() - t) / len(controls) * 1e6
 
-    previous = {}
-    if os.path.exists(PREVIOUS):
-        with open(PREVIOUS) as fh:
-            previous = json.load(fh)
+    previous = previous_figures("fragments") or {}
     results = {
         "command": "python bench/bench_fragments.py" + (" --quick" if args.quick else ""),
         "clips": len(db.clips), "capture_seconds": seconds, "fragments": fs.n, "bins": bins.n,

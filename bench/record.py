@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
@@ -18,6 +19,16 @@ def environment() -> dict:
     this run, as they were when the benchmark imported this module (a commit made while a long
     benchmark runs is not the code that ran)."""
     return dict(_START)
+
+
+def previous(name: str):
+    """The figures of ``bench/results/previous/<name>.json`` (a benchmark's results before issue 14's
+    fixes, kept to be shown beside the new ones), or None when there are none."""
+    path = os.path.join(ROOT, "bench", "results", "previous", name + ".json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as fh:
+        return json.load(fh)
 
 
 def _snapshot() -> dict:

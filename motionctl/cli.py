@@ -230,21 +230,15 @@ def eval_fragments(model, args) -> int:
 
 def print_room_metrics(res: dict, json_path: str | None) -> None:
     """Print paper 004's metrics of an evaluation and write them as JSON if asked."""
+    from .evaluate import summary_lines
+
     pe = res["path_efficiency"]
     print(f"{res['nodes']} embedded nodes in {res['embed_seconds']:.1f} s; metrics in {res['metric_seconds']:.1f} s")
     print(f"coverage: {100 * res['coverage_xy']:.1f}% XY, {100 * res['coverage_xya']:.1f}% XY-heading")
-    print(f"path efficiency: mean {pe['mean']:.2f}, median {pe['median']:.2f} over {pe['pairs']} pairs "
-          f"({pe['unreached']} without a path within the horizon, counted at it)")
-    for kind, cov in res["action_coverage"].items():
-        ae = res["action_efficiency"].get(kind, {})
-        print(f"{kind}: coverage {100 * cov:.1f}%, action efficiency median {ae.get('median', float('nan')):.2f} "
-              f"({ae.get('unreached', 0)} of {ae.get('pairs', 0)} pairs without a path)")
-    if res.get("unused_clips"):
-        print(f"{len(res['unused_clips'])} clips never play in this room: " + "; ".join(res["unused_clips"]))
-    for kind, lm in res["maneuverability"].items():
-        print(f"{kind}: local maneuverability {lm['theoretical']['mean']:.2f} s in theory, "
-              f"{lm['practical']['mean']:.2f} s in this room" + "".join(
-                  f"; from {t} clips {f['mean']:.2f} s" for t, f in lm["practical"].get("from", {}).items()))
+    print(f"path efficiency: mean {pe['mean']:.2f}, median {pe['median']:.2f} over {pe['pairs']} pairs")
+    print("\n".join(summary_lines(res)))
+    if res["unused_clips"]:
+        print("clips that never play in this room: " + "; ".join(res["unused_clips"]))
     if json_path:
         plain = {k: v for k, v in res.items() if k not in ("embedding", "coverage_map", "free", "action_maps", "graph")}
         path = out_path(json_path, ".json")

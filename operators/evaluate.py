@@ -17,8 +17,7 @@ from scipy.spatial import ConvexHull
 from ..motionctl.engines import ENGINES
 from ..motionctl.errors import MotionctlError
 from ..motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacle, certify, coverage_rgba, embed,
-                                  environment_from_dict, path_motion, sample_best_path)
-from ..motionctl.evaluate.metrics import HORIZON
+                                  environment_from_dict, path_motion, sample_best_path, summary_lines)
 from ..motionctl.store import open_archive, save_archive
 from .armature import bake_clip
 from .background import BackgroundJobOperator
@@ -121,24 +120,9 @@ class MOTIONCTL_OT_evaluate(BackgroundJobOperator, bpy.types.Operator):
         pe = result["path_efficiency"]
         ev.path_mean, ev.path_median = pe["mean"], pe["median"]
         ev.nodes, ev.seconds = result["nodes"], result["embed_seconds"] + result["metric_seconds"]
-        lines = [f"{k}: coverage {100 * v:.1f}%" for k, v in result["action_coverage"].items()]
-        lines.insert(0, f"paths: {pe['unreached']}/{pe['pairs']} pairs without a path within {HORIZON:g}x the "
-                        "reference (counted at it)")
         if result["unused_clips"]:
-            lines.insert(0, f"{len(result['unused_clips'])} of {result['embedding'].graph.n} clips never play in "
-                            "this room (listed in the Info log)")
             self.report({"INFO"}, "clips that never play in this room: " + "; ".join(result["unused_clips"]))
-        if not result["largest_proven"]:
-            lines.insert(0, f"not proven the largest component: one of up to {result['largest_bound']} nodes "
-                            "may have been missed")
-        for k, v in result["action_efficiency"].items():
-            lines.append(f"{k}: action efficiency {v['mean']:.2f} mean, {v['median']:.2f} median, "
-                         f"{v['unreached']}/{v['pairs']} without a path")
-        for k, v in result["maneuverability"].items():
-            lines.append(f"{k}: maneuverability {v['theoretical']['mean']:.1f} s theory, "
-                         f"{v['practical']['mean']:.1f} s practice" + "".join(
-                             f"; from {t} {f['mean']:.1f} s" for t, f in v["practical"].get("from", {}).items()))
-        ev.details = "\n".join(lines)
+        ev.details = "\n".join(summary_lines(result))
         path = cache_path(context, "evaluation")
         meta = {"engine": self._engine, "environment": environment_json(self._env),
                 "embed": {"cell": ev.cell, "headings": ev.headings, "radius": ev.radius, "edit_scale": ev.edit_scale}}

@@ -341,6 +341,9 @@ def test_command_line_builds_and_evaluates_a_graph(demo_library, tmp_path, capsy
     text = capsys.readouterr().out
     assert "coverage:" in text and "path efficiency" in text
     data = json.load(open(metrics))
+    # The panel's lines and the command line's are the same facts, with the failures counted.
+    assert f"paths: {data['path_efficiency']['unreached']}/6 pairs without a path" in text
+    assert "jump: maneuverability" in text
     assert 0.5 < data["coverage_xy"] <= 1 and data["nodes"] > 0
     m = np.load(cmap)
     assert m.shape == (35, 25) and m[15, 2] == 0  # the wall's cells are never covered

@@ -12,7 +12,7 @@ from .environment import (CHASM, LOW, WALL, Environment, Grid, Obstacle, environ
                           rasterise, read_environment)
 from .grid import EditModel, Footprints, footprints
 from .metrics import (action_centres_cells, action_coverage, coverage, coverage_rgba, evaluate, path_efficiency,
-                      practical_maneuverability, reference_graph, theoretical_maneuverability)
+                      practical_maneuverability, reference_graph, summary_lines, theoretical_maneuverability)
 from .paths import path_motion, sample_best_path, shortest_path
 
 __all__ = ["CHASM", "EditModel", "EmbedSettings", "Embedding", "Environment", "Expander", "Footprints", "Grid", "LOW",
@@ -20,4 +20,4 @@ __all__ = ["CHASM", "EditModel", "EmbedSettings", "Embedding", "Environment", "E
            "coverage", "coverage_rgba", "embed", "environment_from_dict", "evaluate", "flood", "footprints",
            "macro_graph", "path_efficiency", "path_motion", "practical_maneuverability", "random_environment",
            "rasterise", "read_environment", "reference_graph", "sample_best_path", "shortest_path",
-           "strongly_connected", "theoretical_maneuverability", "transition_graph"]
+           "strongly_connected", "summary_lines", "theoretical_maneuverability", "transition_graph"]

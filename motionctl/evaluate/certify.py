@@ -65,10 +65,11 @@ def macro_graph(model, table, commands=None, hold: float = 0.5, max_clips: int =
         root, rot, _, counts, yaw = synthesize(table, played, SynthState(origin.copy(), 0.0), crossfade=0)
         paths.append(np.column_stack((np.vstack((origin, root[:, :2])), np.concatenate(([0.0], yaw)))))
         lengths.append(int(counts.sum()))
-        kinds = step_tags(table, played[len(played) // 2]) - JUMPS
+        tags = step_tags(table, played[len(played) // 2])
+        kinds = tags - JUMPS
         air = np.zeros(len(root) + 1, dtype=bool)
         action = None
-        if commands[cmd_of[c]].control[3] > 0.5 or step_tags(table, played[len(played) // 2]) & JUMPS:
+        if commands[cmd_of[c]].control[3] > 0.5 or tags & JUMPS:
             # A jump only if the character leaves the ground: its flight is what may pass over a chasm.
             air[1:] = flight(to_clip(table, root, rot, "macro"), centres=np.zeros(0, dtype=np.int64)) \
                 if len(root) > 2 else False

@@ -206,7 +206,7 @@ class Expander:
     def _paths_free(self, x, y, table_rows, backbone: bool = False):
         cell = x * self.shape[1] + y
         ok = self.path_ok[cell, table_rows]
-        if backbone and len(self.needed.T):
+        if backbone and self.needed.shape[1]:
             j = self.jump_row[table_rows]
             ok &= (j < 0) | self.needed[cell, np.maximum(j, 0)]
         return ok

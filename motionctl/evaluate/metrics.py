@@ -248,9 +248,8 @@ def theoretical_maneuverability(graph: MotionGraph, kind: str, from_types=("run"
             break
         f = nf
     lm = 0.5 * d + f
-    ok = np.isfinite(lm)
-    return {"mean": float(lm[ok].mean()) if ok.any() else float("inf"), "reachable": float(ok.mean()),
-            "values": lm[ok].tolist(), "from": {t: _lm_stats(lm[m]) for t, m in _from_types(graph, from_types).items()}}
+    return {**_lm_stats(lm), "values": lm[np.isfinite(lm)].tolist(),
+            "from": {t: _lm_stats(lm[m]) for t, m in _from_types(graph, from_types).items()}}
 
 
 def practical_maneuverability(emb: Embedding, kind: str, sample: float = 1.0, seed: int = 0, chunk: int = 20000,
@@ -299,9 +298,32 @@ def practical_maneuverability(emb: Embedding, kind: str, sample: float = 1.0, se
     pick = ids if sample >= 1.0 else ids[rng.random(len(ids)) < sample]
     _, _, _, cp = exp.decode(pick)
     lm = 0.5 * d[cp] + f[pick]
+    starts = {t: m[cp] for t, m in _from_types(graph, from_types).items()}
     return {**_lm_stats(lm), "nodes": int(len(pick)),
-            "from": {t: {**_lm_stats(lm[m[cp]]), "nodes": int(m[cp].sum())}
-                     for t, m in _from_types(graph, from_types).items()}}
+            "from": {t: {**_lm_stats(lm[m]), "nodes": int(m.sum())} for t, m in starts.items()}}
+
+
+def summary_lines(res: dict) -> list:
+    """What an evaluation says beyond coverage and path efficiency's mean and median, one line per
+    fact (the Evaluate panel's details and the command line print the same)."""
+    pe = res["path_efficiency"]
+    lines = []
+    if not res["largest_proven"]:
+        lines.append(f"not proven the largest component: one of up to {res['largest_bound']} nodes may have been missed")
+    if res["unused_clips"]:
+        lines.append(f"{len(res['unused_clips'])} of {res['embedding'].graph.n} clips never play in this room")
+    lines.append(f"paths: {pe['unreached']}/{pe['pairs']} pairs without a path within {HORIZON:g}x the reference "
+                 "(counted at it)")
+    for k, v in res["action_coverage"].items():
+        ae = res["action_efficiency"].get(k, {})
+        lines.append(f"{k}: coverage {100 * v:.1f}%, action efficiency {ae.get('mean', float('nan')):.2f} mean, "
+                     f"{ae.get('median', float('nan')):.2f} median, {ae.get('unreached', 0)}/{ae.get('pairs', 0)} "
+                     "without a path")
+    for k, v in res["maneuverability"].items():
+        lines.append(f"{k}: maneuverability {v['theoretical']['mean']:.1f} s theory, {v['practical']['mean']:.1f} s "
+                     "in this room" + "".join(f"; from {t} clips {f['mean']:.1f} s"
+                                              for t, f in v["practical"].get("from", {}).items()))
+    return lines
 
 
 def evaluate(graph: MotionGraph, env: Environment, settings: EmbedSettings | None = None, pairs: int = 100,

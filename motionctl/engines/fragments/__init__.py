@@ -7,9 +7,9 @@ evaluation), ``model`` (the engine: ``fit`` and ``FragmentController``).
 """
 
 from ..base import Engine
-from .control import (EVALUATION_PLAYER, PLAYER_STYLES, TRAINING_PLAYERS, ControlBins, bin_occupancy, PlayerSettings, Trace, generate_trace,
-                      kmeans_bins, learn_user_model, paper_bins, player_traces, read_trace, resample_trace, scale_player,
-                      write_trace)
+from .control import (EVALUATION_PLAYER, PLAYER_STYLES, TRAINING_PLAYERS, ControlBins, PlayerSettings, Trace,
+                      bin_occupancy, generate_trace, kmeans_bins, learn_user_model, paper_bins, player_traces,
+                      read_trace, resample_trace, scale_player, write_trace)
 from .controller import ControllerSettings, FragmentModel, TrainedController, evaluate_controllers, train_controller
 from .cut import CONTROL_COLUMNS, FragmentSet, FragmentSettings, cut_fragments, evident_control
 from .model import FragmentController, Settings, fit
@@ -21,11 +21,12 @@ ENGINE = Engine("fragments", "Motion Fragments", "Steered by a player's control 
                 "fragments of the capture (paper 000)", "McCann & Pollard 2007", Settings, fit, FragmentController)
 
 __all__ = [
-    "CONTROL_COLUMNS", "ControlBins", "bin_occupancy", "ControllerSettings", "ENGINE", "EVALUATION_PLAYER", "FragmentController",
-    "FragmentModel", "FragmentSet", "FragmentSettings", "PLAYER_STYLES", "PlayerSettings", "PolicySettings", "QualitySettings",
-    "Settings", "SolveResult", "TRAINING_PLAYERS", "Trace", "TrainedController", "Transitions", "control_distance",
-    "control_quality", "cut_fragments", "evaluate_controllers", "evident_control", "fit", "generate_trace",
-    "kmeans_bins", "learn_user_model", "motion_distances", "motion_quality", "optimal_path", "paper_bins",
-    "path_quality", "player_traces", "project_velocity", "read_trace", "resample_trace", "run_table", "scale_player", "solve",
-    "top_transitions", "train_controller", "write_trace",
+    "CONTROL_COLUMNS", "ControlBins", "ControllerSettings", "ENGINE", "EVALUATION_PLAYER", "FragmentController",
+    "FragmentModel", "FragmentSet", "FragmentSettings", "PLAYER_STYLES", "PlayerSettings", "PolicySettings",
+    "QualitySettings", "Settings", "SolveResult", "TRAINING_PLAYERS", "Trace", "TrainedController", "Transitions",
+    "bin_occupancy", "control_distance", "control_quality", "cut_fragments", "evaluate_controllers",
+    "evident_control", "fit", "generate_trace", "kmeans_bins", "learn_user_model", "motion_distances",
+    "motion_quality", "optimal_path", "paper_bins", "path_quality", "player_traces", "project_velocity",
+    "read_trace", "resample_trace", "run_table", "scale_player", "solve", "top_transitions", "train_controller",
+    "write_trace",
 ]
