@@ -103,12 +103,15 @@ class Step:
     blended time-aligned (one row for a plain piece), or ``frames`` made by the engine; ``control``
     [4] the control it answers, for root warping; ``edit`` [3] an end correction (dx right, dy
     forward in the step's start frame, dyaw) spread over the step as paper 004's editing does
-    (eq. 16: frame i moves by i/n of it)."""
+    (eq. 16: frame i moves by i/n of it); ``switch``: for engine frames, whether they jump to other
+    data (motion matching's search) rather than continue (None: every frame is a new blend, as a
+    motion field's): what the metrics count as switches."""
 
     members: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     frames: Frames | None = None
     control: np.ndarray | None = None
     edit: np.ndarray | None = None
+    switch: bool | None = None
 
     def __post_init__(self):
         self.members = np.asarray(self.members, dtype=float).reshape(-1, 4)

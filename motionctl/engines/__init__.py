@@ -16,9 +16,10 @@ from .base import Engine, Model
 from .field import ENGINE as FIELD
 from .fragments import ENGINE as FRAGMENTS
 from .graph import ENGINE as GRAPH
+from .matching import ENGINE as MATCHING
 from .planning import ENGINE as PLANNING
 
-ENGINES: dict[str, Engine] = {e.name: e for e in (FRAGMENTS, PLANNING, GRAPH, FIELD, ACTIVE)}
+ENGINES: dict[str, Engine] = {e.name: e for e in (FRAGMENTS, PLANNING, GRAPH, FIELD, ACTIVE, MATCHING)}
 
 
 def engine_of(path) -> Engine:

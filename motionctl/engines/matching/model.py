@@ -1,0 +1,476 @@
+"""Motion matching as an engine: the industry's default way to steer a character with capture
+(Clavet 2016; Holden's open implementation), on the common interface so it is measured beside the
+papers' controllers.
+
+Every frame the character plays the next captured frame.  Every ``search_interval`` seconds, or
+at once when the command changes sharply, it builds a query (the playing frame's feet and hip
+velocity, and the trajectory the command predicts: ``springs.predict``) and searches the whole
+database for the nearest frame (``features.Index``, exact); when that frame is not the one it is
+about to play anyway (nor within ``ignore_near`` of it in the same clip), it jumps there.  A jump
+is inertialized: the difference between the pose it would have shown and the new one (and
+between their velocities) becomes an offset, decayed by a critically damped spring with half-life
+``blend_halflife``, so the pose and its velocity stay continuous.  Foot locking (optional) pins an
+ankle where its contact begins, bending the leg with two-bone IK, until the contact ends or the
+ankle would be pulled more than ``unlock_radius`` away; the foot then springs back.
+
+Jump and actions: clips tagged with an action are searched only while it is asked for (the jump
+button, or ``Command.action``), and then only their lead-ins (``ACTION_LEAD`` before an action
+centre); once entered, the action plays until ``ACTION_AFTER`` past its centre.
+
+Everything the memory holds is in the root frame of the last frame played, so a memory means the
+same wherever the character stands (certification replays memories from the origin).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from ... import quat
+from ...body import foot_joints
+from ...errors import MotionctlError
+from ...jobs import check_stop
+from ...rootframe import to_local, to_world, wrap, yaw_of
+from ...session import DEFAULT_SPEED, Command, State
+from ...settings import setting
+from ...skeleton import forward_kinematics
+from ...tags import canonical
+from ...synth import Frames, Step, frame_table
+from ..base import Model, clips_of, fingerprint, working_clips
+from . import springs
+from .features import (BLOCKS, POSE_DIMS, SEARCHES, TIMES, Index, Rows, normalisation, raw_features, row_info)
+
+SHARP_SPEED = 0.5  # m/s: a change of the wanted velocity this big searches at once
+TURN_LOOK = 0.5  # s: a turning rate asks to face where it would turn in this time
+CERTIFY_BUCKET = 0.5  # s: certification's entry states are the captured clips' half-seconds
+
+
+@dataclass
+class MatchingSettings:
+    """Feature weights, search, blending, trajectory prediction and foot locking."""
+
+    foot_position: float = setting(0.75, "Foot Positions", "Weight of both feet's positions in the match",
+                                   min=0.0, max=10.0, group="Features")
+    foot_velocity: float = setting(1.0, "Foot Velocities", "Weight of both feet's velocities", min=0.0, max=10.0,
+                                   group="Features")
+    hip_velocity: float = setting(1.0, "Hip Velocity", "Weight of the hips' velocity", min=0.0, max=10.0,
+                                  group="Features")
+    trajectory_position: float = setting(1.0, "Trajectory Positions", "Weight of where the character will be "
+                                         "in 1/3, 2/3 and 1 s", min=0.0, max=10.0, group="Features")
+    trajectory_direction: float = setting(1.5, "Trajectory Directions", "Weight of which way it will face then",
+                                          min=0.0, max=10.0, group="Features")
+    search_interval: float = setting(0.1, "Search Every", "Seconds between searches (a sharp change of the "
+                                     "command searches at once)", min=1 / 60, max=1.0, unit="TIME", group="Search")
+    sharp_turn: float = setting(float(np.radians(30.0)), "Sharp Turn", "A change of the wanted direction this big "
+                                "(or of the wanted speed by 0.5 m/s) searches at once", min=0.0, max=np.pi,
+                                unit="ROTATION", group="Search")
+    search: str = setting("boxes", "Search Structure", "How the nearest frame is found (all give the same frame)",
+                          choices=SEARCHES, group="Search")
+    ignore_near: float = setting(0.25, "Skip Nearby", "A best frame this close (s) to the one about to play, in "
+                                 "the same clip, is no jump", min=0.0, max=2.0, unit="TIME", group="Search",
+                                 ui=False)
+    end_margin: float = setting(0.3, "End Margin", "The last seconds of each clip are never jumped to", min=0.05,
+                                max=2.0, unit="TIME", group="Search", ui=False)
+    blend_halflife: float = setting(0.1, "Blend Half-life", "Inertialization: how fast the difference left by a "
+                                    "jump dies away (s)", min=0.01, max=1.0, unit="TIME", group="Blending")
+    velocity_halflife: float = setting(0.27, "Velocity Response", "Half-life (s) of the spring that turns the "
+                                       "command into the predicted trajectory's velocity", min=0.02, max=2.0,
+                                       unit="TIME", group="Trajectory")
+    rotation_halflife: float = setting(0.27, "Turn Response", "Half-life (s) of the spring for its facing",
+                                       min=0.02, max=2.0, unit="TIME", group="Trajectory")
+    foot_lock: bool = setting(True, "Foot Locking", "Pin a planted foot with IK until its contact ends",
+                              group="Feet")
+    unlock_radius: float = setting(0.2, "Unlock Radius", "A locked foot lets go when pulled this far (m)",
+                                   min=0.01, max=1.0, unit="LENGTH", group="Feet")
+    mirror: bool = setting(True, "Mirror Clips", "Add left/right mirrored clips (turns both ways)", group="Data")
+    fps: float = setting(30.0, "Rate", "Frames per second of the database", min=10.0, max=120.0, group="Data",
+                         ui=False)
+
+    def weights(self) -> np.ndarray:
+        return np.array([getattr(self, b) for b in BLOCKS], dtype=float)
+
+
+@dataclass(eq=False)
+class MatchMemory:
+    """The character's matching state, in the root frame of the last frame played.
+
+    row: table row playing; since: seconds since the last search; commit: row until which an
+    action plays (-1: none); goal [3]: the wanted velocity (2) and facing (rad) at the last search;
+    off_*: inertialization offsets and their velocities (joint rotation vectors [J, 3], root
+    height [1], root motion per frame [3]); sim_*: the simulated velocity, acceleration [2],
+    facing (rad, relative) and turning rate the trajectory is predicted from; lock [2],
+    lock_pos [2, 3]: locked feet and where; foot_off, foot_off_v [2, 3]: a released foot's spring;
+    contact [2]: the feet's contacts in the last frame."""
+
+    row: int
+    since: float
+    commit: int
+    goal: np.ndarray
+    off_rot: np.ndarray
+    off_rot_v: np.ndarray
+    off_h: np.ndarray
+    off_h_v: np.ndarray
+    off_m: np.ndarray
+    off_m_v: np.ndarray
+    sim_v: np.ndarray
+    sim_a: np.ndarray
+    sim_face: float
+    sim_w: float
+    lock: np.ndarray
+    lock_pos: np.ndarray
+    foot_off: np.ndarray
+    foot_off_v: np.ndarray
+    contact: np.ndarray
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, MatchMemory):
+            return NotImplemented
+        return all(np.array_equal(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))
+
+    def copy(self) -> "MatchMemory":
+        return MatchMemory(**{f.name: np.array(v, copy=True) if isinstance(v := getattr(self, f.name), np.ndarray)
+                              else v for f in fields(self)})
+
+
+class MatchingModel(Model):
+    """Normalised features of every captured frame and the matching loop (see the module docstring)."""
+
+    engine = "matching"
+    Settings = MatchingSettings
+
+    def __init__(self, settings: MatchingSettings, summary, clip_names, fps, heading_smooth, features, offset,
+                 scale, data_key: str = ""):
+        super().__init__(settings, summary, clip_names, fps, heading_smooth)
+        self.features = np.asarray(features, dtype=np.float64)
+        self.offset = np.asarray(offset, dtype=np.float64)
+        self.scale = np.asarray(scale, dtype=np.float64)
+        self.data_key = data_key
+        self.decision_rate = float(fps)
+        self.typical_speed = float(self.info.get("typical_speed", 1.3))
+        self.table = None
+        self.indexes = {}
+
+    # --- storage
+
+    def arrays(self):
+        return {"data_key": self.data_key}, {"features": self.features.astype(np.float32), "offset": self.offset,
+                                             "scale": self.scale}
+
+    @classmethod
+    def from_archive(cls, base, meta, z):
+        return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"],
+                   np.asarray(z["features"]), np.asarray(z["offset"]), np.asarray(z["scale"]), meta.get("data_key", ""))
+
+    # --- the database
+
+    def frame_table(self, clips):
+        work = working_clips(clips, self.clip_names, self.fps)
+        table = frame_table(work, work[0].skeleton, self.heading_smooth)
+        if table.n_frames != len(self.features) or (self.data_key and fingerprint(work) != self.data_key):
+            raise MotionctlError("these clips differ from the ones motion matching was trained on: train it again")
+        if self.table is None:
+            self._attach(work, table)
+        return table
+
+    def _attach(self, work, table) -> None:
+        s = self.settings
+        self.table = table
+        self.rows: Rows = row_info(work, table, s.end_margin)
+        rot = table.local_rot
+        first = np.zeros(table.n_frames, dtype=bool)
+        first[table.first] = True
+        prev = np.where(first, np.arange(table.n_frames) + 1, np.arange(table.n_frames) - 1)
+        prev = np.minimum(prev, table.n_frames - 1)
+        sign = np.where(first, -1.0, 1.0)  # a clip's first frame: its velocity is the next frame's
+        self.ang_vel = (sign[:, None, None] * quat.log(quat.mul(rot, quat.conj(rot[prev]))) * table.fps
+                        ).astype(np.float64)
+        self.h_vel = sign * (table.height - table.height[prev]) * table.fps
+        self.m_vel = sign[:, None] * (table.motion - table.motion[prev]) * table.fps
+        feet = foot_joints(table.skeleton)
+        self.legs = []
+        for side in "LR":
+            ankle = feet[side][0]
+            knee = int(table.skeleton.parents[ankle])
+            hip = int(table.skeleton.parents[knee]) if knee > 0 else -1
+            self.legs.append((hip, knee, ankle) if hip > 0 else None)
+        self.x = (self.features - self.offset) / self.scale
+        self.x[:, ~np.isfinite(self.scale)] = 0.0
+        self.indexes = {}
+
+    def _need(self):
+        if self.table is None:
+            raise MotionctlError("motion matching has no clips yet: build its frame table from the library first")
+        return self.table
+
+    def index(self, kind: int, entries: bool = False) -> Index:
+        """The search over locomotion (kind 0) or one action's lead-ins (``entries``)."""
+        key = (kind, entries)
+        if key not in self.indexes:
+            r = self.rows
+            ok = r.searchable & (r.kind == kind) & (r.entry if entries else True)
+            if kind == 0 and not ok.any():  # a library of action clips only: search them all
+                ok = r.searchable
+            self.indexes[key] = Index(self.x, np.flatnonzero(ok), self.settings.search)
+        return self.indexes[key]
+
+    # --- memory
+
+    def memory_at(self, row: int) -> MatchMemory:
+        """Memory of a character playing table row ``row`` at its captured speed."""
+        table, r = self._need(), int(row)
+        j = table.local_rot.shape[1]
+        v = table.motion[r, :2] * table.fps
+        return MatchMemory(r, 0.0, -1, np.array([v[0], v[1], 0.0]), np.zeros((j, 3)), np.zeros((j, 3)), np.zeros(1),
+                           np.zeros(1), np.zeros(3), np.zeros(3), v.copy(), np.zeros(2), 0.0,
+                           float(table.motion[r, 2] * table.fps), np.zeros(2, dtype=bool), np.zeros((2, 3)),
+                           np.zeros((2, 3)), np.zeros((2, 3)), self.rows.contact[r].copy())
+
+    def start(self, table, frame: int):
+        self._need()
+        return self.memory_at(min(max(int(frame), 0), table.n_frames - 1))
+
+    def memory_key(self, memory):
+        """The clip and half-second playing (certification's entries)."""
+        table = self._need()
+        c = int(self.rows.clip[memory.row])
+        return c, int(memory.row - table.first[c]) // max(1, round(CERTIFY_BUCKET * table.fps))
+
+    # --- deciding
+
+    def goal(self, yaw: float, command: Command) -> tuple[np.ndarray, float]:
+        """(wanted velocity [2] in the character's frame, wanted facing relative to it) for a command:
+        a heading at its speed (else the stick's, else a walk), or the stick as given, turned by its
+        turning rate over TURN_LOOK seconds; the facing follows the travel (a stick at rest: the
+        turning rate's)."""
+        c = command.control
+        if command.heading is not None:
+            speed = command.speed if command.speed is not None else (float(np.hypot(*c[:2])) or DEFAULT_SPEED)
+            face = float(wrap(command.heading - yaw))
+            return to_world(np.array([0.0, speed]), face), face
+        turn = float(c[2]) * TURN_LOOK
+        v = to_world(c[:2], turn)
+        if command.speed is not None and np.hypot(*v) > 1e-9:
+            v = v / np.hypot(*v) * command.speed
+        face = float(yaw_of(v)) if np.hypot(*v) > 1e-6 else turn
+        return v, face
+
+    def query(self, memory: MatchMemory, row: int, goal_v, goal_face) -> np.ndarray:
+        """The normalised query: row ``row``'s pose features and the predicted trajectory."""
+        s = self.settings
+        pos, dirs = springs.predict(memory.sim_v, memory.sim_a, goal_v, memory.sim_face, memory.sim_w, goal_face,
+                                    np.asarray(TIMES), s.velocity_halflife, s.rotation_halflife)
+        raw = np.concatenate((self.features[row, :POSE_DIMS], pos.ravel(), dirs.ravel()))
+        q = (raw - self.offset) / self.scale
+        q[~np.isfinite(self.scale)] = 0.0
+        q[:POSE_DIMS] = self.x[row, :POSE_DIMS]
+        return q
+
+    def decide(self, state: State, command: Command):
+        """One frame: the next captured frame, or the nearest to the query when a search is due."""
+        table, s, r = self._need(), self.settings, self.rows
+        goal_v, goal_face = self.goal(state.yaw, command)
+        m = state.memory.copy() if state.memory is not None else self._first(goal_v, goal_face)
+        dt = 1.0 / table.fps
+        nxt = m.row + 1
+        ended = nxt > r.last[m.row] or not r.searchable[min(nxt, table.n_frames - 1)]
+        if nxt > r.last[m.row]:
+            nxt = m.row  # a clip's last frame holds until the search below leaves it
+        committed = 0 <= m.commit and nxt <= m.commit and r.clip[nxt] == r.clip[m.commit]
+        sharp = (np.hypot(*(goal_v - m.goal[:2])) > SHARP_SPEED
+                 or abs(float(wrap(goal_face - m.goal[2]))) > s.sharp_turn)
+        kind = self.asked(command)
+        m.since += dt
+        for off, vel in (("off_rot", "off_rot_v"), ("off_h", "off_h_v"), ("off_m", "off_m_v")):
+            x, v = springs.decay(getattr(m, off), getattr(m, vel), s.blend_halflife, dt)
+            setattr(m, off, x)
+            setattr(m, vel, v)
+        jumped = False
+        start_action = kind > 0 and r.kind[nxt] != kind
+        if ended or (not committed and (sharp or start_action or m.since >= s.search_interval - 1e-9)):
+            best = self._search(m, nxt, goal_v, goal_face, kind, ended)
+            if best >= 0:
+                self._transition(m, nxt, best)
+                nxt, jumped = best, True
+            m.since, m.goal = 0.0, np.array([goal_v[0], goal_v[1], goal_face])
+        if not committed and m.commit >= 0 and not (nxt <= m.commit and r.clip[nxt] == r.clip[m.commit]):
+            m.commit = -1
+        m.row = nxt
+        rot = quat.normalize(quat.mul(quat.exp(m.off_rot), table.local_rot[nxt]))
+        height = table.height[nxt] + m.off_h[0]
+        motion = table.motion[nxt] + m.off_m
+        if s.foot_lock:
+            rot = self._lock_feet(m, nxt, rot, height, motion)
+        m.contact = r.contact[nxt].copy()
+        self._simulate(m, goal_v, goal_face, motion, dt)
+        return Step(frames=Frames(rot[None], np.array([height]), motion[None]), switch=jumped), m
+
+    def _first(self, goal_v, goal_face) -> MatchMemory:
+        """The model's own start for a first command: the locomotion frame whose trajectory best
+        matches it, met at its goal velocity."""
+        idx = self.index(0)
+        m = self.memory_at(int(idx.rows[0]))
+        m.sim_v, m.sim_face, m.sim_w = np.asarray(goal_v, float).copy(), float(goal_face), 0.0
+        q = self.query(m, int(idx.rows[0]), goal_v, goal_face)
+        q[:POSE_DIMS] = 0.0  # any pose: the mean one
+        row, _ = idx.nearest(q)
+        m = self.memory_at(row)
+        m.sim_v, m.sim_face = np.asarray(goal_v, float).copy(), float(goal_face)
+        m.goal = np.array([goal_v[0], goal_v[1], goal_face])
+        return m
+
+    def asked(self, command: Command) -> int:
+        """The kind of clip the command asks for: an action the data has (the jump button, or
+        ``Command.action``), else 0 (locomotion)."""
+        asked = "jump" if command.control[3] > 0.5 else canonical(command.action) if command.action else ""
+        return self.rows.kinds.index(asked) if asked and asked in self.rows.kinds else 0
+
+    def _search(self, m: MatchMemory, nxt: int, goal_v, goal_face, kind: int, ended: bool) -> int:
+        """The row to jump to, or -1 to play on."""
+        r, table = self.rows, self.table
+        q = self.query(m, nxt, goal_v, goal_face)
+        if kind and r.kind[nxt] != kind:  # enter the action at the best of its lead-ins
+            best, _ = self.index(kind, entries=True).nearest(q)
+            if best >= 0:
+                m.commit = int(r.commit[best])
+                return best
+        idx = self.index(r.kind[nxt] if kind and r.kind[nxt] == kind else 0)
+        natural = np.inf if ended else float(np.sum((self.x[nxt] - q) ** 2))
+        best, _ = idx.nearest(q, natural)
+        near = max(0, int(round(self.settings.ignore_near * table.fps)))
+        if best < 0 or (not ended and r.clip[best] == r.clip[nxt] and abs(best - nxt) <= near):
+            return -1
+        return best
+
+    def _transition(self, m: MatchMemory, src: int, dst: int) -> None:
+        """Inertialize a jump from row ``src`` (what would have played) to ``dst``: the offsets
+        become what makes ``dst`` look like ``src`` with its offsets, in pose and velocity."""
+        t = self.table
+        shown = quat.mul(quat.exp(m.off_rot), t.local_rot[src])
+        m.off_rot = quat.log(quat.mul(shown, quat.conj(t.local_rot[dst])))
+        m.off_rot_v = m.off_rot_v + self.ang_vel[src] - self.ang_vel[dst]
+        m.off_h = m.off_h + t.height[src] - t.height[dst]
+        m.off_h_v = m.off_h_v + self.h_vel[src] - self.h_vel[dst]
+        m.off_m = m.off_m + t.motion[src] - t.motion[dst]
+        m.off_m_v = m.off_m_v + self.m_vel[src] - self.m_vel[dst]
+
+    def _simulate(self, m: MatchMemory, goal_v, goal_face, motion, dt) -> None:
+        """Advance the simulated trajectory one frame toward the goal, then carry every vector the
+        memory holds into the new root frame (moved by ``motion``)."""
+        s = self.settings
+        _, v, a = springs.velocity_spring(m.sim_v, m.sim_a, np.asarray(goal_v, float), s.velocity_halflife, dt)
+        face, w = springs.angle_spring(m.sim_face, m.sim_w, goal_face, s.rotation_halflife, dt)
+        turn = float(motion[2])
+        m.sim_v, m.sim_a = to_local(v, turn), to_local(a, turn)
+        m.sim_face, m.sim_w = float(wrap(face - turn)), float(w)
+        m.goal = np.array([*to_local(m.goal[:2], turn), float(wrap(m.goal[2] - turn))])
+
+    def _lock_feet(self, m: MatchMemory, row: int, rot, height, motion):
+        """Foot locking (see the module docstring) on the pose about to be shown; returns its rotations."""
+        t, s = self.table, self.settings
+        turn = float(motion[2])
+        m.lock_pos[:, :2] = to_local(m.lock_pos[:, :2] - motion[:2], turn)
+        m.foot_off[:, :2] = to_local(m.foot_off[:, :2], turn)
+        m.foot_off_v[:, :2] = to_local(m.foot_off_v[:, :2], turn)
+        pos, grot = forward_kinematics(t.skeleton, np.array([[0.0, 0.0, height]]), rot[None], offsets=t.offsets[row])
+        pos, grot = pos[0], grot[0]
+        contact = self.rows.contact[row]
+        dt = 1.0 / t.fps
+        m.foot_off, m.foot_off_v = springs.decay(m.foot_off, m.foot_off_v, s.blend_halflife, dt)
+        out = rot
+        for i, leg in enumerate(self.legs):
+            if leg is None:
+                continue
+            anim = pos[leg[2]]
+            if m.lock[i] and (not contact[i] or np.linalg.norm(m.lock_pos[i] - anim) > s.unlock_radius):
+                m.lock[i] = False  # let go: spring back from where the foot was held
+                m.foot_off[i], m.foot_off_v[i] = m.lock_pos[i] - anim, 0.0
+            if not m.lock[i] and contact[i] and not m.contact[i]:
+                m.lock[i], m.lock_pos[i] = True, anim + m.foot_off[i]
+            target = m.lock_pos[i] if m.lock[i] else anim + m.foot_off[i]
+            if np.linalg.norm(target - anim) > 1e-4:
+                out = two_bone_ik(t.skeleton, out, pos, grot, leg, target)
+        return out
+
+
+def two_bone_ik(skeleton, rot, pos, grot, leg, target):
+    """Local rotations ``rot`` [J, 4] with the hip and knee of ``leg`` (hip, knee, ankle) turned so
+    the ankle reaches ``target`` (as near as the leg's length allows), the ankle keeping its
+    global orientation.  ``pos``/``grot``: the pose's global positions and rotations."""
+    hip, knee, ankle = leg
+    a, b, c = pos[hip], pos[knee], pos[ankle]
+    lab, lcb = np.linalg.norm(b - a), np.linalg.norm(b - c)
+    lat = float(np.clip(np.linalg.norm(target - a), 1e-4, lab + lcb - 1e-4))
+
+    def unit(v):
+        n = np.linalg.norm(v)
+        return v / n if n > 1e-9 else v
+
+    def ang(u, v):
+        return float(np.arccos(np.clip(np.dot(unit(u), unit(v)), -1.0, 1.0)))
+
+    ac_ab0, ba_bc0, ac_at0 = ang(c - a, b - a), ang(a - b, c - b), ang(c - a, target - a)
+    ac_ab1 = float(np.arccos(np.clip((lcb ** 2 - lab ** 2 - lat ** 2) / (-2 * lab * lat), -1, 1)))
+    ba_bc1 = float(np.arccos(np.clip((lat ** 2 - lab ** 2 - lcb ** 2) / (-2 * lab * lcb), -1, 1)))
+    axis0 = np.cross(c - a, b - a)
+    if np.linalg.norm(axis0) < 1e-6:  # a straight leg: bend about the body's side axis
+        axis0 = np.array([1.0, 0.0, 0.0])
+    axis1 = np.cross(c - a, target - a)
+    ga, gb = grot[hip], grot[knee]
+    r0 = quat.from_axis_angle(unit(quat.rotate(quat.conj(ga), unit(axis0))), ac_ab1 - ac_ab0)
+    r1 = quat.from_axis_angle(unit(quat.rotate(quat.conj(gb), unit(axis0))), ba_bc1 - ba_bc0)
+    out = rot.copy()
+    if np.linalg.norm(axis1) > 1e-9:
+        r2 = quat.from_axis_angle(unit(quat.rotate(quat.conj(ga), unit(axis1))), ac_at0)
+        out[hip] = quat.mul(rot[hip], quat.mul(r0, r2))
+    else:
+        out[hip] = quat.mul(rot[hip], r0)
+    out[knee] = quat.mul(rot[knee], r1)
+    # the ankle keeps its global rotation: new local = inverse(new knee global) * old ankle global
+    p = int(skeleton.parents[hip])
+    parent = grot[p] if p >= 0 else quat.identity()
+    knee_global = quat.mul(quat.mul(parent, out[hip]), out[knee])
+    out[ankle] = quat.normalize(quat.mul(quat.conj(knee_global), grot[ankle]))
+    return quat.normalize(out)
+
+
+def fit(library, settings: MatchingSettings | None = None, *, progress=None, should_stop=None,
+        cache: dict | None = None) -> MatchingModel:
+    """Motion matching's database of ``library``'s clips: every frame's features and their
+    normalisation (seconds: there is nothing else to learn)."""
+    t0 = time.perf_counter()
+    s = settings or MatchingSettings()
+    if not np.any(s.weights() > 0):
+        raise MotionctlError("every feature weight is 0: motion matching needs at least one")
+    clips = clips_of(library)
+    names = [n for c in clips for n in ((c.name, f"{c.name}_mirror") if s.mirror else (c.name,))]
+    work = working_clips(clips, names, s.fps)
+    raw = []
+    for i, c in enumerate(work):
+        if i % 8 == 0:
+            check_stop(should_stop, "motion matching")
+            if progress is not None:
+                progress(i / len(work), f"features of {c.name}")
+        raw.append(raw_features(c))
+    raw = np.concatenate(raw)
+    offset, scale = normalisation(raw, s.weights())
+    table = frame_table(work, work[0].skeleton, 0.2)
+    rows = row_info(work, table, s.end_margin)
+    speed = np.hypot(table.motion[:, 0], table.motion[:, 1]) * s.fps
+    loco = rows.searchable & (rows.kind == 0)
+    if not rows.searchable.any():
+        raise MotionctlError(f"every clip is shorter than the End Margin ({s.end_margin} s): nothing to jump to")
+    summary = {"frames": int(table.n_frames), "searchable": int(loco.sum()), "clips": len(clips),
+               "seconds_of_capture": float(table.n_frames / s.fps), "feature_dims": int(raw.shape[1]),
+               "actions": rows.kinds[1:], "typical_speed": float(np.median(speed[loco])) if loco.any() else 1.3,
+               "top_speed": float(np.percentile(speed[loco], 95)) if loco.any() else 2.0,
+               "feature_bytes": int(raw.astype(np.float32).nbytes), "seconds": time.perf_counter() - t0}
+    if progress is not None:
+        progress(1.0, "done")
+    model = MatchingModel(s, summary, names, s.fps, 0.2, raw, offset, scale, fingerprint(work))
+    model._attach(work, table)
+    return model
+
+
+__all__ = ["MatchMemory", "MatchingModel", "MatchingSettings", "fit", "two_bone_ik"]
