@@ -24,6 +24,7 @@ import numpy as np
 from .clip import Clip
 from .jobs import check_stop
 from .rootframe import to_local, wrap, yaw_of
+from .store import open_archive, save_archive
 from .synth import FrameTable, Step, SynthState, synthesize, to_clip
 
 DEFAULT_SPEED = 1.3  # m/s: a walk, when a command gives a direction but no speed
@@ -187,4 +188,51 @@ def commands_from_controls(controls) -> list:
     return [Command(c) for c in np.asarray(controls, dtype=float).reshape(-1, 4)]
 
 
-__all__ = ["Command", "DEFAULT_SPEED", "Session", "State", "Step", "commands_from_controls", "wrap"]
+GOALS = (("target", 2), ("gate", 3), ("line", 3))
+
+
+def commands_to_arrays(commands) -> dict:
+    """Commands as arrays (to store a run's commands): control [N, 4], heading [N], speed [N] and
+    each goal [N, k] (nan where a command has none), action [N] (str, "" for none)."""
+    commands = list(commands)
+    out = {"control": np.array([c.control for c in commands], dtype=float).reshape(-1, 4),
+           "heading": np.array([np.nan if c.heading is None else c.heading for c in commands], dtype=float),
+           "speed": np.array([np.nan if c.speed is None else c.speed for c in commands], dtype=float),
+           "action": np.array([c.action or "" for c in commands], dtype=str)}
+    for name, k in GOALS:
+        out[name] = np.array([np.full(k, np.nan) if getattr(c, name) is None else getattr(c, name) for c in commands],
+                             dtype=float).reshape(-1, k)
+    return out
+
+
+def commands_from_arrays(arrays) -> list:
+    """The Commands ``commands_to_arrays`` stored."""
+    def opt(v):
+        return None if not np.all(np.isfinite(v)) else np.asarray(v, dtype=float)
+
+    n = len(arrays["control"])
+    return [Command(arrays["control"][i], heading=None if np.isnan(arrays["heading"][i]) else float(arrays["heading"][i]),
+                    speed=None if np.isnan(arrays["speed"][i]) else float(arrays["speed"][i]),
+                    target=opt(arrays["target"][i]), gate=opt(arrays["gate"][i]), line=opt(arrays["line"][i]),
+                    action=str(arrays["action"][i]) or None) for i in range(n)]
+
+
+TIMELINE_FORMAT = "motionctl.timeline/1"
+
+
+def save_timeline(path, times, commands, meta: dict | None = None) -> str:
+    """Write a run's commands on its clock (``evaluate.motion.timeline``) to ``path`` (.npz)."""
+    return save_archive(path, TIMELINE_FORMAT, dict(meta or {}), {"times": np.asarray(times, dtype=float),
+                                                                  **commands_to_arrays(commands)})
+
+
+def load_timeline(path) -> tuple[np.ndarray, list, dict]:
+    """(times, commands, meta) written by ``save_timeline`` (MotionFileError if missing or damaged)."""
+    with open_archive(path, TIMELINE_FORMAT, "run commands") as (meta, z):
+        arrays = {k: np.asarray(z[k]) for k in ("times", "control", "heading", "speed", "action", "target", "gate",
+                                                 "line")}
+    return arrays["times"], commands_from_arrays(arrays), meta
+
+
+__all__ = ["Command", "DEFAULT_SPEED", "Session", "State", "Step", "commands_from_arrays", "commands_from_controls",
+           "commands_to_arrays", "load_timeline", "save_timeline", "wrap"]

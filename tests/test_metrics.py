@@ -1,0 +1,111 @@
+"""The one metrics module every benchmark and the Compare box use (DESIGN.md 3.7): responses timed
+on motion whose answer is known, switches and velocity jumps, path distance, and replaying a run's
+commands on their clock."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from motionctl.demo_data import Gait, synthesize
+from motionctl.errors import MotionFileError
+from motionctl.rootframe import root_frame
+from motionctl.evaluate.motion import (Run, discontinuity, path_distance, responses, switches, velocity_jumps)
+from motionctl.session import Command, commands_from_arrays, commands_to_arrays, load_timeline, save_timeline
+from motionctl.synth import Frames, Step
+
+FPS = 30.0
+
+
+def gait_clip(forward, turn):
+    n = len(forward)
+    return synthesize(Gait(np.asarray(forward, float), np.zeros(n), np.asarray(turn, float), np.zeros(n)), FPS)
+
+
+def run_with(clip, decisions_heading, decisions_speed, per: int = 3):
+    """A Run of ``clip`` with one decision every ``per`` frames asking these headings and speeds."""
+    n = clip.n_frames // per
+    return Run(clip, np.arange(n) * per, np.asarray(decisions_heading[:n], float), np.asarray(decisions_speed[:n], float),
+               np.zeros(n, dtype=bool))
+
+
+def test_direction_response_is_the_time_the_motion_takes_to_turn():
+    # straight for 2 s, then turning left at 1 rad/s for 2 s, then straight: asked to face 90° left at 2 s
+    f = int(6 * FPS)
+    t = np.arange(f) / FPS
+    turn = np.where((t >= 2.0) & (t < 2.0 + np.pi / 2), 1.0, 0.0)
+    clip = gait_clip(np.full(f, 1.3), turn)
+    n = f // 3
+    yaw0 = root_frame(clip, 0.2)[1][0]
+    heading = yaw0 + np.where(np.arange(n) * 3 / FPS < 2.0, 0.0, np.pi / 2)
+    got = responses(run_with(clip, heading, np.full(n, 1.3)), "direction")
+    assert len(got) == 1
+    # 85 degrees at 1 rad/s is 1.48 s; the root frame's heading is smoothed over 0.2 s
+    assert 1.3 < got[0] < 1.8
+    # asked for 90° right instead: it never gets there
+    never = responses(run_with(clip, 2 * yaw0 - heading, np.full(n, 1.3)), "direction", limit=3.0)
+    assert len(never) == 1 and np.isinf(never[0])
+
+
+def test_speed_response_is_the_time_the_motion_takes_to_speed_up():
+    f = int(7 * FPS)
+    t = np.arange(f) / FPS
+    forward = np.where(t < 2.0, 1.3, np.minimum(1.3 + (t - 2.0) * 1.0, 2.6))  # 1.3 s of acceleration
+    clip = gait_clip(forward, np.zeros(f))
+    n = f // 3
+    speed = np.where(np.arange(n) * 3 / FPS < 2.0, 1.3, 2.6)
+    got = responses(run_with(clip, np.zeros(n), speed), "speed")
+    assert len(got) == 1 and 0.6 < got[0] < 1.6  # within 10% (2.34 m/s) after ~1 s, over a stride's average
+
+
+def test_small_changes_are_no_trials():
+    clip = gait_clip(np.full(90, 1.3), np.zeros(90))
+    yaw0 = root_frame(clip, 0.2)[1][0]
+    small = yaw0 + np.r_[np.zeros(15), np.full(15, 0.2)]  # 11°
+    assert len(responses(run_with(clip, small, np.full(30, 1.3)), "direction")) == 0
+    assert len(responses(run_with(clip, yaw0 + np.r_[np.zeros(15), np.full(15, 0.6)], np.full(30, 1.3)),
+                         "direction", limit=0.5)) == 1  # 34°: a trial (never reached within 0.5 s)
+    assert len(responses(run_with(clip, np.zeros(30), np.r_[np.full(15, 1.3), np.full(15, 1.5)]), "speed")) == 0
+
+
+def test_switches_are_the_decisions_that_leave_the_clip():
+    steps = [Step.piece(0, 0, 10), Step.piece(0, 10, 10), Step.piece(1, 0, 10), Step.piece(1, 10, 10),
+             Step(np.array([[0, 0, 10, 0.5], [1, 0, 10, 0.5]])), Step.piece(1, 30, 10)]
+    frames = Frames(np.zeros((1, 2, 4)), np.zeros(1), np.zeros((1, 3)))
+    steps += [Step(frames=frames, switch=False), Step(frames=frames, switch=True), Step(frames=frames)]
+    assert switches(steps).tolist() == [False, False, True, False, True, True, False, True, True]
+
+
+def test_a_splice_shows_a_velocity_jump_where_the_motion_is_smooth():
+    walk = gait_clip(np.full(120, 1.3), np.zeros(120))
+    deg, lin = velocity_jumps(walk)
+    root = walk.root_pos[75:] - walk.root_pos[75] + 2 * walk.root_pos[59] - walk.root_pos[58]  # ground continues
+    spliced = replace(walk, root_pos=np.concatenate((walk.root_pos[:60], root)),
+                      local_rot=np.concatenate((walk.local_rot[:60], walk.local_rot[75:])))
+    deg2, lin2 = velocity_jumps(spliced)
+    assert max(deg2[59], deg2[60]) > 3 * np.percentile(deg[2:-2], 99)
+    assert max(lin2[59], lin2[60]) > 2 * np.percentile(lin[2:-2], 99)
+    run = Run(spliced, np.array([0, 60]), np.zeros(2), np.zeros(2), np.array([False, True]))
+    d = discontinuity(run)
+    assert d["deg_s"][0] == pytest.approx(max(deg2[60], deg2[59])) and len(d["m_s"]) == 1
+
+
+def test_path_distance():
+    path = np.array([[0.0, 0.0], [0.0, 4.0], [4.0, 4.0]])
+    pts = np.array([[1.0, 2.0], [-1.0, -1.0], [2.0, 5.0], [0.0, 4.0]])
+    assert np.allclose(path_distance(path, pts), [1.0, np.sqrt(2), 1.0, 0.0])
+
+
+def test_commands_round_trip_through_a_timeline_file(tmp_path):
+    commands = [Command([0, 1.2, 0, 0]), Command(heading=1.0, speed=3.0), Command([0, 0, 0, 1], action="kick",
+                target=np.array([1.0, 2.0]), line=np.array([0.0, 1.0, 0.5]))]
+    back = commands_from_arrays(commands_to_arrays(commands))
+    assert back[1].heading == 1.0 and back[1].speed == 3.0 and back[0].heading is None and back[0].speed is None
+    assert back[2].action == "kick" and np.allclose(back[2].target, [1, 2]) and back[2].gate is None
+    path = save_timeline(tmp_path / "run", [0.0, 0.1, 0.2], commands, {"engine": "x"})
+    times, loaded, meta = load_timeline(path)
+    assert np.allclose(times, [0, 0.1, 0.2]) and meta["engine"] == "x" and np.allclose(loaded[2].line, [0, 1, 0.5])
+    with open(path, "r+b") as fh:
+        fh.truncate(40)
+    with pytest.raises(MotionFileError, match="run"):
+        load_timeline(path)
