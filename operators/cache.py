@@ -80,7 +80,7 @@ def resolve(path: str) -> str:
 # Scene properties holding cache paths: (collection path on st or "", attribute).
 def cache_properties(st) -> list:
     """Every (owner, attribute) on the scene settings that holds a cache path."""
-    out = [(st, "last_run"), (st.evaluate, "result_path"), (st.evaluate, "map_path")]
+    out = [(st, "last_run"), (st.preview, "run_commands"), (st.evaluate, "result_path"), (st.evaluate, "map_path")]
     for g in st.groups:
         out.append((g, "database"))
         out += [(m, "path") for m in g.models]

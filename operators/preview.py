@@ -9,6 +9,7 @@ in memory and in a cache file, so Bake works after the .blend is reopened.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -19,11 +20,14 @@ from ..motionctl.clip import MotionDatabase
 from ..motionctl.engines.fragments import Trace, read_trace, resample_trace, write_trace
 from ..motionctl.errors import MotionctlError
 from ..motionctl.rootframe import to_world, yaw_of
-from ..motionctl.session import Command, Session, commands_from_controls
+from ..motionctl.engines import ENGINES
+from ..motionctl.evaluate.motion import compare, measure, picture, timeline
+from ..motionctl.session import Command, Session, commands_from_controls, load_timeline, save_timeline
 from .armature import PoseWriter, bake_clip
 from .background import BackgroundJobOperator
 from .cache import cache_path, resolve, stored
-from .common import group_clips, report_error, settings, target_armature, trained_model
+from .common import chosen_group, group_clips, model_entry, report_error, settings, target_armature, trained_model
+from .controller import show_picture
 from .state import STATE
 
 ARROWS = {"forward": "UP_ARROW", "back": "DOWN_ARROW", "left": "LEFT_ARROW", "right": "RIGHT_ARROW"}
@@ -171,14 +175,31 @@ def playable(context):
     return model, table, target_armature(context, group)
 
 
-def keep_run(context, clip, source: str) -> None:
-    """Remember a run for Bake: in memory, and in a cache file (Bake after reopening the .blend)."""
+COMPARE_IMAGE = "motionctl_compare"
+
+
+def keep_run(context, clip, source: str, figures: dict | None = None, clock=None, engine: str = "") -> None:
+    """Remember a run for Bake: in memory, and in a cache file (Bake after reopening the .blend);
+    with its ``figures`` (``evaluate.motion.measure``) and commands on their ``clock``
+    (``timeline``), for the Compare box."""
     st = settings(context)
     STATE.last_run = clip
     db = MotionDatabase(clip.skeleton, [clip])
     st.last_run = stored(db.save(cache_path(context, "lastrun")))
     st.preview.session_frames = clip.n_frames
     st.preview.run_source = source
+    if figures is not None:
+        label = ENGINES[engine].label if engine in ENGINES else engine
+        st.preview.run_commands = stored(save_timeline(cache_path(context, "lastcommands"), *clock, {"engine": engine}))
+        show_compare(context, {"rows": [{"engine": engine, "label": label, **figures}], "source": None})
+
+
+def show_compare(context, result: dict) -> None:
+    """Keep compared figures on the scene (JSON) and their plot as an image."""
+    p = settings(context).preview
+    p.compare = json.dumps(result, default=float)
+    source = result.get("source")
+    show_picture(COMPARE_IMAGE, picture(result["rows"], source["skating"] if source else None))
 
 
 def last_run(context):
@@ -284,7 +305,7 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
         context.workspace.status_text_set(None)
         s = self.session
         if s.roots:
-            keep_run(context, s.clip("driven"), "driven")
+            keep_run(context, s.clip("driven"), "driven", measure(s), timeline(s), self.model.engine)
         if self.prefs.record and s.controls:
             path = save_recording(context, Trace(np.array(s.controls), s.rate, "recorded"))
             self.report({"INFO"}, f"recorded {len(s.controls)} controls to {path}")
@@ -331,10 +352,15 @@ def draw_drive(op) -> None:
 
 
 def play_job(model, table, commands, warp, progress=None, should_stop=None):
-    """Worker job: a session driven by a trace's commands; returns the run as a Clip."""
+    """Worker job: a session driven by a trace's commands; returns the run as a Clip, its figures
+    and its commands on their clock."""
     if progress:
         progress(0.1, f"running {len(commands)} decisions")
-    return Session(model, table, warp=warp).run(commands, should_stop, "trace_run")
+    session = Session(model, table, warp=warp)
+    clip = session.run(commands, should_stop, "trace_run")
+    if progress:
+        progress(0.9, "measuring the run")
+    return {"clip": clip, "figures": measure(session), "clock": timeline(session)}
 
 
 class MOTIONCTL_OT_play_trace(BackgroundJobOperator, bpy.types.Operator):
@@ -353,11 +379,39 @@ class MOTIONCTL_OT_play_trace(BackgroundJobOperator, bpy.types.Operator):
         goals = goal_objects(context, model)
         commands = [with_goals(c, goals) for c in
                     commands_from_controls(resample_trace(trace.samples, trace.rate, model.decision_rate))]
+        self._engine = model.engine
         return play_job, {"model": model, "table": table, "commands": commands, "warp": prefs.warp}
 
     def finish(self, context, result) -> None:
-        keep_run(context, result, "trace")
+        keep_run(context, result["clip"], "trace", result["figures"], result["clock"], self._engine)
         bake_last(context, self._target)
+
+
+class MOTIONCTL_OT_compare(BackgroundJobOperator, bpy.types.Operator):
+    """Run the last driven or played commands through every engine trained on this clip group and
+    list their skating, response times and discontinuities side by side"""
+
+    bl_idname = "motionctl.compare"
+    bl_label = "Compare Engines"
+    job_label = "Compare"
+
+    def prepare(self, context):
+        st = settings(context)
+        path = resolve(st.preview.run_commands)
+        if not path:
+            raise MotionctlError("drive the character or play a trace first: Compare replays its commands")
+        times, commands, _ = load_timeline(path)
+        clips = group_clips(context)
+        group = chosen_group(context)
+        players = [(name, engine.label, trained_model(context, name)[0], clips) for name, engine in ENGINES.items()
+                   if model_entry(group, name) is not None]
+        if not players:
+            raise MotionctlError("train at least one engine on this clip group first (Controller panel)")
+        return compare, {"players": players, "times": times, "commands": commands, "clips": clips,
+                         "warp": st.preview.warp}
+
+    def finish(self, context, result) -> None:
+        show_compare(context, result)
 
 
 def bake_last(context, target=None):
@@ -388,4 +442,4 @@ class MOTIONCTL_OT_bake_run(bpy.types.Operator):
         return {"FINISHED"}
 
 
-classes = (MOTIONCTL_OT_drive, MOTIONCTL_OT_play_trace, MOTIONCTL_OT_bake_run)
+classes = (MOTIONCTL_OT_drive, MOTIONCTL_OT_play_trace, MOTIONCTL_OT_bake_run, MOTIONCTL_OT_compare)

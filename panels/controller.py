@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import bpy
@@ -12,6 +13,7 @@ from ..motionctl.engines import ENGINES
 from ..motionctl.settings import options
 from ..operators.common import model_entry, model_summary
 from ..operators.controller import picture_name
+from ..operators.preview import COMPARE_IMAGE
 from .library import MotionPanel
 
 # How a model's summary reads in the panel: key -> (label, format).
@@ -166,7 +168,47 @@ class MOTIONCTL_PT_preview(MotionPanel, Panel):
         box.prop(p, "frame_start")
         box.prop(p, "root_motion")
         box.operator("motionctl.bake_run", icon="ACTION")
+        draw_compare(layout, st)
         layout.operator("motionctl.add_mannequin", icon="OUTLINER_OB_ARMATURE")
+
+
+def _cell(s: dict, digits: int = 1) -> str:
+    """median / p90 of a figure, or a dash when none was measured."""
+    if not s or not s.get("n"):
+        return "—"
+    return " / ".join("never" if v is None or v == float("inf") else f"{v:.{digits}f}" for v in (s["median"], s["p90"]))
+
+
+def draw_compare(layout, st) -> None:
+    """The Compare box: the last run's figures (and every engine's after Compare Engines), the
+    plot, the button."""
+    box = layout.box()
+    box.label(text="Compare", icon="SORTSIZE")
+    try:
+        result = json.loads(st.preview.compare) if st.preview.compare else None
+    except json.JSONDecodeError:
+        result = None
+    if not result:
+        box.label(text="Drive or play a trace to measure the run")
+    else:
+        source = result.get("source")
+        if source:
+            box.label(text=f"source capture: skating {100 * source['skating']:.0f}%, sliding {source['sliding']:.2f} m/s")
+        for r in result["rows"]:
+            col = box.column(align=True)
+            col.label(text=f"{r['label']} ({r['seconds']:.0f} s, {r['switches']} switches)")
+            col.label(text=f"  skating {100 * r['skating']:.0f}%, sliding {r['sliding']:.2f} m/s")
+            col.label(text=f"  new direction {_cell(r['direction_s'])} s, new speed {_cell(r['speed_s'])} s "
+                           f"(median / p90, {r['direction_s']['n']} + {r['speed_s']['n']} changes)")
+            col.label(text=f"  jump at a switch {_cell(r['jump_deg_s'], 0)} °/s, {_cell(r['jump_m_s'], 2)} m/s")
+        if all(r["direction_s"]["n"] == 0 for r in result["rows"]):
+            box.label(text="No direction changes to time: steer with World keys or the mouse", icon="INFO")
+        img = bpy.data.images.get(COMPARE_IMAGE)
+        if img is not None and img.preview is not None:
+            box.label(text=img.get("motionctl_caption", img.name))
+            box.template_icon(icon_value=img.preview.icon_id, scale=8.0)
+    if not draw_job(layout, st, "Compare"):
+        box.operator("motionctl.compare", icon="SORTSIZE")
 
 
 classes = (MOTIONCTL_UL_traces, MOTIONCTL_PT_controller, MOTIONCTL_PT_preview)

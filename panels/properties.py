@@ -153,6 +153,9 @@ class MOTIONCTL_PG_preview(PropertyGroup):
         ("OBJECT", "Armature Object", "Translation keyed on the armature object; the root bone stays in place")])
     session_frames: IntProperty(name="Frames Driven")
     run_source: StringProperty(name="Run", description="What the last run was (driven, or a trace played)")
+    run_commands: StringProperty(name="Run Commands", description="Cache file of the last run's commands on their "
+                                 "clock (what Compare replays)")
+    compare: StringProperty(name="Compared", description="The last run's figures and the compared engines' (JSON)")
 
 
 class MOTIONCTL_PG_evaluate(PropertyGroup):

@@ -1,0 +1,59 @@
+"""The Preview panel's Compare box: a played run is measured (skating, responses, discontinuities)
+with a plot, and Compare Engines replays its commands through every engine trained on the group,
+with the figures the metrics module gives for the same replay."""
+
+import json
+
+import numpy as np
+import pytest
+from blender_scene import use_demo_clips
+
+from motionctl.engines.fragments import PlayerSettings, generate_trace, write_trace
+
+pytestmark = pytest.mark.blender
+
+
+@pytest.fixture
+def scene(bpy_clean, demo_library):
+    bpy = bpy_clean
+    use_demo_clips(bpy, demo_library, {"demo_walk", "demo_walk_turn_left", "demo_walk_turn_right", "demo_run"},
+                   fps=30)
+    return bpy
+
+
+def test_a_played_run_is_measured_and_compared_across_engines(scene, ext, tmp_path):
+    bpy = scene
+    st = bpy.context.scene.motionctl
+    with pytest.raises(RuntimeError, match="drive the character or play a trace first"):
+        bpy.ops.motionctl.compare()
+    st.engines.fragments.trace_seconds, st.engines.fragments.held_out = 60.0, 0
+    for engine in ("fragments", "matching"):
+        assert bpy.ops.motionctl.train(engine=engine) == {"FINISHED"}
+    st.engine = "matching"
+    write_trace(generate_trace(PlayerSettings(max_speed=3.0), 8.0, 10.0, seed=5), tmp_path / "player.csv")
+    st.preview.trace_path = str(tmp_path / "player.csv")
+    assert bpy.ops.motionctl.play_trace() == {"FINISHED"}
+    played = json.loads(st.preview.compare)
+    (row,) = played["rows"]
+    assert row["engine"] == "matching" and 0.0 <= row["skating"] <= 1.0 and row["seconds"] > 7.0
+    assert 0 < row["jump_deg_s"]["n"] <= row["switches"]
+    image = bpy.data.images.get(ext.operators.preview.COMPARE_IMAGE)
+    assert image is not None and image.size[0] > 100
+
+    assert bpy.ops.motionctl.compare() == {"FINISHED"}
+    compared = json.loads(st.preview.compare)
+    assert [r["engine"] for r in compared["rows"]] == ["fragments", "matching"]
+    assert 0.0 < compared["source"]["skating"] < 1.0
+    # The matching row is the same replay the metrics module makes from the stored commands.
+    from motionctl.engines import load_model
+    from motionctl.evaluate.motion import measure, replay
+    from motionctl.session import load_timeline
+
+    times, commands, meta = load_timeline(bpy.path.abspath(st.preview.run_commands))
+    assert meta["engine"] == "matching" and len(commands) == len(times) > 0
+    model = load_model(bpy.path.abspath(next(m.path for m in st.groups[0].models if m.engine == "matching")))
+    clips = ext.operators.common.group_clips(bpy.context)
+    direct = measure(replay(model, model.frame_table(clips), times, commands, warp=st.preview.warp))
+    got = compared["rows"][1]
+    assert got["skating"] == pytest.approx(direct["skating"]) and got["switches"] == direct["switches"]
+    assert np.isclose(got["seconds"], direct["seconds"])
