@@ -10,7 +10,8 @@ import pytest
 from motionctl.demo_data import Gait, synthesize
 from motionctl.errors import MotionFileError
 from motionctl.rootframe import root_frame
-from motionctl.evaluate.motion import (Run, discontinuity, path_distance, responses, switches, velocity_jumps)
+from motionctl.evaluate.motion import (Run, discontinuity, path_commands, path_distance, responses, switches,
+                                       velocity_jumps)
 from motionctl.session import Command, commands_from_arrays, commands_to_arrays, load_timeline, save_timeline
 from motionctl.synth import Frames, Step
 
@@ -109,3 +110,19 @@ def test_commands_round_trip_through_a_timeline_file(tmp_path):
         fh.truncate(40)
     with pytest.raises(MotionFileError, match="run"):
         load_timeline(path)
+
+
+def test_path_following_keeps_its_progress_where_the_path_crosses_itself():
+    r = 3.0
+    t = np.linspace(0, 2 * np.pi, 100)
+    path = np.concatenate((np.column_stack((r * (np.cos(t) - 1), r * np.sin(t))),
+                           np.column_stack((r * (1 - np.cos(t)), r * np.sin(t)))[1:]))
+    progress = 0.0
+    for point in np.concatenate((path[::5], path[-1:])):  # a character exactly on the path, all the way round
+        command, d, progress = path_commands(path, point, 1.3, progress)
+        assert d < 1e-6
+    total = np.linalg.norm(np.diff(path, axis=0), axis=1).sum()
+    assert progress == pytest.approx(total, abs=0.5)
+    # at the crossing half way, the progress stays half way (not the end, where the path also passes)
+    _, _, mid = path_commands(path, np.zeros(2), 1.3, total / 2 - 0.3)
+    assert mid == pytest.approx(total / 2, abs=0.5)

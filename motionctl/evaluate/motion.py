@@ -13,7 +13,8 @@ Responses: a command that changes the wanted direction (by at least ``min_change
 (by at least 30% and 0.3 m/s) and then holds it starts a trial; the response time is the time from
 that decision until the heading (the root frame's yaw) is within 5° of the new direction, or the
 speed (the ground speed averaged over one second, a stride) within 10% of the new speed, and stays
-there for ``hold`` seconds.  A change not reached within ``limit`` seconds (while it was held)
+there for ``hold`` seconds ("speed_rise": until 90% of the change of speed is made, for controllers
+whose speeds come in steps).  A change not reached within ``limit`` seconds (while it was held)
 counts as never (inf); one replaced sooner by another change is not a trial.
 
 Discontinuity: at every switch (a decision that does not simply continue the captured clip it
@@ -45,6 +46,7 @@ SPEED_TOLERANCE = 0.1  # share of the new speed
 SPEED_WINDOW = 1.0  # s: speed is averaged over a stride
 MIN_TURN = float(np.radians(30.0))  # a change of direction smaller than this is no trial
 MIN_SPEED_CHANGE = (0.3, 0.3)  # a change of speed is a trial when it is at least 30% and 0.3 m/s
+RISE = 0.9  # "speed_rise": the share of a speed change made
 
 
 def foot_heights(clip) -> tuple[np.ndarray, np.ndarray]:
@@ -155,8 +157,8 @@ def responses(run: Run, what: str = "direction", limit: float = 6.0, hold: float
         changed = new & (np.abs(wrap(np.nan_to_num(h) - facing)) >= min_change)
         changed[0] = False
         same = np.isfinite(h) & np.isfinite(prev) & (np.abs(wrap(h - np.nan_to_num(prev))) <= 1e-6)
-        measure = lambda target: np.abs(wrap(yaw - target)) < HEADING_TOLERANCE  # noqa: E731
-    elif what == "speed":
+        measure = lambda target, before: np.abs(wrap(yaw - target)) < HEADING_TOLERANCE  # noqa: E731
+    elif what in ("speed", "speed_rise"):
         v = run.speed
         prev = np.concatenate(([v[0]], v[:-1]))
         step = np.abs(v - prev)
@@ -166,16 +168,20 @@ def responses(run: Run, what: str = "direction", limit: float = 6.0, hold: float
         w = max(1, round(SPEED_WINDOW * fps))
         pad = np.pad(ground, ((w // 2, w - w // 2), (0, 0)), mode="edge")
         speed = np.linalg.norm(pad[w:] - pad[:-w], axis=1) * fps / w
-        measure = lambda target: np.abs(speed - target) <= SPEED_TOLERANCE * max(target, 0.1)  # noqa: E731
+        if what == "speed":
+            measure = lambda target, before: np.abs(speed - target) <= SPEED_TOLERANCE * max(target, 0.1)  # noqa: E731
+        else:
+            measure = lambda target, before: (speed - before) / (target - before) >= RISE  # noqa: E731
     else:
-        raise ValueError(f"what must be 'direction' or 'speed', not {what!r}")
+        raise ValueError(f"what must be 'direction', 'speed' or 'speed_rise', not {what!r}")
     out = []
-    for i, stop in _trials(run.heading if what == "direction" else run.speed, changed):
+    values = run.heading if what == "direction" else run.speed
+    for i, stop in _trials(values, changed):
         held = i + 1
         while held < len(same) and held < stop and same[held]:
             held += 1
         a, b = int(run.start[i]), int(ends_frame[held - 1])
-        ok = measure(run.heading[i] if what == "direction" else run.speed[i])[a:b]
+        ok = measure(values[i], prev[i])[a:b]
         hit = _held_on(ok, need)
         if len(hit) and hit[0] / fps <= limit:
             out.append(hit[0] / fps)
@@ -233,6 +239,7 @@ def measure(session: Session) -> dict:
     disc = discontinuity(run)
     return {"seconds": run.clip.n_frames / run.fps, "decisions": int(len(run.start)), **foot_skating(run.clip),
             "direction_s": spread(responses(run, "direction")), "speed_s": spread(responses(run, "speed")),
+            "speed_rise_s": spread(responses(run, "speed_rise")),
             "switches": int(run.switch.sum()), "jump_deg_s": spread(disc["deg_s"]), "jump_m_s": spread(disc["m_s"])}
 
 
@@ -327,10 +334,10 @@ def response_time(model, table, frame: int, angle: float, settle: float = 0.5, l
 
 
 def speed_response_time(model, table, frame: int, before: float, after: float, settle: float = 2.0,
-                        limit: float = 6.0, hold: float = 0.3) -> float:
-    """Seconds until the model, walking straight at ``before`` m/s for ``settle`` seconds, moves at
-    ``after`` m/s (within 10%, averaged over a stride) and keeps it (``responses``); inf when not
-    within ``limit``."""
+                        limit: float = 6.0, hold: float = 0.3) -> dict:
+    """{"speed": seconds until the model, walking straight at ``before`` m/s for ``settle`` seconds,
+    moves at ``after`` m/s (within 10%, averaged over a stride) and keeps it, "speed_rise": until it
+    has made 90% of the change} (``responses``); inf when not within ``limit``."""
     step = abs(after - before)
     if step < MIN_SPEED_CHANGE[1] or step < MIN_SPEED_CHANGE[0] * max(before, after):
         raise ValueError(f"a speed change from {before} to {after} m/s is too small to time (30% and 0.3 m/s)")
@@ -338,26 +345,36 @@ def speed_response_time(model, table, frame: int, before: float, after: float, s
     yaw, n0 = session.synth.yaw, session.n_frames
     while (session.n_frames - n0) / table.fps < limit + hold + SPEED_WINDOW:
         session.decide(Command(heading=yaw, speed=after))
-    t = responses(run_of(session), "speed", limit, hold)
-    return float(t[-1]) if len(t) else float("inf")
+    run = run_of(session)
+    out = {}
+    for what in ("speed", "speed_rise"):
+        t = responses(run, what, limit, hold)
+        out[what] = float(t[-1]) if len(t) else float("inf")
+    return out
 
 
-def path_commands(path: np.ndarray, ground, speed: float, lead: float = 1.0) -> tuple[Command, float, bool]:
+def path_commands(path: np.ndarray, ground, speed: float, progress: float = 0.0, lead: float = 1.0,
+                  window: float = 3.0) -> tuple[Command, float, float]:
     """(the command a player gives to follow ``path`` [P, 2] from ``ground``, the distance to the
-    path, whether the end is reached): walk toward the point ``lead`` metres past the nearest
-    point of the path."""
+    path, the progress along it): walk toward the point ``lead`` metres past the nearest point of
+    the path within ``window`` metres ahead of the progress so far (a path may cross itself)."""
     seg = np.diff(path, axis=0)
     length = np.linalg.norm(seg, axis=1)
     cum = np.concatenate(([0.0], np.cumsum(length)))
     rel = np.asarray(ground, float) - path[:-1]
     t = np.clip(np.einsum("sd,sd->s", rel, seg) / np.maximum(length**2, 1e-12), 0.0, 1.0)
-    near = path[:-1] + t[:, None] * seg
-    d = np.linalg.norm(near - ground, axis=1)
+    at = cum[:-1] + t * length
+    lo, hi = progress - 0.5, progress + window
+    t = np.where(at < lo, np.clip((lo - cum[:-1]) / np.maximum(length, 1e-12), 0.0, 1.0), t)
+    at = cum[:-1] + t * length
+    d = np.linalg.norm(path[:-1] + t[:, None] * seg - ground, axis=1)
+    d = np.where((cum[1:] >= lo) & (cum[:-1] <= hi), d, np.inf)
     i = int(np.argmin(d))
-    s = cum[i] + t[i] * length[i] + lead
+    now = max(progress, float(at[i]))
+    s = now + lead
     k = int(np.clip(np.searchsorted(cum, s) - 1, 0, len(seg) - 1))
     aim = path[k] + seg[k] * min(1.0, (s - cum[k]) / max(length[k], 1e-12))
-    return Command(heading=float(yaw_of(aim - ground)), speed=speed), float(d[i]), s - lead >= cum[-1] - 0.2
+    return Command(heading=float(yaw_of(aim - ground)), speed=speed), float(d[i]), now
 
 
 def path_distance(path: np.ndarray, points: np.ndarray) -> np.ndarray:
@@ -378,9 +395,10 @@ def follow_path(model, table, frame: int, path_local: np.ndarray, speed: float, 
     path = session.synth.ground + to_world(np.asarray(path_local, float), session.synth.yaw)
     total = float(np.linalg.norm(np.diff(path, axis=0), axis=1).sum())
     limit = limit if limit is not None else 3.0 * total / max(speed, 0.1) + 5.0
-    reached = False
+    progress, reached = 0.0, False
     while session.n_frames / table.fps < limit:
-        command, _, reached = path_commands(path, session.synth.ground, speed)
+        command, _, progress = path_commands(path, session.synth.ground, speed, progress)
+        reached = progress >= total - 0.3
         if reached:
             break
         session.decide(command)

@@ -35,7 +35,6 @@ from ...jobs import check_stop
 from ...rootframe import to_local, to_world, wrap, yaw_of
 from ...session import DEFAULT_SPEED, Command, State
 from ...settings import setting
-from ...skeleton import forward_kinematics
 from ...tags import canonical
 from ...synth import Frames, Step, frame_table
 from ..base import Model, clips_of, fingerprint, working_clips
@@ -189,12 +188,7 @@ class MatchingModel(Model):
         self.h_vel = sign * (table.height - table.height[prev]) * table.fps
         self.m_vel = sign[:, None] * (table.motion - table.motion[prev]) * table.fps
         feet = foot_joints(table.skeleton)
-        self.legs = []
-        for side in "LR":
-            ankle = feet[side][0]
-            knee = int(table.skeleton.parents[ankle])
-            hip = int(table.skeleton.parents[knee]) if knee > 0 else -1
-            self.legs.append((hip, knee, ankle) if hip > 0 else None)
+        self.chains = [leg_chain(table.skeleton, feet[side][0]) for side in "LR"]
         self.x = (self.features - self.offset) / self.scale
         self.x[:, ~np.isfinite(self.scale)] = 0.0
         self.indexes = {}
@@ -373,16 +367,14 @@ class MatchingModel(Model):
         m.lock_pos[:, :2] = to_local(m.lock_pos[:, :2] - motion[:2], turn)
         m.foot_off[:, :2] = to_local(m.foot_off[:, :2], turn)
         m.foot_off_v[:, :2] = to_local(m.foot_off_v[:, :2], turn)
-        pos, grot = forward_kinematics(t.skeleton, np.array([[0.0, 0.0, height]]), rot[None], offsets=t.offsets[row])
-        pos, grot = pos[0], grot[0]
         contact = self.rows.contact[row]
-        dt = 1.0 / t.fps
-        m.foot_off, m.foot_off_v = springs.decay(m.foot_off, m.foot_off_v, s.blend_halflife, dt)
+        m.foot_off, m.foot_off_v = springs.decay(m.foot_off, m.foot_off_v, s.blend_halflife, 1.0 / t.fps)
         out = rot
-        for i, leg in enumerate(self.legs):
-            if leg is None:
+        for i, chain in enumerate(self.chains):
+            if chain is None:
                 continue
-            anim = pos[leg[2]]
+            pos, grot = chain_globals(out, height, t.offsets[row], chain)
+            anim = pos[-1]
             if m.lock[i] and (not contact[i] or np.linalg.norm(m.lock_pos[i] - anim) > s.unlock_radius):
                 m.lock[i] = False  # let go: spring back from where the foot was held
                 m.foot_off[i], m.foot_off_v[i] = m.lock_pos[i] - anim, 0.0
@@ -390,49 +382,68 @@ class MatchingModel(Model):
                 m.lock[i], m.lock_pos[i] = True, anim + m.foot_off[i]
             target = m.lock_pos[i] if m.lock[i] else anim + m.foot_off[i]
             if np.linalg.norm(target - anim) > 1e-4:
-                out = two_bone_ik(t.skeleton, out, pos, grot, leg, target)
+                out = two_bone_ik(out, chain, pos, grot, target)
         return out
 
 
-def two_bone_ik(skeleton, rot, pos, grot, leg, target):
-    """Local rotations ``rot`` [J, 4] with the hip and knee of ``leg`` (hip, knee, ankle) turned so
-    the ankle reaches ``target`` (as near as the leg's length allows), the ankle keeping its
-    global orientation.  ``pos``/``grot``: the pose's global positions and rotations."""
-    hip, knee, ankle = leg
-    a, b, c = pos[hip], pos[knee], pos[ankle]
-    lab, lcb = np.linalg.norm(b - a), np.linalg.norm(b - c)
+def leg_chain(skeleton, ankle: int) -> list | None:
+    """Joints from the root down to ``ankle`` (root first), when the leg has a hip and a knee."""
+    chain = [int(ankle)]
+    while chain[-1] > 0:
+        chain.append(int(skeleton.parents[chain[-1]]))
+    chain = chain[::-1]
+    return chain if len(chain) >= 4 and chain[0] == 0 else None
+
+
+def chain_globals(rot, height: float, offsets, chain) -> tuple[np.ndarray, np.ndarray]:
+    """Positions [K, 3] and global rotations [K, 4] of the joints of ``chain`` (root first) in the
+    pose's root frame (the root at ``height`` above its ground point)."""
+    pos, grot = np.empty((len(chain), 3)), np.empty((len(chain), 4))
+    pos[0], grot[0] = (0.0, 0.0, height), rot[chain[0]]
+    for k in range(1, len(chain)):
+        j = chain[k]
+        pos[k] = pos[k - 1] + quat.rotate(grot[k - 1], offsets[j])
+        grot[k] = quat.mul(grot[k - 1], rot[j])
+    return pos, grot
+
+
+def _unit(v):
+    n = float(np.sqrt(v @ v))
+    return v / n if n > 1e-9 else v
+
+
+def _angle(u, v) -> float:
+    return float(np.arccos(np.clip(_unit(u) @ _unit(v), -1.0, 1.0)))
+
+
+def two_bone_ik(rot, chain, pos, grot, target):
+    """Local rotations ``rot`` [J, 4] with the hip and knee of the leg ``chain`` (root ... hip, knee,
+    ankle; ``pos``/``grot`` its joints' positions and global rotations) turned so the ankle reaches
+    ``target`` (as near as the leg's length allows), the ankle keeping its global orientation."""
+    hip, knee, ankle = chain[-3:]
+    a, b, c = pos[-3], pos[-2], pos[-1]
+    ga, gb = grot[-3], grot[-2]
+    lab, lcb = float(np.linalg.norm(b - a)), float(np.linalg.norm(b - c))
     lat = float(np.clip(np.linalg.norm(target - a), 1e-4, lab + lcb - 1e-4))
-
-    def unit(v):
-        n = np.linalg.norm(v)
-        return v / n if n > 1e-9 else v
-
-    def ang(u, v):
-        return float(np.arccos(np.clip(np.dot(unit(u), unit(v)), -1.0, 1.0)))
-
-    ac_ab0, ba_bc0, ac_at0 = ang(c - a, b - a), ang(a - b, c - b), ang(c - a, target - a)
+    ac_ab0, ba_bc0, ac_at0 = _angle(c - a, b - a), _angle(a - b, c - b), _angle(c - a, target - a)
     ac_ab1 = float(np.arccos(np.clip((lcb ** 2 - lab ** 2 - lat ** 2) / (-2 * lab * lat), -1, 1)))
     ba_bc1 = float(np.arccos(np.clip((lat ** 2 - lab ** 2 - lcb ** 2) / (-2 * lab * lcb), -1, 1)))
     axis0 = np.cross(c - a, b - a)
-    if np.linalg.norm(axis0) < 1e-6:  # a straight leg: bend about the body's side axis
+    if axis0 @ axis0 < 1e-12:  # a straight leg: bend about the body's side axis
         axis0 = np.array([1.0, 0.0, 0.0])
     axis1 = np.cross(c - a, target - a)
-    ga, gb = grot[hip], grot[knee]
-    r0 = quat.from_axis_angle(unit(quat.rotate(quat.conj(ga), unit(axis0))), ac_ab1 - ac_ab0)
-    r1 = quat.from_axis_angle(unit(quat.rotate(quat.conj(gb), unit(axis0))), ba_bc1 - ba_bc0)
+    turn_hip = quat.from_axis_angle(_unit(quat.rotate(quat.conj(ga), _unit(axis0))), ac_ab1 - ac_ab0)
+    if axis1 @ axis1 > 1e-18:
+        turn_hip = quat.mul(turn_hip, quat.from_axis_angle(_unit(quat.rotate(quat.conj(ga), _unit(axis1))), ac_at0))
     out = rot.copy()
-    if np.linalg.norm(axis1) > 1e-9:
-        r2 = quat.from_axis_angle(unit(quat.rotate(quat.conj(ga), unit(axis1))), ac_at0)
-        out[hip] = quat.mul(rot[hip], quat.mul(r0, r2))
-    else:
-        out[hip] = quat.mul(rot[hip], r0)
-    out[knee] = quat.mul(rot[knee], r1)
+    out[hip] = quat.normalize(quat.mul(rot[hip], turn_hip))
+    out[knee] = quat.normalize(quat.mul(rot[knee], quat.from_axis_angle(
+        _unit(quat.rotate(quat.conj(gb), _unit(axis0))), ba_bc1 - ba_bc0)))
     # the ankle keeps its global rotation: new local = inverse(new knee global) * old ankle global
-    p = int(skeleton.parents[hip])
-    parent = grot[p] if p >= 0 else quat.identity()
+    parent = grot[-4]
     knee_global = quat.mul(quat.mul(parent, out[hip]), out[knee])
-    out[ankle] = quat.normalize(quat.mul(quat.conj(knee_global), grot[ankle]))
-    return quat.normalize(out)
+    out[ankle] = quat.normalize(quat.mul(quat.conj(knee_global), grot[-1]))
+    return out
 
 
 def fit(library, settings: MatchingSettings | None = None, *, progress=None, should_stop=None,
@@ -473,4 +484,4 @@ def fit(library, settings: MatchingSettings | None = None, *, progress=None, sho
     return model
 
 
-__all__ = ["MatchMemory", "MatchingModel", "MatchingSettings", "fit", "two_bone_ik"]
+__all__ = ["MatchMemory", "MatchingModel", "MatchingSettings", "chain_globals", "fit", "leg_chain", "two_bone_ik"]

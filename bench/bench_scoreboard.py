@@ -1,0 +1,290 @@
+"""One scoreboard for every controller (DESIGN.md 3.7): each registered engine, at its documented
+defaults, trained on the same real capture and played through the same commands, measured by one
+metrics module (``motionctl.evaluate.motion``), with motion matching, the game industry's default,
+among them.
+
+    .venv/bin/python bench/bench_scoreboard.py [--mocap DIR] [--engines a,b] [--quick]
+
+Data: CMU subject 16's locomotion, the 49 clips bench_field.py uses (16_08, 16_11 - 16_58: walks,
+veers, 90-degree turns, slow walk and stop, runs, sudden stops; 117 s); each engine mirrors them
+or not as its defaults say.  Commands, the same for every engine (seeded):
+- direction changes of 30, 60, 90, 120, 150 degrees either way and 180, from four walking starts:
+  the response time until the heading is within 5 degrees and stays there 0.3 s;
+- speed changes (slow walk 0.7 -> walk 1.4, walk 1.3 -> run 3.0, run 3.0 -> walk 1.3 m/s) from the
+  same starts: the time until the speed, over a stride, is within 10% of the new one for 0.3 s;
+- a path: a figure of eight of two 3 m circles (37.7 m) at 1.3 m/s from two starts: every frame's
+  distance to it and the time taken;
+- a game pad: four random 30 s traces, a new world direction every 1-3 s (uniform), walking
+  (70%) or running at 3.0 m/s (30%): foot skating, the velocity jumps at switches, the time per
+  decision.
+Each figure is given as median and p90 over trials, runs, frames, switches or decisions (inf: never
+reached).  The source capture's own skating and frame-to-frame velocity changes stand beside them.
+Memory: the saved model file and what loading it and building its frame table holds (traced).
+Writes bench/results/scoreboard.md, .json and .png (response time against foot skating).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import tracemalloc
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from bench.bench_field import TRIALS, load, map_frame  # noqa: E402
+from bench.readme_figures import write_png  # noqa: E402
+from bench.record import environment, previous  # noqa: E402
+from motionctl.engines import ENGINES, load_model  # noqa: E402
+from motionctl.evaluate.motion import (discontinuity, follow_path, foot_skating, natural_jumps, response_time,  # noqa: E402
+                                       responses, run_of, skating_of, speed_response_time, spread)
+from motionctl.evaluate.plot import colour, colour_name, scatter  # noqa: E402
+from motionctl.session import Command, Session  # noqa: E402
+from motionctl.settings import to_dict  # noqa: E402
+from motionctl.synth import frame_table  # noqa: E402
+
+ANGLES = [s * a for a in (30, 60, 90, 120, 150) for s in (1, -1)] + [180]
+SPEEDS = ((0.7, 1.4), (1.3, 3.0), (3.0, 1.3))
+RUN_SPEED = 3.0
+WALK_SPEED = 1.3
+STARTS = (("16_15", 0.3), ("16_21", 0.5), ("16_31", 0.4), ("16_47", 0.6))  # walking clips, at this share
+
+
+def figure_eight(radius: float = 3.0, n: int = 200) -> np.ndarray:
+    """[2n, 2] a figure of eight from the origin facing +y: a circle to the left, then to the right."""
+    t = np.linspace(0, 2 * np.pi, n)
+    left = np.column_stack((radius * (np.cos(t) - 1), radius * np.sin(t)))
+    right = np.column_stack((radius * (1 - np.cos(t)), radius * np.sin(t)))
+    return np.concatenate((left, right[1:]))
+
+
+def game_pad(rng, seconds: float, rate: float, yaw0: float) -> list:
+    """Commands of a player on a game pad: a new world direction every 1-3 s, walking or running."""
+    out, heading = [], yaw0
+    while len(out) < seconds * rate:
+        heading = heading + rng.uniform(-np.pi, np.pi)
+        speed = RUN_SPEED if rng.random() < 0.3 else WALK_SPEED
+        out += [Command(heading=float(heading), speed=speed)] * max(1, int(rng.uniform(1.0, 3.0) * rate))
+    return out[:int(seconds * rate)]
+
+
+def starts_in(source_table, table) -> list:
+    """The walking starts as rows of ``table`` (by clip name)."""
+    rows = []
+    for name, share in STARTS:
+        c = source_table.names.index(name)
+        rows.append(map_frame(source_table, table, int(source_table.first[c] + share * source_table.length[c])))
+    return rows
+
+
+def held_memory(path: str, clips) -> int:
+    """Bytes that loading a model and building its frame table hold (traced)."""
+    tracemalloc.start()
+    model = load_model(path)
+    table = model.frame_table(clips)
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    del model, table
+    return int(held)
+
+
+def score(name: str, clips, source_table, quick: bool, folder: str) -> dict:
+    engine = ENGINES[name]
+    settings = engine.Settings()
+    t = time.perf_counter()
+    model = engine.fit(clips, settings)
+    train = time.perf_counter() - t
+    path = model.save(os.path.join(folder, f"{name}.npz"))
+    table = model.frame_table(clips)
+    starts = starts_in(source_table, table)[: 2 if quick else None]
+    rng = np.random.default_rng(7)
+    row = {"engine": name, "label": engine.label, "settings": to_dict(settings), "train_seconds": train,
+           "file_bytes": os.path.getsize(path), "held_bytes": held_memory(path, clips), "summary": model.summary()}
+    angles = ANGLES[::3] if quick else ANGLES
+    t = time.perf_counter()
+    row["direction_s"] = [response_time(model, table, f, float(np.radians(a))) for f in starts for a in angles]
+    speed = [speed_response_time(model, table, f, a, b) for f in starts for a, b in SPEEDS]
+    row["speed_s"], row["speed_rise_s"] = [x["speed"] for x in speed], [x["speed_rise"] for x in speed]
+    paths = [follow_path(model, table, f, figure_eight(), WALK_SPEED) for f in starts[:2]]
+    row["path_error_m"] = np.concatenate([p["errors"] for p in paths]).tolist()
+    row["path_seconds"] = [p["seconds"] if p["reached"] else np.inf for p in paths]
+    runs, decide_ms, jumps_deg, jumps_m, pad_dir = [], [], [], [], []
+    for k in range(2 if quick else 4):
+        session = Session(model, table, frame=starts[k % len(starts)])
+        for command in game_pad(rng, 30.0, model.decision_rate, session.synth.yaw):
+            t0 = time.perf_counter()
+            session.decide(command)
+            decide_ms.append((time.perf_counter() - t0) * 1e3)
+        run = run_of(session)
+        runs.append(foot_skating(run.clip))
+        d = discontinuity(run)
+        jumps_deg += d["deg_s"].tolist()
+        jumps_m += d["m_s"].tolist()
+        pad_dir += responses(run, "direction").tolist()
+    row["play_seconds"] = time.perf_counter() - t
+    row["skating"] = [r["skating"] for r in runs]
+    row["sliding"] = [r["sliding"] for r in runs]
+    row["jump_deg_s"], row["jump_m_s"], row["switches_per_s"] = jumps_deg, jumps_m, len(jumps_deg) / (30.0 * len(runs))
+    row["decision_ms"] = decide_ms
+    row["ms_per_second"] = float(np.sum(decide_ms) / (30.0 * len(runs)))
+    row["pad_direction_s"] = pad_dir
+    return row
+
+
+def search_speed(clips, fps_list=(30.0, 120.0), seconds: float = 30.0) -> list:
+    """Motion matching's three exact searches on the queries a game-pad run makes (recorded with
+    the bound each search had: the cost of playing on), at database rates of 30 and 120 fps."""
+    from motionctl.engines.matching import Index, MatchingSettings, fit
+
+    out = []
+    for fps in fps_list:
+        model = fit(clips, MatchingSettings(fps=fps))
+        table = model.frame_table(clips)
+        asked = []
+        search = model._search
+
+        def record(m, nxt, goal_v, goal_face, kind, ended):
+            q = model.query(m, nxt, goal_v, goal_face)
+            asked.append((q, np.inf if ended else float(np.sum((model.x[nxt] - q) ** 2))))
+            return search(m, nxt, goal_v, goal_face, kind, ended)
+
+        model._search = record
+        session = Session(model, table, frame=starts_in(frame_table(clips, clips[0].skeleton, 0.2), table)[0])
+        for command in game_pad(np.random.default_rng(11), seconds, model.decision_rate, session.synth.yaw):
+            session.decide(command)
+        rows = np.flatnonzero(model.rows.searchable & (model.rows.kind == 0))
+        ref = None
+        for method in ("brute", "kdtree", "boxes"):
+            t = time.perf_counter()
+            index = Index(model.x, rows, method)
+            build = time.perf_counter() - t
+            for bounded in (False, True):
+                t = time.perf_counter()
+                found = [index.nearest(q, b if bounded else np.inf) for q, b in asked]
+                us = (time.perf_counter() - t) / len(asked) * 1e6
+                if method == "brute":
+                    ref = ref or {}
+                    ref[bounded] = found
+                same = float(np.mean([abs(a[1] - b[1]) <= 1e-9 * max(1.0, b[1]) for a, b in zip(found, ref[bounded])]))
+                out.append({"fps": fps, "frames": int(len(rows)), "method": method, "bounded": bounded,
+                            "us_per_query": us, "build_ms": build * 1e3, "queries": len(asked), "agreement": same})
+                print(json.dumps(out[-1]), flush=True)
+    return out
+
+
+def stats(row: dict) -> dict:
+    keys = ("direction_s", "speed_s", "speed_rise_s", "path_error_m", "path_seconds", "skating", "sliding", "jump_deg_s", "jump_m_s",
+            "decision_ms", "pad_direction_s")
+    return {k: spread(row[k]) for k in keys}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--quick", action="store_true", help="fewer trials (a smoke run; results go to scoreboard_quick)")
+    args = ap.parse_args()
+    t_all = time.perf_counter()
+    clips = load(args.mocap)
+    source_table = frame_table(clips, clips[0].skeleton, 0.2)
+    src_skate, src_jumps = skating_of(clips), natural_jumps(clips)
+    source = {"skating": src_skate, "jump_deg_s": spread(src_jumps["deg_s"]), "jump_m_s": spread(src_jumps["m_s"])}
+    print(json.dumps({"source": source}), flush=True)
+    search = [] if args.quick else search_speed(clips)
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for name in args.engines.split(","):
+            row = score(name, clips, source_table, args.quick, folder)
+            row["stats"] = stats(row)
+            rows.append(row)
+            print(json.dumps({"engine": name, "train_seconds": row["train_seconds"], "play_seconds": row["play_seconds"],
+                              **{k: v for k, v in row["stats"].items()}}), flush=True)
+    results = {"command": "python bench/bench_scoreboard.py" + (" --quick" if args.quick else ""),
+               "clips": [c.name for c in clips], "trials": {"angles": ANGLES, "speeds": SPEEDS, "starts": STARTS},
+               "seconds_of_capture": float(sum(c.n_frames / c.fps for c in clips)), "source": source, "rows": rows, "matching_search": search,
+               "wall_seconds": time.perf_counter() - t_all, "environment": environment()}
+    write(results, args.quick)
+
+
+def fmt(s: dict, unit: str = "", scale: float = 1.0, digits: int = 2) -> str:
+    if s["n"] == 0:
+        return "—"
+
+    def one(v):
+        return "never" if not np.isfinite(v) else f"{v * scale:.{digits}f}{unit}"
+    return f"{one(s['median'])} / {one(s['p90'])}"
+
+
+def write(r: dict, quick: bool) -> None:
+    name = "scoreboard_quick" if quick else "scoreboard"
+    out = os.path.join(ROOT, "bench", "results")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, f"{name}.json"), "w") as fh:
+        json.dump(r, fh, indent=1, default=float)
+    src = r["source"]
+    lines = [f"# One scoreboard for every controller (`{r['command']}`)", "",
+             f"Data: {len(r['clips'])} clips of CMU subject 16's locomotion ({r['seconds_of_capture']:.0f} s: "
+             f"16_08, 16_{TRIALS[1]} - 16_{TRIALS[-1]}); every engine at its defaults; wall "
+             f"{r['wall_seconds']:.0f} s on {r['environment'].get('cores')} cores.  Each cell: median / p90 "
+             "(never: not reached within 6 s).", "",
+             "| engine | direction s | speed s | speed 90% s | path error m | path s (ideal 29) | skating % | sliding m/s | "
+             "jump °/s | jump m/s | switches /s | ms per decision | ms per s | train s | file KB | held MB |",
+             "| --- |" + " ---: |" * 15]
+    for row in r["rows"]:
+        s = row["stats"]
+        lines.append(f"| {row['label']} | {fmt(s['direction_s'])} | {fmt(s['speed_s'])} | {fmt(s['speed_rise_s'])} | {fmt(s['path_error_m'])} | "
+                     f"{fmt(s['path_seconds'], digits=0)} | {fmt(s['skating'], scale=100, digits=1)} | "
+                     f"{fmt(s['sliding'])} | {fmt(s['jump_deg_s'], digits=0)} | {fmt(s['jump_m_s'])} | "
+                     f"{row['switches_per_s']:.1f} | {fmt(s['decision_ms'], digits=3)} | {row['ms_per_second']:.1f} | "
+                     f"{row['train_seconds']:.1f} | {row['file_bytes'] / 1024:.0f} | {row['held_bytes'] / 2**20:.1f} |")
+    lines.append(f"| source capture | — | — | — | — | — | {100 * src['skating']['skating']:.1f} | "
+                 f"{src['skating']['sliding']:.2f} | {fmt(src['jump_deg_s'], digits=0)} | {fmt(src['jump_m_s'])} "
+                 "| — | — | — | — | — | — |")
+    lines += ["", "Skating, sliding and jumps are measured on the game-pad runs; the jump columns are the largest "
+              "joint-velocity change across each switch (the source capture's row: across every frame, what a "
+              "seamless switch would show).  ms per s: decision time per second of motion (an engine deciding "
+              "every frame makes 30 decisions a second).", ""]
+    if r.get("matching_search"):
+        lines += ["## Motion matching's search", "", "Exact nearest frame for the queries of a 30 s game-pad run, "
+                  "over the locomotion frames (unbounded; bounded: by the cost of playing on, as the engine asks).", "",
+                  "| database | method | µs per query (unbounded) | µs (bounded) | build ms | same distance as every frame |",
+                  "| --- | --- | ---: | ---: | ---: | ---: |"]
+        by = {}
+        for x in r["matching_search"]:
+            by.setdefault((x["fps"], x["frames"], x["method"]), {})[x["bounded"]] = x
+        for (fps, frames, method), b in by.items():
+            lines.append(f"| {frames} frames ({fps:.0f} fps) | {method} | {b[False]['us_per_query']:.0f} | "
+                         f"{b[True]['us_per_query']:.0f} | {b[False]['build_ms']:.1f} | "
+                         f"{100 * min(b[False]['agreement'], b[True]['agreement']):.1f}% |")
+        lines.append("")
+    prev = previous(name)
+    if prev:
+        lines += [f"Previous run ({prev['environment'].get('commit', '?')[:7]}): " + "; ".join(
+            f"{p['label']} direction {fmt(p['stats']['direction_s'])} s, skating "
+            f"{fmt(p['stats']['skating'], scale=100, digits=1)}%" for p in prev["rows"]), ""]
+    lines += ["![response time against foot skating](scoreboard.png)", "",
+              "Response time to a new direction (median) against foot skating (median), one point per engine; "
+              "dashed: the source capture's skating; a cross at the top: the median was never reached.  Colours: "
+              + ", ".join(f"{row['label']} {colour_name(row['engine'])}" for row in r["rows"]) + "."]
+    with open(os.path.join(out, f"{name}.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    write_png(os.path.join(out, f"{name}.png"), (picture(r)[..., :3] * 255).astype(np.uint8))
+
+
+def picture(r: dict) -> np.ndarray:
+    pts = [(row["stats"]["skating"]["median"], row["stats"]["direction_s"]["median"],
+            colour(row["engine"]), "o") for row in r["rows"]]
+    finite = [y for _, y, _, _ in pts if y is not None and np.isfinite(y)]
+    x_max = max([x for x, _, _, _ in pts] + [r["source"]["skating"]["skating"]]) * 1.2
+    return scatter(pts, max(x_max, 0.05), max(finite + [1.0]) * 1.25, vline=r["source"]["skating"]["skating"],
+                   width=480, height=300)
+
+
+if __name__ == "__main__":
+    main()
