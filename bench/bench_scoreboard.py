@@ -14,6 +14,7 @@ or not as its defaults say.  Commands, the same for every engine (seeded):
   same starts: the time until the speed, over a stride, is within 10% of the new one for 0.3 s;
 - a path: a figure of eight of two 3 m circles (37.7 m) at 1.3 m/s from two starts: every frame's
   distance to it and the time taken;
+- variants: the motion graph's Look Ahead policy and motion matching without foot locking (squares);
 - a game pad: four random 30 s traces, a new world direction every 1-3 s (uniform), walking
   (70%) or running at 3.0 m/s (30%): foot skating, the velocity jumps at switches, the time per
   decision.
@@ -46,7 +47,7 @@ from motionctl.evaluate.motion import (discontinuity, follow_path, foot_skating,
                                        responses, run_of, skating_of, speed_response_time, spread)
 from motionctl.evaluate.plot import colour, colour_name, scatter  # noqa: E402
 from motionctl.session import Command, Session  # noqa: E402
-from motionctl.settings import to_dict  # noqa: E402
+from motionctl.settings import from_flat, to_dict  # noqa: E402
 from motionctl.synth import frame_table  # noqa: E402
 
 ANGLES = [s * a for a in (30, 60, 90, 120, 150) for s in (1, -1)] + [180]
@@ -94,23 +95,30 @@ def held_memory(path: str, clips) -> int:
     return int(held)
 
 
-def score(name: str, clips, source_table, quick: bool, folder: str) -> dict:
+# Besides every engine at its defaults, a few documented settings worth seeing beside them.
+VARIANTS = {"graph:lookahead": ("Motion Graph, Look Ahead", {"policy": "lookahead"}),
+            "matching:unlocked": ("Motion Matching, no foot locking", {"foot_lock": False})}
+
+
+def score(key: str, clips, source_table, quick: bool, folder: str) -> dict:
+    name = key.partition(":")[0]
     engine = ENGINES[name]
-    settings = engine.Settings()
+    label, flat = VARIANTS.get(key, (engine.label, {}))
+    settings = from_flat(engine.Settings, flat)
     t = time.perf_counter()
     model = engine.fit(clips, settings)
     train = time.perf_counter() - t
-    path = model.save(os.path.join(folder, f"{name}.npz"))
+    path = model.save(os.path.join(folder, f"{key.replace(':', '_')}.npz"))
     table = model.frame_table(clips)
     starts = starts_in(source_table, table)[: 2 if quick else None]
     rng = np.random.default_rng(7)
-    row = {"engine": name, "label": engine.label, "settings": to_dict(settings), "train_seconds": train,
+    row = {"engine": name, "variant": key, "label": label, "settings": to_dict(settings), "train_seconds": train,
            "file_bytes": os.path.getsize(path), "held_bytes": held_memory(path, clips), "summary": model.summary()}
     angles = ANGLES[::3] if quick else ANGLES
     t = time.perf_counter()
     row["direction_s"] = [response_time(model, table, f, float(np.radians(a))) for f in starts for a in angles]
     speed = [speed_response_time(model, table, f, a, b) for f in starts for a, b in SPEEDS]
-    row["speed_s"], row["speed_rise_s"] = [x["speed"] for x in speed], [x["speed_rise"] for x in speed]
+    row["speed_s"], row["speed_settled"] = [x["speed"] for x in speed], [x["settled"] for x in speed]
     paths = [follow_path(model, table, f, figure_eight(), WALK_SPEED) for f in starts[:2]]
     row["path_error_m"] = np.concatenate([p["errors"] for p in paths]).tolist()
     row["path_seconds"] = [p["seconds"] if p["reached"] else np.inf for p in paths]
@@ -179,7 +187,7 @@ def search_speed(clips, fps_list=(30.0, 120.0), seconds: float = 30.0) -> list:
 
 
 def stats(row: dict) -> dict:
-    keys = ("direction_s", "speed_s", "speed_rise_s", "path_error_m", "path_seconds", "skating", "sliding", "jump_deg_s", "jump_m_s",
+    keys = ("direction_s", "speed_s", "speed_settled", "path_error_m", "path_seconds", "skating", "sliding", "jump_deg_s", "jump_m_s",
             "decision_ms", "pad_direction_s")
     return {k: spread(row[k]) for k in keys}
 
@@ -187,7 +195,8 @@ def stats(row: dict) -> dict:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
-    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--engines", default=",".join(list(ENGINES) + list(VARIANTS)),
+                    help="engines (and engine:variant) to score, comma-separated")
     ap.add_argument("--quick", action="store_true", help="fewer trials (a smoke run; results go to scoreboard_quick)")
     args = ap.parse_args()
     t_all = time.perf_counter()
@@ -233,12 +242,12 @@ def write(r: dict, quick: bool) -> None:
              f"16_08, 16_{TRIALS[1]} - 16_{TRIALS[-1]}); every engine at its defaults; wall "
              f"{r['wall_seconds']:.0f} s on {r['environment'].get('cores')} cores.  Each cell: median / p90 "
              "(never: not reached within 6 s).", "",
-             "| engine | direction s | speed s | speed 90% s | path error m | path s (ideal 29) | skating % | sliding m/s | "
+             "| engine | direction s | speed s | speed reached | path error m | path s (ideal 29) | skating % | sliding m/s | "
              "jump °/s | jump m/s | switches /s | ms per decision | ms per s | train s | file KB | held MB |",
              "| --- |" + " ---: |" * 15]
     for row in r["rows"]:
         s = row["stats"]
-        lines.append(f"| {row['label']} | {fmt(s['direction_s'])} | {fmt(s['speed_s'])} | {fmt(s['speed_rise_s'])} | {fmt(s['path_error_m'])} | "
+        lines.append(f"| {row['label']} | {fmt(s['direction_s'])} | {fmt(s['speed_s'])} | {fmt(s['speed_settled'], '%', 100, 0)} | {fmt(s['path_error_m'])} | "
                      f"{fmt(s['path_seconds'], digits=0)} | {fmt(s['skating'], scale=100, digits=1)} | "
                      f"{fmt(s['sliding'])} | {fmt(s['jump_deg_s'], digits=0)} | {fmt(s['jump_m_s'])} | "
                      f"{row['switches_per_s']:.1f} | {fmt(s['decision_ms'], digits=3)} | {row['ms_per_second']:.1f} | "
@@ -271,7 +280,8 @@ def write(r: dict, quick: bool) -> None:
     lines += ["![response time against foot skating](scoreboard.png)", "",
               "Response time to a new direction (median) against foot skating (median), one point per engine; "
               "dashed: the source capture's skating; a cross at the top: the median was never reached.  Colours: "
-              + ", ".join(f"{row['label']} {colour_name(row['engine'])}" for row in r["rows"]) + "."]
+              + ", ".join(f"{row['label']} {colour_name(row['engine'])}" + (" (square)" if ":" in row.get("variant", "")
+                                                                           else "") for row in r["rows"]) + "."]
     with open(os.path.join(out, f"{name}.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     write_png(os.path.join(out, f"{name}.png"), (picture(r)[..., :3] * 255).astype(np.uint8))
@@ -279,7 +289,7 @@ def write(r: dict, quick: bool) -> None:
 
 def picture(r: dict) -> np.ndarray:
     pts = [(row["stats"]["skating"]["median"], row["stats"]["direction_s"]["median"],
-            colour(row["engine"]), "o") for row in r["rows"]]
+            colour(row["engine"]), "o" if ":" not in row.get("variant", "") else "s") for row in r["rows"]]
     finite = [y for _, y, _, _ in pts if y is not None and np.isfinite(y)]
     x_max = max([x for x, _, _, _ in pts] + [r["source"]["skating"]["skating"]]) * 1.2
     return scatter(pts, max(x_max, 0.05), max(finite + [1.0]) * 1.25, vline=r["source"]["skating"]["skating"],

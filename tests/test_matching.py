@@ -11,7 +11,8 @@ import pytest
 from motionctl.engines.matching import Index, MatchingSettings, fit
 from motionctl.engines.matching import springs
 from motionctl.errors import MotionctlError
-from motionctl.evaluate.motion import discontinuity, foot_skating, replay, response_time, run_of, timeline
+from motionctl.evaluate.motion import (discontinuity, foot_skating, replay, response_time, run_of, speed_response_time,
+                                       timeline)
 from motionctl.library import import_library
 from motionctl.rootframe import wrap
 from motionctl.session import Command, Session
@@ -85,6 +86,14 @@ def test_it_turns_to_a_new_direction(model):
     m, table = model
     times = [response_time(m, table, int(table.first[0]) + 20, a) for a in (np.radians(90), -np.radians(90))]
     assert all(np.isfinite(times)) and max(times) < 4.0
+
+
+def test_it_speeds_up_from_a_walk_to_a_jog(model):
+    m, table = model
+    got = speed_response_time(m, table, int(table.first[0]) + 20, 1.2, 2.5)
+    assert np.isfinite(got["speed"]) and 0.85 < got["settled"] < 1.15
+    with pytest.raises(ValueError, match="too small"):
+        speed_response_time(m, table, int(table.first[0]) + 20, 1.2, 1.3)
 
 
 def test_the_trajectory_query_asks_for_the_command(model):

@@ -115,6 +115,13 @@ def main(argv=None) -> int:
         st.engine = "planning"
         assert bpy.ops.motionctl.play_trace() == {"FINISHED"}
         lap("play the planner")
+        assert bpy.ops.motionctl.train(engine="matching") == {"FINISHED"}
+        st.engine = "matching"
+        assert bpy.ops.motionctl.play_trace() == {"FINISHED"}
+        assert bpy.ops.motionctl.compare() == {"FINISHED"}
+        compared = json.loads(st.preview.compare)
+        assert {r["engine"] for r in compared["rows"]} == {"fragments", "planning", "graph", "matching"}, compared
+        lap("motion matching and Compare Engines")
         st.engines.active.seed_clip = "16_15"
         assert bpy.ops.motionctl.active_start() == {"FINISHED"}
         assert bpy.ops.motionctl.active_suggest() == {"FINISHED"} and len(st.active.candidates) > 0

@@ -13,8 +13,7 @@ Responses: a command that changes the wanted direction (by at least ``min_change
 (by at least 30% and 0.3 m/s) and then holds it starts a trial; the response time is the time from
 that decision until the heading (the root frame's yaw) is within 5° of the new direction, or the
 speed (the ground speed averaged over one second, a stride) within 10% of the new speed, and stays
-there for ``hold`` seconds ("speed_rise": until 90% of the change of speed is made, for controllers
-whose speeds come in steps).  A change not reached within ``limit`` seconds (while it was held)
+there for ``hold`` seconds.  A change not reached within ``limit`` seconds (while it was held)
 counts as never (inf); one replaced sooner by another change is not a trial.
 
 Discontinuity: at every switch (a decision that does not simply continue the captured clip it
@@ -46,7 +45,6 @@ SPEED_TOLERANCE = 0.1  # share of the new speed
 SPEED_WINDOW = 1.0  # s: speed is averaged over a stride
 MIN_TURN = float(np.radians(30.0))  # a change of direction smaller than this is no trial
 MIN_SPEED_CHANGE = (0.3, 0.3)  # a change of speed is a trial when it is at least 30% and 0.3 m/s
-RISE = 0.9  # "speed_rise": the share of a speed change made
 
 
 def foot_heights(clip) -> tuple[np.ndarray, np.ndarray]:
@@ -158,7 +156,7 @@ def responses(run: Run, what: str = "direction", limit: float = 6.0, hold: float
         changed[0] = False
         same = np.isfinite(h) & np.isfinite(prev) & (np.abs(wrap(h - np.nan_to_num(prev))) <= 1e-6)
         measure = lambda target, before: np.abs(wrap(yaw - target)) < HEADING_TOLERANCE  # noqa: E731
-    elif what in ("speed", "speed_rise"):
+    elif what == "speed":
         v = run.speed
         prev = np.concatenate(([v[0]], v[:-1]))
         step = np.abs(v - prev)
@@ -168,12 +166,9 @@ def responses(run: Run, what: str = "direction", limit: float = 6.0, hold: float
         w = max(1, round(SPEED_WINDOW * fps))
         pad = np.pad(ground, ((w // 2, w - w // 2), (0, 0)), mode="edge")
         speed = np.linalg.norm(pad[w:] - pad[:-w], axis=1) * fps / w
-        if what == "speed":
-            measure = lambda target, before: np.abs(speed - target) <= SPEED_TOLERANCE * max(target, 0.1)  # noqa: E731
-        else:
-            measure = lambda target, before: (speed - before) / (target - before) >= RISE  # noqa: E731
+        measure = lambda target, before: np.abs(speed - target) <= SPEED_TOLERANCE * max(target, 0.1)  # noqa: E731
     else:
-        raise ValueError(f"what must be 'direction', 'speed' or 'speed_rise', not {what!r}")
+        raise ValueError(f"what must be 'direction' or 'speed', not {what!r}")
     out = []
     values = run.heading if what == "direction" else run.speed
     for i, stop in _trials(values, changed):
@@ -239,7 +234,6 @@ def measure(session: Session) -> dict:
     disc = discontinuity(run)
     return {"seconds": run.clip.n_frames / run.fps, "decisions": int(len(run.start)), **foot_skating(run.clip),
             "direction_s": spread(responses(run, "direction")), "speed_s": spread(responses(run, "speed")),
-            "speed_rise_s": spread(responses(run, "speed_rise")),
             "switches": int(run.switch.sum()), "jump_deg_s": spread(disc["deg_s"]), "jump_m_s": spread(disc["m_s"])}
 
 
@@ -336,8 +330,9 @@ def response_time(model, table, frame: int, angle: float, settle: float = 0.5, l
 def speed_response_time(model, table, frame: int, before: float, after: float, settle: float = 2.0,
                         limit: float = 6.0, hold: float = 0.3) -> dict:
     """{"speed": seconds until the model, walking straight at ``before`` m/s for ``settle`` seconds,
-    moves at ``after`` m/s (within 10%, averaged over a stride) and keeps it, "speed_rise": until it
-    has made 90% of the change} (``responses``); inf when not within ``limit``."""
+    moves at ``after`` m/s (within 10%, averaged over a stride) and keeps it (``responses``; inf when
+    not within ``limit``), "settled": its mean speed over the last 2 s over ``after`` (where it ends
+    up when it never gets there)}."""
     step = abs(after - before)
     if step < MIN_SPEED_CHANGE[1] or step < MIN_SPEED_CHANGE[0] * max(before, after):
         raise ValueError(f"a speed change from {before} to {after} m/s is too small to time (30% and 0.3 m/s)")
@@ -346,11 +341,10 @@ def speed_response_time(model, table, frame: int, before: float, after: float, s
     while (session.n_frames - n0) / table.fps < limit + hold + SPEED_WINDOW:
         session.decide(Command(heading=yaw, speed=after))
     run = run_of(session)
-    out = {}
-    for what in ("speed", "speed_rise"):
-        t = responses(run, what, limit, hold)
-        out[what] = float(t[-1]) if len(t) else float("inf")
-    return out
+    t = responses(run, "speed", limit, hold)
+    ground = run.clip.root_pos[-round(2.0 * table.fps):, :2]
+    settled = float(np.linalg.norm(np.diff(ground, axis=0), axis=1).sum() / 2.0 / after)
+    return {"speed": float(t[-1]) if len(t) else float("inf"), "settled": settled}
 
 
 def path_commands(path: np.ndarray, ground, speed: float, progress: float = 0.0, lead: float = 1.0,

@@ -54,7 +54,7 @@ def _tick_step(span: float) -> float:
 def scatter(points, x_max: float, y_max: float, x_label: str = "%", y_label: str = "s", vline: float | None = None,
             width: int = 360, height: int = 240, x_scale: float = 100.0) -> np.ndarray:
     """RGBA [height, width, 4] (rows top-down): ``points`` [(x, y, colour, marker)] with marker
-    "o" (disc) or "x" (a cross: y is off the top, i.e. never reached) on axes from 0 to ``x_max``
+    "o" (disc), "s" (square) or "x" (a cross: y is off the top, i.e. never reached) on axes from 0 to ``x_max``
     and ``y_max``; tick labels show x times ``x_scale`` with ``x_label`` and y with ``y_label``;
     ``vline`` a dashed vertical line (the source capture)."""
     img = np.ones((height, width, 4), dtype=np.float32)
@@ -90,6 +90,9 @@ def scatter(points, x_max: float, y_max: float, x_label: str = "%", y_label: str
         if marker == "x" or not np.isfinite(y):
             d1, d2 = np.abs((xx - u) - (yy - v)), np.abs((xx - u) + (yy - v))
             mask = ((d1 < 1.6) | (d2 < 1.6)) & (np.abs(xx - u) <= 6) & (np.abs(yy - v) <= 6)
+        elif marker == "s":
+            mask = (np.abs(xx - u) <= 5) & (np.abs(yy - v) <= 5)
+            img[(np.abs(xx - u) <= 7) & (np.abs(yy - v) <= 7) & ~mask, :3] = 1.0
         else:
             mask = (xx - u) ** 2 + (yy - v) ** 2 <= 36
             img[((xx - u) ** 2 + (yy - v) ** 2 <= 56) & ~mask, :3] = 1.0

@@ -36,9 +36,9 @@ TIMES = (1 / 3, 2 / 3, 1.0)  # s: the trajectory's sample times
 BLOCKS = ("foot_position", "foot_velocity", "hip_velocity", "trajectory_position", "trajectory_direction")
 SIZES = (6, 6, 3, 6, 6)
 POSE_DIMS = 15  # the first three blocks: what the playing frame itself says
-SEARCHES = (("boxes", "Bounding Boxes", "Boxes over runs of 16 and 64 frames; skips boxes farther than the best "
+SEARCHES = (("kdtree", "k-d Tree", "scipy's k-d tree on the normalised features (exact)"),
+            ("boxes", "Bounding Boxes", "Boxes over runs of 16 and 64 frames; skips boxes farther than the best "
              "frame so far (exact)"),
-            ("kdtree", "k-d Tree", "scipy's k-d tree on the normalised features (exact)"),
             ("brute", "Every Frame", "Distances to every frame (exact; the reference)"))
 ACTION_LEAD = 1.0  # s before an action's centre from which the action can be entered
 ACTION_AFTER = 0.4  # s after the centre the action plays before the search resumes

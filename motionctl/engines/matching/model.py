@@ -65,7 +65,8 @@ class MatchingSettings:
     sharp_turn: float = setting(float(np.radians(30.0)), "Sharp Turn", "A change of the wanted direction this big "
                                 "(or of the wanted speed by 0.5 m/s) searches at once", min=0.0, max=np.pi,
                                 unit="ROTATION", group="Search")
-    search: str = setting("boxes", "Search Structure", "How the nearest frame is found (all give the same frame)",
+    search: str = setting("kdtree", "Search Structure", "How the nearest frame is found (all give the same frame; "
+                          "the k-d tree was the fastest in bench_scoreboard)",
                           choices=SEARCHES, group="Search")
     ignore_near: float = setting(0.25, "Skip Nearby", "A best frame this close (s) to the one about to play, in "
                                  "the same clip, is no jump", min=0.0, max=2.0, unit="TIME", group="Search",
