@@ -10,7 +10,8 @@ moves faster than ``speed`` over the ground, the sliding speed the mean ground s
 the floor (both in the previous and the next frame).
 
 Responses: a command that changes the wanted direction (by at least ``min_change``) or speed
-(by at least 30% and 0.3 m/s) and then holds it starts a trial; the response time is the time from
+(by at least 30% and 0.3 m/s) and then holds it starts a trial, when the character's own heading
+or speed then is that far from the new one too; the response time is the time from
 that decision until the heading (the root frame's yaw) is within 5° of the new direction, or the
 speed (the ground speed averaged over one second, a stride) within 10% of the new speed, and stays
 there for ``hold`` seconds.  A change not reached within ``limit`` seconds (while it was held)
@@ -160,12 +161,15 @@ def responses(run: Run, what: str = "direction", limit: float = 6.0, hold: float
         v = run.speed
         prev = np.concatenate(([v[0]], v[:-1]))
         step = np.abs(v - prev)
-        changed = (step >= MIN_SPEED_CHANGE[1]) & (step >= MIN_SPEED_CHANGE[0] * np.maximum(v, prev))
         same = step < 1e-6
         ground = run.clip.root_pos[:, :2]
         w = max(1, round(SPEED_WINDOW * fps))
         pad = np.pad(ground, ((w // 2, w - w // 2), (0, 0)), mode="edge")
         speed = np.linalg.norm(pad[w:] - pad[:-w], axis=1) * fps / w
+        was = speed[np.maximum(run.start - w // 2, 0)]  # over the stride before the change
+        gap = np.abs(v - was)
+        changed = (step >= MIN_SPEED_CHANGE[1]) & (step >= MIN_SPEED_CHANGE[0] * np.maximum(v, prev)) & \
+            (gap >= MIN_SPEED_CHANGE[1]) & (gap >= MIN_SPEED_CHANGE[0] * np.maximum(v, was))
         measure = lambda target, before: np.abs(speed - target) <= SPEED_TOLERANCE * max(target, 0.1)  # noqa: E731
     else:
         raise ValueError(f"what must be 'direction' or 'speed', not {what!r}")
@@ -219,8 +223,10 @@ def natural_jumps(clips) -> dict:
 
 
 def spread(values) -> dict:
-    """{"median", "p90", "n"} of values (inf allowed: a median of inf means most never got there)."""
+    """{"median", "p90", "n"} of values (inf allowed: a median of inf means most never got there;
+    nan, no trial, left out)."""
     v = np.asarray(values, dtype=float).ravel()
+    v = v[~np.isnan(v)]
     if len(v) == 0:
         return {"median": None, "p90": None, "n": 0}
     q = lambda p: float(np.quantile(v, p, method="inverted_cdf"))  # noqa: E731
@@ -331,8 +337,8 @@ def speed_response_time(model, table, frame: int, before: float, after: float, s
                         limit: float = 6.0, hold: float = 0.3) -> dict:
     """{"speed": seconds until the model, walking straight at ``before`` m/s for ``settle`` seconds,
     moves at ``after`` m/s (within 10%, averaged over a stride) and keeps it (``responses``; inf when
-    not within ``limit``), "settled": its mean speed over the last 2 s over ``after`` (where it ends
-    up when it never gets there)}."""
+    not within ``limit``; nan: no trial, it was already moving at about that speed), "settled": its
+    mean speed over the last 2 s over ``after`` (where it ends up when it never gets there)}."""
     step = abs(after - before)
     if step < MIN_SPEED_CHANGE[1] or step < MIN_SPEED_CHANGE[0] * max(before, after):
         raise ValueError(f"a speed change from {before} to {after} m/s is too small to time (30% and 0.3 m/s)")
@@ -344,7 +350,7 @@ def speed_response_time(model, table, frame: int, before: float, after: float, s
     t = responses(run, "speed", limit, hold)
     ground = run.clip.root_pos[-round(2.0 * table.fps):, :2]
     settled = float(np.linalg.norm(np.diff(ground, axis=0), axis=1).sum() / 2.0 / after)
-    return {"speed": float(t[-1]) if len(t) else float("inf"), "settled": settled}
+    return {"speed": float(t[-1]) if len(t) else float("nan"), "settled": settled}
 
 
 def path_commands(path: np.ndarray, ground, speed: float, progress: float = 0.0, lead: float = 1.0,
