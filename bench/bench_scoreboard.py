@@ -32,7 +32,6 @@ import os
 import sys
 import tempfile
 import time
-import tracemalloc
 
 import numpy as np
 
@@ -42,9 +41,10 @@ sys.path.insert(0, ROOT)
 from bench.bench_field import TRIALS, load, map_frame  # noqa: E402
 from bench.readme_figures import write_png  # noqa: E402
 from bench.record import environment, previous  # noqa: E402
-from motionctl.engines import ENGINES, load_model  # noqa: E402
-from motionctl.evaluate.motion import (discontinuity, follow_path, foot_skating, natural_jumps, response_time,  # noqa: E402
-                                       responses, run_of, skating_of, speed_response_time, spread)
+from motionctl.engines import ENGINES  # noqa: E402
+from motionctl.evaluate.motion import (discontinuity, follow_path, foot_skating, model_memory,  # noqa: E402
+                                       natural_jumps, response_time, responses, run_of, skating_of,
+                                       speed_response_time, spread, timed_decisions)
 from motionctl.evaluate.plot import colour, colour_name, scatter  # noqa: E402
 from motionctl.session import Command, Session  # noqa: E402
 from motionctl.settings import from_flat, to_dict  # noqa: E402
@@ -84,17 +84,6 @@ def starts_in(source_table, table) -> list:
     return rows
 
 
-def held_memory(path: str, clips) -> int:
-    """Bytes that loading a model and building its frame table hold (traced)."""
-    tracemalloc.start()
-    model = load_model(path)
-    table = model.frame_table(clips)
-    held = tracemalloc.get_traced_memory()[0]
-    tracemalloc.stop()
-    del model, table
-    return int(held)
-
-
 # Besides every engine at its defaults, a few documented settings worth seeing beside them.
 VARIANTS = {"graph:lookahead": ("Motion Graph, Look Ahead", {"policy": "lookahead"}),
             "matching:unlocked": ("Motion Matching, no foot locking", {"foot_lock": False})}
@@ -113,7 +102,7 @@ def score(key: str, clips, source_table, quick: bool, folder: str) -> dict:
     starts = starts_in(source_table, table)[: 2 if quick else None]
     rng = np.random.default_rng(7)
     row = {"engine": name, "variant": key, "label": label, "settings": to_dict(settings), "train_seconds": train,
-           "file_bytes": os.path.getsize(path), "held_bytes": held_memory(path, clips), "summary": model.summary()}
+           **model_memory(path, clips), "summary": model.summary()}
     angles = ANGLES[::3] if quick else ANGLES
     t = time.perf_counter()
     row["direction_s"] = [response_time(model, table, f, float(np.radians(a))) for f in starts for a in angles]
@@ -125,10 +114,7 @@ def score(key: str, clips, source_table, quick: bool, folder: str) -> dict:
     runs, decide_ms, jumps_deg, jumps_m, pad_dir = [], [], [], [], []
     for k in range(2 if quick else 4):
         session = Session(model, table, frame=starts[k % len(starts)])
-        for command in game_pad(rng, 30.0, model.decision_rate, session.synth.yaw):
-            t0 = time.perf_counter()
-            session.decide(command)
-            decide_ms.append((time.perf_counter() - t0) * 1e3)
+        decide_ms += timed_decisions(session, game_pad(rng, 30.0, model.decision_rate, session.synth.yaw)).tolist()
         run = run_of(session)
         runs.append(foot_skating(run.clip))
         d = discontinuity(run)

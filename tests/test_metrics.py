@@ -126,3 +126,18 @@ def test_path_following_keeps_its_progress_where_the_path_crosses_itself():
     # at the crossing half way, the progress stays half way (not the end, where the path also passes)
     _, _, mid = path_commands(path, np.zeros(2), 1.3, total / 2 - 0.3)
     assert mid == pytest.approx(total / 2, abs=0.5)
+
+
+def test_model_memory_and_decision_times(tmp_path, demo_library):
+    from motionctl.engines.matching import fit
+    from motionctl.evaluate.motion import model_memory, timed_decisions
+    from motionctl.library import import_library
+    from motionctl.session import Session
+
+    clips = import_library([demo_library]).groups[0].database.clips[:3]
+    model = fit(clips)
+    path = model.save(tmp_path / "m.npz")
+    mem = model_memory(path, clips)
+    assert mem["file_bytes"] == (tmp_path / "m.npz").stat().st_size and mem["held_bytes"] > model.features.nbytes // 2
+    ms = timed_decisions(Session(model, model.frame_table(clips)), [Command(heading=0.0)] * 5)
+    assert ms.shape == (5,) and np.all(ms > 0)

@@ -29,6 +29,9 @@ Path following: the character is steered along a polyline as a player would (tow
 
 from __future__ import annotations
 
+import os
+import time
+import tracemalloc
 from dataclasses import dataclass
 
 import numpy as np
@@ -243,6 +246,33 @@ def measure(session: Session) -> dict:
             "switches": int(run.switch.sum()), "jump_deg_s": spread(disc["deg_s"]), "jump_m_s": spread(disc["m_s"])}
 
 
+def timed_decisions(session: Session, commands) -> np.ndarray:
+    """Play ``commands`` one decision each, returning the milliseconds each decision took
+    (``Session.decide``: the engine's choice and its synthesis)."""
+    out = np.empty(len(commands))
+    for i, command in enumerate(commands):
+        t0 = time.perf_counter()
+        session.decide(command)
+        out[i] = (time.perf_counter() - t0) * 1e3
+    return out
+
+
+def model_memory(path, clips) -> dict:
+    """{"file_bytes": the saved model's size, "held_bytes": what loading it and building its frame
+    table from ``clips`` hold (traced allocations)}."""
+    from ..engines import load_model
+
+    tracemalloc.start()
+    try:
+        model = load_model(path)
+        table = model.frame_table(clips)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    del model, table
+    return {"file_bytes": os.path.getsize(path), "held_bytes": int(held)}
+
+
 def timeline(session: Session) -> tuple[np.ndarray, list]:
     """(the time [S] in seconds at which each decision was made, its command): a run's commands
     on a clock, to replay them through another engine whatever its decision rate."""
@@ -409,5 +439,5 @@ def follow_path(model, table, frame: int, path_local: np.ndarray, speed: float, 
 
 
 __all__ = ["FLOOR_HEIGHT", "Run", "SKATE_SPEED", "compare", "discontinuity", "follow_path", "foot_heights", "foot_skating",
-           "measure", "natural_jumps", "path_commands", "path_distance", "picture", "replay", "responses", "response_time",
-           "run_of", "skating_of", "speed_response_time", "spread", "switches", "timeline", "velocity_jumps"]
+           "measure", "model_memory", "natural_jumps", "path_commands", "path_distance", "picture", "replay", "responses", "response_time",
+           "run_of", "skating_of", "speed_response_time", "spread", "switches", "timed_decisions", "timeline", "velocity_jumps"]
