@@ -48,7 +48,7 @@ from motionctl.clip import resample  # noqa: E402
 from motionctl.engines import ENGINES  # noqa: E402
 from motionctl.engines.field import FieldSettings, fit  # noqa: E402
 from motionctl.engines.field.states import POOL, actions  # noqa: E402
-from motionctl.evaluate.motion import foot_skating, response_time  # noqa: E402
+from motionctl.evaluate.motion import foot_skating, response_time, skating_of, spread  # noqa: E402
 from motionctl.library import import_library  # noqa: E402
 from motionctl.rootframe import wrap  # noqa: E402
 from motionctl.session import Command, Session  # noqa: E402
@@ -147,8 +147,8 @@ def agility(model, table, trials, line=False):
         times.append(response_time(model, table, frame, angle, line=line, line_offset=offset))
     t = np.array(times)
     ok = np.isfinite(t)
-    q = lambda p: float(np.quantile(t, p, method="inverted_cdf"))  # noqa: E731  (inf when not reached)
-    return {"median_s": q(0.5), "p90_s": q(0.9), "reached": float(ok.mean()),
+    s = spread(t)  # inf when not reached
+    return {"median_s": s["median"], "p90_s": s["p90"], "reached": float(ok.mean()),
             "mean_reached_s": float(t[ok].mean()) if ok.any() else None, "trials": len(t)}
 
 
@@ -357,7 +357,7 @@ def main():
         print(json.dumps(row), flush=True)
 
     # skating
-    sk = [{"controller": "source capture", **mean_skating(clips)}]
+    sk = [{"controller": "source capture", **skating_of(clips)}]
     sk.append({"controller": "motion field, N = 1 (direction)", **driven_skating(field, table, rng)})
     results["passive"] = passive_runs(clips, rng)
     print(json.dumps(results["passive"]), flush=True)
@@ -386,12 +386,6 @@ def map_frame(src_table, dst_table, frame):
     c = dst_table.names.index(name)
     scale = dst_table.fps / src_table.fps
     return int(dst_table.first[c] + min(int(within * scale), dst_table.length[c] - 3))
-
-
-def mean_skating(clips):
-    rows = [foot_skating(c) for c in clips]
-    w = np.array([c.n_frames for c in clips], float)
-    return {k: float(np.average([r[k] for r in rows], weights=w)) for k in rows[0]}
 
 
 def write(r, quick):

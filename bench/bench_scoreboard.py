@@ -43,9 +43,9 @@ from bench.readme_figures import write_png  # noqa: E402
 from bench.record import environment, previous  # noqa: E402
 from motionctl.engines import ENGINES  # noqa: E402
 from motionctl.evaluate.motion import (discontinuity, follow_path, foot_skating, model_memory,  # noqa: E402
-                                       natural_jumps, response_time, responses, run_of, skating_of,
+                                       natural_jumps, picture, response_time, responses, run_of, skating_of,
                                        speed_response_time, spread, timed_decisions)
-from motionctl.evaluate.plot import colour, colour_name, scatter  # noqa: E402
+from motionctl.evaluate.plot import colour_name  # noqa: E402
 from motionctl.session import Command, Session  # noqa: E402
 from motionctl.settings import from_flat, to_dict  # noqa: E402
 from motionctl.synth import frame_table  # noqa: E402
@@ -270,16 +270,16 @@ def write(r: dict, quick: bool) -> None:
                                                                            else "") for row in r["rows"]) + "."]
     with open(os.path.join(out, f"{name}.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
-    write_png(os.path.join(out, f"{name}.png"), (picture(r)[..., :3] * 255).astype(np.uint8))
+    write_png(os.path.join(out, f"{name}.png"), (scoreboard_picture(r)[..., :3] * 255).astype(np.uint8))
 
 
-def picture(r: dict) -> np.ndarray:
-    pts = [(row["stats"]["skating"]["median"], row["stats"]["direction_s"]["median"],
-            colour(row["engine"]), "o" if ":" not in row.get("variant", "") else "s") for row in r["rows"]]
-    finite = [y for _, y, _, _ in pts if y is not None and np.isfinite(y)]
-    x_max = max([x for x, _, _, _ in pts] + [r["source"]["skating"]["skating"]]) * 1.2
-    return scatter(pts, max(x_max, 0.05), max(finite + [1.0]) * 1.25, vline=r["source"]["skating"]["skating"],
-                   width=480, height=300)
+def scoreboard_picture(r: dict) -> np.ndarray:
+    """The Compare box's plot of every row (variants as squares), top-down for the PNG."""
+    rows = [{"engine": row["engine"], "skating": row["stats"]["skating"]["median"],
+             "direction_s": row["stats"]["direction_s"], "marker": "s" if ":" in row.get("variant", "") else "o"}
+            for row in r["rows"]]
+    img, _ = picture(rows, r["source"]["skating"]["skating"], width=480, height=300)
+    return img[::-1]
 
 
 if __name__ == "__main__":

@@ -114,6 +114,7 @@ class Session:
         self.memory = model.start(table, frame) if frame is not None else None
         self.steps, self.commands, self.controls = [], [], []
         self.roots, self.rots = [], []
+        self._frames = 0
         self.buffer = None
         self.t = 0.0
         self.trail = deque(maxlen=trail)
@@ -138,6 +139,7 @@ class Session:
         self.commands.append(command)
         self.controls.append(step.control)
         self.roots.append(root)
+        self._frames += len(root)
         self.rots.append(rot)
         self.trail.extend(root[:, :3].tolist())
         return root, rot
@@ -174,7 +176,7 @@ class Session:
 
     @property
     def n_frames(self) -> int:
-        return int(sum(len(r) for r in self.roots))
+        return self._frames
 
     def clip(self, name: str = "run") -> Clip:
         """Everything played so far as one Clip."""

@@ -129,9 +129,8 @@ def model_summary(entry) -> dict:
         return {}
 
 
-def trained_model(context, engine: str):
-    """(the chosen group's trained ``engine`` model, loaded, and the group); MotionctlError if none."""
-    group = chosen_group(context)
+def model_file(group, engine: str) -> str:
+    """The absolute path of a group's trained ``engine`` model; MotionctlError if none or missing."""
     entry = model_entry(group, engine)
     label = ENGINES[engine].label if engine in ENGINES else engine
     if entry is None or not entry.path:
@@ -139,4 +138,10 @@ def trained_model(context, engine: str):
     path = resolve(entry.path)
     if not os.path.isfile(path):
         raise MotionctlError(f"the {label} model file is missing ({path}): train it again")
-    return ENGINES[engine].Model.load(path), group
+    return path
+
+
+def trained_model(context, engine: str):
+    """(the chosen group's trained ``engine`` model, loaded, and the group); MotionctlError if none."""
+    group = chosen_group(context)
+    return ENGINES[engine].Model.load(model_file(group, engine)), group

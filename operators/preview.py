@@ -26,7 +26,8 @@ from ..motionctl.session import Command, Session, commands_from_controls, load_t
 from .armature import PoseWriter, bake_clip
 from .background import BackgroundJobOperator
 from .cache import cache_path, resolve, stored
-from .common import chosen_group, group_clips, model_entry, report_error, settings, target_armature, trained_model
+from .common import (chosen_group, group_clips, model_entry, model_file, report_error, settings, target_armature,
+                     trained_model)
 from .controller import show_picture
 from .state import STATE
 
@@ -403,7 +404,7 @@ class MOTIONCTL_OT_compare(BackgroundJobOperator, bpy.types.Operator):
         times, commands, _ = load_timeline(path)
         clips = group_clips(context)
         group = chosen_group(context)
-        players = [(name, engine.label, trained_model(context, name)[0], clips) for name, engine in ENGINES.items()
+        players = [(name, engine.label, model_file(group, name)) for name, engine in ENGINES.items()
                    if model_entry(group, name) is not None]
         if not players:
             raise MotionctlError("train at least one engine on this clip group first (Controller panel)")

@@ -51,23 +51,24 @@ MIN_TURN = float(np.radians(30.0))  # a change of direction smaller than this is
 MIN_SPEED_CHANGE = (0.3, 0.3)  # a change of speed is a trial when it is at least 30% and 0.3 m/s
 
 
-def foot_heights(clip) -> tuple[np.ndarray, np.ndarray]:
+def foot_heights(clip, pos=None) -> tuple[np.ndarray, np.ndarray]:
     """(ground positions [F, 2, 2], heights above the floor [F, 2]) of the ankles (left, right);
-    each ankle's floor is its own planted height, the 5th percentile of its height in the clip."""
-    pos, _ = clip.world()
+    each ankle's floor is its own planted height, the 5th percentile of its height in the clip.
+    ``pos``: the clip's world joint positions, when already computed."""
+    pos = clip.world()[0] if pos is None else pos
     feet = foot_joints(clip.skeleton)
     ankles = pos[:, [feet["L"][0], feet["R"][0]]]
     z = ankles[:, :, 2]
     return ankles[:, :, :2], z - np.percentile(z, 5, axis=0)
 
 
-def foot_skating(clip, height: float = FLOOR_HEIGHT, speed: float = SKATE_SPEED) -> dict:
+def foot_skating(clip, height: float = FLOOR_HEIGHT, speed: float = SKATE_SPEED, pos=None) -> dict:
     """{"skating": share of frames with a foot on the floor moving faster than ``speed``,
     "sliding": mean ground speed (m/s) of feet on the floor, "planted": share of foot-frames on
     the floor} of a clip (see the module docstring)."""
     if clip.n_frames < 2:
         raise ValueError(f"clip {clip.name!r}: at least 2 frames are needed to measure foot speed")
-    ground, z = foot_heights(clip)
+    ground, z = foot_heights(clip, pos)
     v = np.linalg.norm(np.diff(ground, axis=0), axis=-1) * clip.fps  # [F-1, 2]
     low = np.maximum(z[1:], z[:-1]) < height
     skate = low & (v > speed)
@@ -192,7 +193,7 @@ def responses(run: Run, what: str = "direction", limit: float = 6.0, hold: float
     return np.array(out, dtype=float)
 
 
-def velocity_jumps(clip) -> tuple[np.ndarray, np.ndarray]:
+def velocity_jumps(clip, pos=None) -> tuple[np.ndarray, np.ndarray]:
     """([F] deg/s, [F] m/s): at every frame, the largest change of any joint's angular velocity
     (its local rotation's) and linear velocity (its world position's) over the frames before and
     after it (0 at the first and last two frames)."""
@@ -202,17 +203,17 @@ def velocity_jumps(clip) -> tuple[np.ndarray, np.ndarray]:
         return deg, lin
     q = clip.local_rot
     w = quat.log(quat.mul(q[1:], quat.conj(q[:-1]))) * clip.fps  # [F-1, J, 3]: from frame k to k+1
-    pos, _ = clip.world()
+    pos = clip.world()[0] if pos is None else pos
     v = np.diff(pos, axis=0) * clip.fps
     deg[1:-1] = np.degrees(np.linalg.norm(np.diff(w, axis=0), axis=-1).max(axis=1))
     lin[1:-1] = np.linalg.norm(np.diff(v, axis=0), axis=-1).max(axis=1)
     return deg, lin
 
 
-def discontinuity(run: Run) -> dict:
+def discontinuity(run: Run, pos=None) -> dict:
     """{"deg_s": [K], "m_s": [K]}: at each of the run's K switches, the largest joint-velocity jump
     (angular, linear) over the switch's two frames (see the module docstring)."""
-    deg, lin = velocity_jumps(run.clip)
+    deg, lin = velocity_jumps(run.clip, pos)
     s = run.start[run.switch]
     s = s[(s >= 1) & (s < run.clip.n_frames - 1)]
     return {"deg_s": np.maximum(deg[s], deg[s - 1]), "m_s": np.maximum(lin[s], lin[s - 1])}
@@ -240,8 +241,10 @@ def measure(session: Session) -> dict:
     """Everything the Compare box shows of one run: skating, direction and speed responses,
     discontinuities at switches (each as median, p90 and count)."""
     run = run_of(session)
-    disc = discontinuity(run)
-    return {"seconds": run.clip.n_frames / run.fps, "decisions": int(len(run.start)), **foot_skating(run.clip),
+    pos, _ = run.clip.world()  # once, for skating and jumps
+    disc = discontinuity(run, pos)
+    return {"seconds": run.clip.n_frames / run.fps, "decisions": int(len(run.start)),
+            **foot_skating(run.clip, pos=pos),
             "direction_s": spread(responses(run, "direction")), "speed_s": spread(responses(run, "speed")),
             "switches": int(run.switch.sum()), "jump_deg_s": spread(disc["deg_s"]), "jump_m_s": spread(disc["m_s"])}
 
@@ -300,27 +303,33 @@ def replay(model, table, times, commands, seconds: float | None = None, warp: fl
     return session
 
 
-def compare(players, times, commands, clips=None, warp: float = 0.0, progress=None, should_stop=None) -> dict:
+def compare(players, times, commands, clips, warp: float = 0.0, progress=None, should_stop=None) -> dict:
     """The same commands (a ``timeline``) through every one of ``players`` [(engine name, label,
-    model, the library clips it plays)]: {"rows": [{"engine", "label", **measure}], "source":
-    the source ``clips``' skating (or None)}.  What the Preview panel's Compare button runs."""
+    saved model path)] playing the library ``clips``: {"rows": [{"engine", "label", **measure}],
+    "source": the clips' skating}.  What the Preview panel's Compare button runs (in a job: models
+    load here)."""
+    from ..engines import load_model
+
     rows = []
-    for k, (name, label, model, lib) in enumerate(players):
+    for k, (name, label, path) in enumerate(players):
         if progress is not None:
             progress(k / max(len(players), 1), f"{label}: playing the run")
-        table = model.frame_table(lib)
+        check_stop(should_stop, "comparing engines")
+        model = load_model(path)
+        table = model.frame_table(clips)
         session = replay(model, table, times, commands, warp=warp, should_stop=should_stop)
         rows.append({"engine": name, "label": label, **measure(session)})
-    return {"rows": rows, "source": skating_of(clips) if clips else None}
+    return {"rows": rows, "source": skating_of(clips)}
 
 
 def picture(rows, source_skating: float | None = None, width: int = 300, height: int = 200):
     """(RGBA [height, width, 4] rows bottom-up, caption) of compared runs: the median response to a
-    new direction against foot skating, one point per run in its engine's colour."""
+    new direction against foot skating, one point per run in its engine's colour (its "marker":
+    "o" disc by default, "s" square)."""
     from .plot import bottom_up, colour, scatter
 
     pts = [(r["skating"], r["direction_s"]["median"] if r["direction_s"]["n"] else np.inf, colour(r["engine"]),
-            "o") for r in rows]
+            r.get("marker", "o")) for r in rows]
     finite = [y for _, y, _, _ in pts if np.isfinite(y)]
     x_max = max([x for x, _, _, _ in pts] + [source_skating or 0.0, 0.05]) * 1.2
     img = scatter(pts, x_max, max(finite + [1.0]) * 1.25, vline=source_skating, width=width, height=height)

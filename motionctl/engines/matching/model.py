@@ -468,20 +468,21 @@ def fit(library, settings: MatchingSettings | None = None, *, progress=None, sho
     raw = np.concatenate(raw)
     offset, scale = normalisation(raw, s.weights())
     table = frame_table(work, work[0].skeleton, 0.2)
-    rows = row_info(work, table, s.end_margin)
+    model = MatchingModel(s, {}, names, s.fps, 0.2, raw, offset, scale, fingerprint(work))
+    model._attach(work, table)
+    rows = model.rows
     speed = np.hypot(table.motion[:, 0], table.motion[:, 1]) * s.fps
     loco = rows.searchable & (rows.kind == 0)
     if not rows.searchable.any():
         raise MotionctlError(f"every clip is shorter than the End Margin ({s.end_margin} s): nothing to jump to")
-    summary = {"frames": int(table.n_frames), "searchable": int(loco.sum()), "clips": len(clips),
-               "seconds_of_capture": float(table.n_frames / s.fps), "feature_dims": int(raw.shape[1]),
-               "actions": rows.kinds[1:], "typical_speed": float(np.median(speed[loco])) if loco.any() else 1.3,
-               "top_speed": float(np.percentile(speed[loco], 95)) if loco.any() else 2.0,
-               "feature_bytes": int(raw.astype(np.float32).nbytes), "seconds": time.perf_counter() - t0}
+    model.info = {"frames": int(table.n_frames), "searchable": int(loco.sum()), "clips": len(clips),
+                  "seconds_of_capture": float(table.n_frames / s.fps), "feature_dims": int(raw.shape[1]),
+                  "actions": rows.kinds[1:], "typical_speed": float(np.median(speed[loco])) if loco.any() else 1.3,
+                  "top_speed": float(np.percentile(speed[loco], 95)) if loco.any() else 2.0,
+                  "feature_bytes": int(raw.astype(np.float32).nbytes), "seconds": time.perf_counter() - t0}
+    model.typical_speed = float(model.info["typical_speed"])
     if progress is not None:
         progress(1.0, "done")
-    model = MatchingModel(s, summary, names, s.fps, 0.2, raw, offset, scale, fingerprint(work))
-    model._attach(work, table)
     return model
 
 
