@@ -3,9 +3,9 @@
 import bpy
 from bpy.props import PointerProperty
 
-from . import active, controller, graph, library, properties
+from . import active, controller, graph, library, properties, retarget
 
-classes = (*properties.classes, *library.classes, *controller.classes, *graph.classes, *active.classes)
+classes = (*properties.classes, *library.classes, *controller.classes, *graph.classes, *active.classes, *retarget.classes)
 
 _register, _unregister = bpy.utils.register_classes_factory(classes)
 

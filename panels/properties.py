@@ -234,6 +234,47 @@ def _on_clip_index(self, context):
         show_clip(context, self.clips[self.clip_index])
 
 
+def _is_armature(self, ob) -> bool:
+    return ob.type == "ARMATURE"
+
+
+class MOTIONCTL_PG_bone_pair(PropertyGroup):
+    target: StringProperty(name="Bone", description="A bone of the target armature")
+    source: StringProperty(name="Joint", description="The clips' joint it follows (empty: it rides along with "
+                           "its parent)")
+
+
+class MOTIONCTL_PG_retarget(PropertyGroup):
+    """Putting clips and runs on the animator's own rig."""
+
+    target: PointerProperty(name="Target", type=bpy.types.Object, poll=_is_armature,
+                            description="Your character's armature (Rigify, Mixamo, Character Creator, a game rig...)")
+    bones: CollectionProperty(type=MOTIONCTL_PG_bone_pair)
+    bone_index: IntProperty()
+    source: EnumProperty(name="Retarget", default="RUN", items=[
+        ("RUN", "Last Run", "The last driven or played controller run"),
+        ("CLIP", "Selected Clip", "The clip selected in the Library list"),
+        ("GROUP", "Ticked Clips", "Every ticked clip of the group, each as its own action"),
+        ("TRACES", "Every Trace", "Every trace of the Preview panel played through the controller, each as its own "
+         "action")])
+    root_motion: EnumProperty(name="Root Motion", default="BONE", items=[
+        ("BONE", "Root Bone", "On the rig's root bone (added at the origin if it has none): the hips' ground "
+         "position and smoothed heading, as game engines read root motion"),
+        ("OBJECT", "Armature Object", "On the armature object (location and rotation); the bones move in place"),
+        ("IN_PLACE", "In Place", "No root motion: the character walks on the spot, facing its rest direction")])
+    floor: BoolProperty(name="Keep Feet on Floor", default=True,
+                        description="Shift the body so planted feet stand on the floor as the capture's do (no IK)")
+    foot_plant: BoolProperty(name="Plant Feet (IK)", default=False,
+                             description="Two-bone IK on the legs so planted feet slide no more than the capture's "
+                             "(removes sliding that different proportions add)")
+    nla: BoolProperty(name="Push to NLA", default=False,
+                      description="Put the actions on an NLA track one after another (game exporters read strips as "
+                      "takes)")
+    action_prefix: StringProperty(name="Prefix", default="rt_", description="Prefix of the baked actions' names")
+    frame_start: IntProperty(name="Start Frame", default=1)
+    report: StringProperty(name="Report", description="The last retarget's figures (JSON)")
+
+
 class MOTIONCTL_PG_settings(PropertyGroup):
     file_id: StringProperty(description="Stable id naming this file's caches")
     owner: StringProperty(description="The .blend the caches belong to", subtype="FILE_PATH")
@@ -251,6 +292,7 @@ class MOTIONCTL_PG_settings(PropertyGroup):
     preview: PointerProperty(type=MOTIONCTL_PG_preview)
     evaluate: PointerProperty(type=MOTIONCTL_PG_evaluate)
     active: PointerProperty(type=MOTIONCTL_PG_active)
+    retarget: PointerProperty(type=MOTIONCTL_PG_retarget)
     last_run: StringProperty(subtype="FILE_PATH", description="The last driven or played run (cache), for Bake",
                              options={"PATH_SUPPORTS_BLEND_RELATIVE"})
     job_progress: FloatProperty(name="Progress", min=0.0, max=1.0, subtype="FACTOR")
@@ -260,4 +302,4 @@ class MOTIONCTL_PG_settings(PropertyGroup):
 
 classes = (MOTIONCTL_PG_clip, MOTIONCTL_PG_model, MOTIONCTL_PG_group, MOTIONCTL_PG_trace, *ENGINE_GROUPS,
            MOTIONCTL_PG_engines, MOTIONCTL_PG_preview, MOTIONCTL_PG_evaluate, MOTIONCTL_PG_active_candidate, MOTIONCTL_PG_active_example,
-           MOTIONCTL_PG_active, MOTIONCTL_PG_settings)
+           MOTIONCTL_PG_active, MOTIONCTL_PG_bone_pair, MOTIONCTL_PG_retarget, MOTIONCTL_PG_settings)

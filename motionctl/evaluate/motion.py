@@ -51,25 +51,21 @@ MIN_TURN = float(np.radians(30.0))  # a change of direction smaller than this is
 MIN_SPEED_CHANGE = (0.3, 0.3)  # a change of speed is a trial when it is at least 30% and 0.3 m/s
 
 
-def foot_heights(clip, pos=None) -> tuple[np.ndarray, np.ndarray]:
-    """(ground positions [F, 2, 2], heights above the floor [F, 2]) of the ankles (left, right);
-    each ankle's floor is its own planted height, the 5th percentile of its height in the clip.
-    ``pos``: the clip's world joint positions, when already computed."""
-    pos = clip.world()[0] if pos is None else pos
-    feet = foot_joints(clip.skeleton)
-    ankles = pos[:, [feet["L"][0], feet["R"][0]]]
-    z = ankles[:, :, 2]
-    return ankles[:, :, :2], z - np.percentile(z, 5, axis=0)
-
-
 def foot_skating(clip, height: float = FLOOR_HEIGHT, speed: float = SKATE_SPEED, pos=None) -> dict:
     """{"skating": share of frames with a foot on the floor moving faster than ``speed``,
     "sliding": mean ground speed (m/s) of feet on the floor, "planted": share of foot-frames on
     the floor} of a clip (see the module docstring)."""
     if clip.n_frames < 2:
         raise ValueError(f"clip {clip.name!r}: at least 2 frames are needed to measure foot speed")
-    ground, z = foot_heights(clip, pos)
-    v = np.linalg.norm(np.diff(ground, axis=0), axis=-1) * clip.fps  # [F-1, 2]
+    pos = clip.world()[0] if pos is None else pos
+    feet = foot_joints(clip.skeleton)
+    return ankle_skating(pos[:, [feet["L"][0], feet["R"][0]]], clip.fps, height, speed)
+
+
+def ankle_skating(ankles: np.ndarray, fps: float, height: float = FLOOR_HEIGHT, speed: float = SKATE_SPEED) -> dict:
+    """``foot_skating`` from the ankles' world positions [F, 2, 3] (any rig: a retargeted one too)."""
+    z = ankles[:, :, 2] - np.percentile(ankles[:, :, 2], 5, axis=0)
+    v = np.linalg.norm(np.diff(ankles[:, :, :2], axis=0), axis=-1) * fps  # [F-1, 2]
     low = np.maximum(z[1:], z[:-1]) < height
     skate = low & (v > speed)
     return {"skating": float(np.mean(skate.any(axis=1))), "sliding": float(v[low].mean()) if low.any() else 0.0,
@@ -447,6 +443,6 @@ def follow_path(model, table, frame: int, path_local: np.ndarray, speed: float, 
             "seconds": session.n_frames / table.fps, "session": session}
 
 
-__all__ = ["FLOOR_HEIGHT", "Run", "SKATE_SPEED", "compare", "discontinuity", "follow_path", "foot_heights", "foot_skating",
+__all__ = ["FLOOR_HEIGHT", "Run", "SKATE_SPEED", "compare", "discontinuity", "follow_path", "ankle_skating", "foot_skating",
            "measure", "model_memory", "natural_jumps", "path_commands", "path_distance", "picture", "replay", "responses", "response_time",
            "run_of", "skating_of", "speed_response_time", "spread", "switches", "timed_decisions", "timeline", "velocity_jumps"]
