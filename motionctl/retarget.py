@@ -295,7 +295,7 @@ def _legs_by_geometry(rig: Rig, named: dict) -> dict:
     fwd = sum(rig.heads[g["toe"]] - rig.heads[g["foot"]] for g in legs if "toe" in g and "foot" in g)
     fwd = np.asarray(fwd, float) * [1, 1, 0] if np.ndim(fwd) else np.array([0.0, -1.0, 0.0])
     left = np.cross([0.0, 0.0, 1.0], fwd)
-    side = [float((rig.heads[c[0]] - rig.heads[x]) @ left) for c in chains]
+    side = [float((rig.heads[c].mean(axis=0) - rig.heads[x]) @ left) for c in chains]
     out = {}
     for g, sd in zip(legs, side):
         s = "L" if sd == max(side) else "R"
@@ -323,7 +323,13 @@ def _arms_by_geometry(rig: Rig, roles: dict) -> dict:
         s = "L" if sign > 0 else "R"
         if f"upper_arm.{s}" in out:
             continue
-        arm = _limb_roles(rig, chain, ("shoulder", "upper_arm", "forearm", "hand"), 1)
+        # bones starting at the spine's centre line are the collar bone; the arm starts out at the side
+        lateral = np.abs((rig.heads[chain] - rig.heads[chain[0]]) @ left) + abs((rig.heads[chain[0]] - rig.heads[
+            rig.parents[chain[0]]]) @ left)
+        at = int(np.argmax(lateral > 0.05 * rig.height()))
+        arm = _limb_roles(rig, chain[at:], ("upper_arm", "forearm", "hand"), 0)
+        if at:
+            arm["shoulder"] = chain[at - 1]
         out.update({f"{r}.{s}": b for r, b in arm.items()})
     return out
 
@@ -675,9 +681,10 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
         inv = quat.conj(turn)
         heads = quat.rotate(inv[:, None], pos - ground[:, None])
         q = quat.mul(inv[:, None], q)
-        if root is not None:
-            q[:, [b for b in range(n) if not _below_mask(target, hips)[b]]] = quat.identity()
-            heads[:, ~_below_mask(target, hips)] = target.heads
+        if root is not None:  # bones above the hips stay at rest
+            above = ~_below_mask(target, hips)
+            q[:, above] = quat.identity()
+            heads[:, above] = target.heads[above]
         if st.root_motion == "OBJECT":
             object_loc, object_rot = ground, turn
     locations[target.names[hips]] = _location(target, q, heads, hips)

@@ -141,6 +141,13 @@ def new_action(name: str, id_root: str = "OBJECT"):
     return act, None, act
 
 
+def action_fcurves(act) -> list:
+    """Every F-curve of an action (all slots' channelbags on 4.4+, ``Action.fcurves`` on 4.2)."""
+    if not slotted_actions():
+        return list(act.fcurves)
+    return [fc for layer in act.layers for strip in layer.strips for bag in strip.channelbags for fc in bag.fcurves]
+
+
 def assign_action(ob, act, slot=None) -> None:
     ad = ob.animation_data or ob.animation_data_create()
     ad.action = act

@@ -18,7 +18,8 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..motionctl import quat
 from ..motionctl.clip import resample
 from ..motionctl.engines.fragments import read_trace, resample_trace
-from ..motionctl.errors import Cancelled, MotionctlError
+from ..motionctl.errors import MotionctlError
+from ..motionctl.jobs import check_stop
 from ..motionctl.retarget import (RetargetSettings, Rig, auto_map, find_roles, load_preset, quality, retarget,
                                   save_preset, with_root_bone)
 from ..motionctl.session import Session, commands_from_controls
@@ -174,8 +175,7 @@ def retarget_job(items, source: Rig, target: Rig, mapping: dict, options: Retarg
     out = []
     rs, rt = find_roles(source), find_roles(target)
     for i, (name, item) in enumerate(items):
-        if should_stop is not None and should_stop():
-            raise Cancelled()
+        check_stop(should_stop)
         if progress is not None:
             progress(i / max(len(items), 1), f"{name} ({i + 1} of {len(items)})")
         if player is not None:
@@ -184,6 +184,7 @@ def retarget_job(items, source: Rig, target: Rig, mapping: dict, options: Retarg
         clip = replace(resample(item, fps), name=name)
         res = retarget(clip, source, target, mapping, options, rs, rt)
         out.append((res, quality(res, clip, source, target)))
+        check_stop(should_stop)
     return out
 
 

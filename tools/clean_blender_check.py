@@ -7,7 +7,8 @@ Run with a Python whose environment holds only ``bpy`` (and the numpy Blender sh
 own wheels must bring everything else.  Installs the zip into a fresh user folder, enables it,
 then on real capture: import (in the background job's synchronous form) -> train fragments ->
 train the planner -> build a motion graph -> evaluate it in a room -> play a trace -> bake ->
-bake a best path; prints a JSON line of timings and exits non-zero on any error.
+bake a best path -> motion matching and Compare Engines -> retarget onto a Rigify metarig ->
+active learning; prints a JSON line of timings and exits non-zero on any error.
 """
 
 from __future__ import annotations
@@ -122,6 +123,14 @@ def main(argv=None) -> int:
         compared = json.loads(st.preview.compare)
         assert {r["engine"] for r in compared["rows"]} == {"fragments", "planning", "graph", "matching"}, compared
         lap("motion matching and Compare Engines")
+        addon_utils.enable("rigify", default_set=True)  # an animator's rig: Rigify's human metarig
+        assert bpy.ops.object.armature_human_metarig_add() == {"FINISHED"}
+        rig = bpy.context.active_object
+        st.retarget.target, st.retarget.source, st.retarget.nla = rig, "RUN", True
+        assert bpy.ops.motionctl.retarget() == {"FINISHED"}
+        strip = rig.animation_data.nla_tracks[0].strips[0]
+        assert rig.data.bones["spine"].parent.name == "root" and strip.frame_end > 30, strip.frame_end
+        lap("retarget onto a Rigify metarig")
         st.engines.active.seed_clip = "16_15"
         assert bpy.ops.motionctl.active_start() == {"FINISHED"}
         assert bpy.ops.motionctl.active_suggest() == {"FINISHED"} and len(st.active.candidates) > 0

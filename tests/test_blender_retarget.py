@@ -1,0 +1,179 @@
+"""The Retarget panel on real rigs built in Blender (Rigify's metarig from its own operator, a
+Mixamo rig as the FBX importer leaves it, the Character Creator rig from ../shared/mocap/cc_base
+through Blender's BVH importer): CMU subject 16 walking baked onto each, then read back as Blender
+evaluates the action.
+
+Tolerances (measured on 16_15, see bench/results/retarget.md): hips, knees, ankles and toes within
+10% of the target's leg length of the capture scaled by the leg-length ratio (p95; 1.7-6.5 cm
+measured), shoulders, elbows, wrists and head within 20% (7-18 cm: arms and torso keep the
+target's own proportions); planted ankles within 2 cm of the capture's planted height (p95);
+skating at most 3 points above the capture's (with the sliding threshold scaled with the body)."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+from rigs import RIGS, make_rig, posed_heads
+
+pytestmark = pytest.mark.blender
+
+
+@pytest.fixture
+def walks(bpy_clean, mocap):
+    bpy = bpy_clean
+    bpy.context.scene.render.fps = 30
+    folder = os.path.join(mocap, "cmu_amc", "16")
+    assert bpy.ops.motionctl.import_bvh(directory=folder + os.sep,
+                                        files=[{"name": "16_15.amc"}, {"name": "16_58.amc"}]) == {"FINISHED"}
+    return bpy
+
+
+def core_result(ext, bpy, ob, clip_name, **settings):
+    """The core's retarget of a group clip onto ``ob`` as it is now (after the bake: with its root bone)."""
+    R = ext.motionctl.retarget
+    st = bpy.context.scene.motionctl
+    clip = next(c for c in ext.operators.common.group_clips(bpy.context) if c.name == clip_name)
+    clip = ext.motionctl.clip.resample(clip, bpy.context.scene.render.fps)
+    rig = ext.operators.retarget.rig_from_object(ob)
+    src = R.Rig.from_skeleton(clip.skeleton)
+    mapping = {p.target: p.source for p in st.retarget.bones}
+    return R.retarget(clip, src, rig, mapping, R.RetargetSettings(**settings)), clip, src, rig
+
+
+@pytest.mark.parametrize("kind", RIGS)
+def test_a_capture_on_each_rig_keeps_its_joints_and_feet(walks, ext, mocap, kind):
+    bpy = walks
+    st = bpy.context.scene.motionctl
+    ob = make_rig(bpy, kind, mocap)
+    st.retarget.target = ob
+    assert bpy.ops.motionctl.retarget_auto_map() == {"FINISHED"}
+    mapped = {p.target for p in st.retarget.bones}
+    assert len(mapped) >= 21  # hips, spine, chest, neck, head, both arms and legs
+    st.clip_index = [c.name for c in st.clips].index("16_15")
+    st.retarget.source = "CLIP"
+    assert bpy.ops.motionctl.retarget() == {"FINISHED"}
+    act = ob.animation_data.action
+    assert act.name == "rt_16_15" and ob.data.bones.get("root") is not None  # none of the three had one
+    hips = ext.motionctl.retarget.find_roles(ext.operators.retarget.rig_from_object(ob))["hips"]
+    assert ob.data.bones[hips].parent.name == "root"
+    res, clip, src, rig = core_result(ext, bpy, ob, "16_15")
+    posed = posed_heads(bpy, ob, np.arange(1, clip.n_frames + 1))
+    assert np.abs(posed - res.world).max() < 1e-4  # Blender plays back what the core computed
+    q = ext.motionctl.retarget.quality(res, clip, src, rig, world=posed)
+    assert q["legs_error_p95"] < 0.10 * q["leg_length"]
+    assert q["arms_error_p95"] < 0.20 * q["leg_length"]
+    assert q["stance_offset_p95"] < 0.02
+    assert q["skating_scaled"] <= q["source_skating"] + 0.03
+    report = json.loads(st.retarget.report)[0]
+    assert report["action"] == "rt_16_15" and report["stance_offset_p95"] == pytest.approx(q["stance_offset_p95"], abs=1e-4)
+
+
+def test_rotation_modes_are_written_as_blender_reads_them(ext):
+    import mathutils
+
+    rng = np.random.default_rng(3)
+    q = ext.motionctl.quat.normalize(rng.normal(size=(20, 4)))
+    for mode in ("QUATERNION", "AXIS_ANGLE", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"):
+        _, v = ext.operators.retarget.rotation_channels(q, mode)
+        if mode == "QUATERNION":
+            back = v
+        elif mode == "AXIS_ANGLE":
+            back = np.array([mathutils.Quaternion(a[1:], a[0])[:] for a in v])
+        else:
+            back = np.array([mathutils.Euler(a, mode).to_quaternion()[:] for a in v])
+        assert np.abs(np.abs(np.sum(back * q, axis=1)) - 1).max() < 1e-6, mode
+
+
+def test_a_controller_run_on_a_mixamo_rig_with_root_motion_on_the_object(walks, ext, tmp_path):
+    from motionctl.engines.fragments import PlayerSettings, generate_trace, write_trace
+
+    bpy = walks
+    st = bpy.context.scene.motionctl
+    assert bpy.ops.motionctl.train(engine="matching") == {"FINISHED"}
+    st.engine = "matching"
+    write_trace(generate_trace(PlayerSettings(max_speed=2.0), 6.0, 10.0, seed=2), tmp_path / "player.csv")
+    st.preview.trace_path = str(tmp_path / "player.csv")
+    assert bpy.ops.motionctl.play_trace() == {"FINISHED"}
+    ob = make_rig(bpy, "mixamo")
+    st.retarget.target, st.retarget.source, st.retarget.root_motion = ob, "RUN", "OBJECT"
+    st.retarget.foot_plant = True
+    assert bpy.ops.motionctl.retarget() == {"FINISHED"}
+    assert ob.data.bones.get("root") is None  # the object carries the root motion: no bone added
+    act = ob.animation_data.action
+    paths = {fc.data_path for fc in ext.operators.armature.action_fcurves(act)}
+    assert {"location", "rotation_euler"} <= paths
+    clip = ext.operators.preview.last_run(bpy.context)
+    clip = ext.motionctl.clip.resample(clip, 30.0)
+    R = ext.motionctl.retarget
+    rig_before = ext.operators.retarget.rig_from_object(ob)  # the object is animated now: read its rest
+    bpy.context.scene.frame_set(0)
+    ob.animation_data.action = None
+    ob.location, ob.rotation_euler = (0, 0, 0), (np.pi / 2, 0, 0)
+    bpy.context.view_layer.update()
+    rig = ext.operators.retarget.rig_from_object(ob)
+    ob.animation_data.action = act
+    assert rig_before.names == rig.names
+    src = R.Rig.from_skeleton(clip.skeleton)
+    res = R.retarget(clip, src, rig, R.auto_map(src, rig), R.RetargetSettings(root_motion="OBJECT", foot_plant=True))
+    posed = posed_heads(bpy, ob, np.arange(1, clip.n_frames + 1))
+    assert np.abs(posed - res.world).max() < 1e-4
+    walked = np.linalg.norm(np.diff(posed[:, 0, :2], axis=0), axis=1).sum()
+    assert walked > 0.5 * clip.duration  # it walked, carried by the object
+
+
+def test_ticked_clips_bake_to_nla_strips_and_presets_round_trip(walks, ext, mocap, tmp_path):
+    bpy = walks
+    st = bpy.context.scene.motionctl
+    ob = make_rig(bpy, "rigify")
+    st.retarget.target = ob
+    assert bpy.ops.motionctl.retarget_auto_map() == {"FINISHED"}
+    auto = {p.target: p.source for p in st.retarget.bones}
+    path = str(tmp_path / "rigify.json")
+    assert bpy.ops.motionctl.retarget_save_map(filepath=path) == {"FINISHED"}
+    st.retarget.bones[0].source = "lhumerus"  # an edit, then the preset back
+    assert bpy.ops.motionctl.retarget_load_map(filepath=path) == {"FINISHED"}
+    assert {p.target: p.source for p in st.retarget.bones} == auto
+    st.retarget.source, st.retarget.nla, st.retarget.root_motion = "GROUP", True, "IN_PLACE"
+    assert bpy.ops.motionctl.retarget() == {"FINISHED"}
+    ad = ob.animation_data
+    assert ad.action is None and len(ad.nla_tracks) == 1
+    strips = list(ad.nla_tracks[0].strips)
+    assert [s.action.name for s in strips] == ["rt_16_15", "rt_16_58"]
+    assert strips[1].frame_start == strips[0].frame_end + 1  # one after another
+    bpy.context.scene.frame_set(int(strips[1].frame_start) + 20)
+    hips = ob.pose.bones["spine"]
+    assert np.hypot(*np.array(ob.matrix_world @ hips.head)[:2]) < 0.3  # in place
+
+
+def test_cancel_and_bad_input_leave_the_rig_as_it_was(walks, ext, mocap, tmp_path, monkeypatch):
+    bpy = walks
+    st = bpy.context.scene.motionctl
+    ob = make_rig(bpy, "cc", mocap)
+    st.retarget.target = ob
+    st.retarget.source = "GROUP"
+    n_bones, n_actions = len(ob.data.bones), len(bpy.data.actions)
+    original = ext.operators.background.Job._progress
+
+    def cancel_after_first(self, fraction, message):  # Esc, pressed while the second clip is made
+        if fraction > 0:
+            self.cancel()
+        original(self, fraction, message)
+
+    monkeypatch.setattr(ext.operators.background.Job, "_progress", cancel_after_first)
+    assert bpy.ops.motionctl.retarget() == {"CANCELLED"}
+    monkeypatch.undo()
+    assert len(ob.data.bones) == n_bones and len(bpy.data.actions) == n_actions  # no root bone, no action
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(RuntimeError, match="bad.json: not a bone-map preset"):
+        bpy.ops.motionctl.retarget_load_map(filepath=str(bad))
+    st.retarget.bones.clear()
+    p = st.retarget.bones.add()
+    p.target, p.source = "CC_Base_L_Thigh", "no_such_joint"
+    with pytest.raises(RuntimeError, match="has no joint 'no_such_joint'"):
+        bpy.ops.motionctl.retarget()
+    st.retarget.target = None
+    with pytest.raises(RuntimeError, match="choose a target armature"):
+        bpy.ops.motionctl.retarget()
+    assert len(bpy.data.actions) == n_actions
