@@ -456,9 +456,9 @@ def planted_ankle_height(rig: Rig, roles: dict) -> float | None:
         foot, shin = roles[f"foot.{s}"], roles[f"shin.{s}"]
         d = rig.heads[foot] - rig.heads[shin]
         sub = [i for i in range(len(rig.names)) if i == foot or foot in rig.ancestors(i)]
-        if d[2] > -0.8 * np.linalg.norm(d) or not -0.02 * legs < rig.heads[sub, 2].min() < 0.06 * legs:
+        if d[2] > -0.8 * np.linalg.norm(d) or not -0.02 * legs < rig.heads[sub, 2].min() - rig.origin[2] < 0.06 * legs:
             return None
-        out.append(rig.heads[foot, 2])
+        out.append(rig.heads[foot, 2] - rig.origin[2])
     return float(np.mean(out))
 
 
@@ -488,8 +488,8 @@ class Retargeted:
 
     bones        names of the bones with rotation keys; ``rotation`` [F, K, 4] their basis quaternions
     locations    {bone name: [F, 3]} basis locations (armature units): the hips, and the root bone
-    object_loc   [F, 3] world translation and ``object_rot`` [F, 4] world rotation of the armature
-                 object per frame (root motion on the object), else None
+    object_loc   [F, 3] world location and ``object_rot`` [F, 4] the world rotation added to the
+                 armature object's per frame (root motion on the object), else None
     world        [F, B, 3] every target bone's head in the world as posed (for checks and metrics)
     scale        the root-motion scale used; ``contacts`` [F, 2] the source's planted feet (L, R)
     """
@@ -626,7 +626,8 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
     # the hips so the thighs' midpoint follows the scaled source's
     mid_s = 0.5 * (pos_s[:, rs["thigh.L"]] + pos_s[:, rs["thigh.R"]])
     pos = _fk(target, q, hips, np.zeros((f, 3)))
-    hips_pos = s * mid_s - 0.5 * (pos[:, rt["thigh.L"]] + pos[:, rt["thigh.R"]])
+    # the capture's origin is the target object's: the motion starts where the character stands
+    hips_pos = target.origin + s * mid_s - 0.5 * (pos[:, rt["thigh.L"]] + pos[:, rt["thigh.R"]])
     pos += hips_pos[:, None] * _below_mask(target, hips)[None, :, None]
 
     contacts = foot_contacts(clip)
@@ -678,15 +679,18 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
         heads[:, _below_mask(target, hips)] = pos[:, _below_mask(target, hips)]
         locations[target.names[root]] = _location(target, q, heads, root)
     else:
+        # the object turns about its origin o and moves by the ground's travel: world = o + g + R(x - o)
         inv = quat.conj(turn)
-        heads = quat.rotate(inv[:, None], pos - ground[:, None])
+        o = target.origin
+        ground = ground - o * [1.0, 1.0, 0.0]
+        heads = o + quat.rotate(inv[:, None], pos - o - ground[:, None])
         q = quat.mul(inv[:, None], q)
         if root is not None:  # bones above the hips stay at rest
             above = ~_below_mask(target, hips)
             q[:, above] = quat.identity()
             heads[:, above] = target.heads[above]
         if st.root_motion == "OBJECT":
-            object_loc, object_rot = ground, turn
+            object_loc, object_rot = o + ground, turn
     locations[target.names[hips]] = _location(target, q, heads, hips)
     if st.root_motion != "OBJECT":
         world = heads
@@ -764,7 +768,8 @@ def quality(result: Retargeted, clip, source: Rig, target: Rig, world=None) -> d
     for group, roles in LANDMARKS.items():
         roles = [r for r in roles if r in rs and r in rt]
         if roles:
-            e = np.linalg.norm(world[:, [rt[r] for r in roles]] - result.scale * pos_s[:, [rs[r] for r in roles]], axis=-1)
+            e = np.linalg.norm(world[:, [rt[r] for r in roles]] - target.origin - result.scale * pos_s[:, [rs[r] for r in roles]],
+                               axis=-1)
             out[f"{group}_error_median"], out[f"{group}_error_p95"] = float(np.median(e)), float(np.percentile(e, 95))
     ank = world[:, [rt["foot.L"], rt["foot.R"]]]
     z_s = pos_s[:, [rs["foot.L"], rs["foot.R"]], 2]

@@ -136,9 +136,11 @@ def bake_retargeted(ob, res, action_name: str, frame_start: int = 1, assign: boo
         for i in range(3):
             _set_keys(_new_fcurve(channels, f'pose.bones["{esc}"].location', i, name), times, loc[:, i])
     if res.object_loc is not None:
-        loc0 = np.array(ob.matrix_world.translation)
+        if ob.parent is not None:
+            raise MotionctlError(f"armature {ob.name!r} has a parent: Root Motion on the Armature Object needs one "
+                                 "without (or choose Root Bone)")
         r0 = quat.from_matrix(np.array(ob.matrix_world.to_3x3().normalized()))
-        world_loc = res.object_loc + quat.rotate(res.object_rot, np.broadcast_to(loc0, res.object_loc.shape))
+        world_loc = res.object_loc
         path, values = rotation_channels(quat.mul(res.object_rot, r0[None]), ob.rotation_mode)
         for i in range(3):
             _set_keys(_new_fcurve(channels, "location", i, "Object Transforms"), times, world_loc[:, i])

@@ -206,6 +206,16 @@ def test_root_motion_on_a_bone_on_the_object_or_in_place(walk):
     assert np.allclose(obj.world[:, :-1], bone.world[:, :-1])  # the same body, the root bone aside
 
 
+def test_the_motion_starts_where_the_character_stands(walk):
+    src = Rig.from_skeleton(walk.skeleton)
+    tgt = scaled_copy(walk, 1.0)
+    placed = Rig(tgt.names, tgt.parents, tgt.heads + [3.0, -2.0, 0.0], tgt.rest, name="placed", origin=[3.0, -2.0, 0.0])
+    a = retarget(walk, src, tgt, auto_map(src, tgt), RetargetSettings(root_motion="OBJECT"))
+    b = retarget(walk, src, placed, auto_map(src, placed), RetargetSettings(root_motion="OBJECT"))
+    assert np.allclose(b.world, a.world + [3.0, -2.0, 0.0]) and np.allclose(b.object_loc, a.object_loc + [3.0, -2.0, 0.0])
+    assert np.allclose(b.locations["root"], a.locations["root"])  # the bones' channels are the same
+
+
 def test_presets_round_trip_and_bad_input_is_named(walk, tmp_path):
     src = Rig.from_skeleton(walk.skeleton)
     tgt = scaled_copy(walk, 0.9)
