@@ -86,7 +86,7 @@ def solid_material(name: str, color) -> "bpy.types.Material":
 
 
 class MOTIONCTL_OT_add_mannequin(bpy.types.Operator):
-    """Add a simple low-poly body skinned to the active motionctl armature"""
+    """Add a simple low-poly body skinned to the active armature (or the clip group's)"""
 
     bl_idname = "motionctl.add_mannequin"
     bl_label = "Add Mannequin"
@@ -94,7 +94,9 @@ class MOTIONCTL_OT_add_mannequin(bpy.types.Operator):
 
     def execute(self, context):
         try:
-            ob = target_armature(context)
+            ob = context.active_object  # any armature: a retargeted character without a mesh too
+            if ob is None or ob.type != "ARMATURE":
+                ob = target_armature(context)
         except Exception as exc:  # noqa: BLE001
             return report_error(self, context, exc, "Add Mannequin")
         body = add_mannequin(context, ob)
