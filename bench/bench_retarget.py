@@ -48,7 +48,7 @@ def main():
     from motionctl.retarget import RetargetSettings, Rig, auto_map, find_roles, quality, retarget, with_root_bone
     from motionctl.session import Session, commands_from_controls
 
-    rows, timing = [], {}
+    rows, rigs = [], {}
     t_all = time.perf_counter()
     for kind in RIGS:
         bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -96,9 +96,9 @@ def main():
                       f"{100 * r['arms_error_p95']:.1f} cm stance {100 * r['stance_offset_p95']:.2f} cm skating "
                       f"{100 * r['skating_scaled']:.1f}% (src {100 * r['source_skating']:.1f}%) core {core_s * 1e3:.0f} ms "
                       f"bake {bake_s * 1e3:.0f} ms", flush=True)
-        timing[kind] = {"bones": len(rig.names), "mapped": len(mapping), "roles": {k: rig.names[v] for k, v in roles.items()}}
+        rigs[kind] = {"bones": len(rig.names), "mapped": len(mapping), "roles": {k: rig.names[v] for k, v in roles.items()}}
     wall = time.perf_counter() - t_all
-    res = {"command": "python bench/bench_retarget.py", "blender": bpy.app.version_string, "rows": rows, "rigs": timing,
+    res = {"command": "python bench/bench_retarget.py", "blender": bpy.app.version_string, "rows": rows, "rigs": rigs,
            "wall_seconds": wall, "environment": environment()}
     out = os.path.join(ROOT, "bench", "results")
     os.makedirs(out, exist_ok=True)

@@ -37,7 +37,7 @@ import numpy as np
 from . import quat
 from .body import _ASF_LIMBS, _side, foot_contacts
 from .errors import MotionctlError, MotionFileError
-from .rootframe import gaussian_smooth
+from .rootframe import gaussian_smooth, yaw_of
 
 SIDES = ("L", "R")
 LIMB = ("shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe")
@@ -106,11 +106,14 @@ class Rig:
         return cls(skeleton.names, skeleton.parents, skeleton.rest_positions(), quat.identity((skeleton.n_joints,)),
                    name=name)
 
-    def index(self, bone: str) -> int:
-        try:
-            return self.names.index(bone)
-        except ValueError:
-            raise MotionctlError(f"rig {self.name!r} has no bone named {bone!r}") from None
+    def subtree(self, top: int) -> np.ndarray:
+        """bool [B]: ``top`` and every bone below it."""
+        m = np.zeros(len(self.names), dtype=bool)
+        m[top] = True
+        for b in self.order:  # parents before children
+            if self.parents[b] >= 0 and m[self.parents[b]]:
+                m[b] = True
+        return m
 
     def ancestors(self, b: int) -> list:
         out = []
@@ -178,8 +181,7 @@ def _path(rig: Rig, top: int, bottom: int) -> list:
 
 def _leaf_below(rig: Rig, b: int, key) -> int:
     """The bone of ``b``'s subtree (``b`` included) that minimises ``key(bone)``."""
-    sub = [i for i in range(len(rig.names)) if i == b or b in rig.ancestors(i)]
-    return min(sub, key=key)
+    return min(np.flatnonzero(rig.subtree(b)).tolist(), key=key)
 
 
 def _limb_roles(rig: Rig, path: list, roles: tuple, first: int) -> dict:
@@ -269,9 +271,17 @@ def _forward(rig: Rig, roles: dict) -> np.ndarray:
         f[2] = 0.0
         if np.linalg.norm(f) > 1e-6:
             return f / np.linalg.norm(f)
-    d = sum(rig.heads[roles[f"toe.{s}"]] - rig.heads[roles[f"foot.{s}"]] for s in SIDES
-            if f"toe.{s}" in roles and f"foot.{s}" in roles)
-    d = np.array(d, dtype=float) * [1.0, 1.0, 0.0] if np.ndim(d) else np.zeros(3)
+    return _toe_forward(rig, [{r: roles[f"{r}.{s}"] for r in ("foot", "toe") if f"{r}.{s}" in roles} for s in SIDES])
+
+
+def _toe_forward(rig: Rig, feet: list) -> np.ndarray:
+    """The mean heel-to-toe direction (unit, horizontal) of ``feet`` [{"foot": bone, "toe": bone}],
+    Blender's front (-Y) when they have no toes."""
+    d = np.zeros(3)
+    for g in feet:
+        if "foot" in g and "toe" in g:
+            d += rig.heads[g["toe"]] - rig.heads[g["foot"]]
+    d[2] = 0.0
     return d / np.linalg.norm(d) if np.linalg.norm(d) > 1e-6 else np.array([0.0, -1.0, 0.0])
 
 
@@ -292,9 +302,7 @@ def _legs_by_geometry(rig: Rig, named: dict) -> dict:
     lows.sort(key=lambda lk: rig.heads[lk[0], 2])
     chains = [_path(rig, k, leaf) for leaf, k in lows[:2]]
     legs = [_limb_roles(rig, c, ("thigh", "shin", "foot", "toe"), 0) for c in chains]
-    fwd = sum(rig.heads[g["toe"]] - rig.heads[g["foot"]] for g in legs if "toe" in g and "foot" in g)
-    fwd = np.asarray(fwd, float) * [1, 1, 0] if np.ndim(fwd) else np.array([0.0, -1.0, 0.0])
-    left = np.cross([0.0, 0.0, 1.0], fwd)
+    left = np.cross([0.0, 0.0, 1.0], _toe_forward(rig, legs))
     side = [float((rig.heads[c].mean(axis=0) - rig.heads[x]) @ left) for c in chains]
     out = {}
     for g, sd in zip(legs, side):
@@ -339,13 +347,13 @@ def auto_map(source: Rig, target: Rig) -> dict:
     computed, not copied), and every other bone below the hips named as a source joint."""
     rs, rt = find_roles(source), find_roles(target)
     out = {target.names[rt[r]]: source.names[rs[r]] for r in ROLES if r != "root" and r in rs and r in rt}
-    below = _below_mask(target, rt["hips"])  # bones of the same name (rigs of one convention) map too
+    below = target.subtree(rt["hips"])  # bones of the same name (rigs of one convention) map too
     same = {n: n for b, n in enumerate(target.names) if below[b] and n in source.names and n not in out}
     return {**out, **{k: v for k, v in same.items() if v not in out.values()}}
 
 
 def save_preset(path: str, mapping: dict, source: Rig | None = None, target: Rig | None = None) -> None:
-    """The bone map as JSON (with the rigs' names, so loading it can say what is missing)."""
+    """The bone map as JSON, with the names of the rigs it was made for (a note for people)."""
     doc = {"format": PRESET_FORMAT, "version": 1, "map": dict(mapping),
            "source": source.name if source else "", "target": target.name if target else ""}
     tmp = path + ".tmp"
@@ -411,25 +419,22 @@ def rest_alignment(source: Rig, target: Rig, pairs: list, fwd_s, fwd_t) -> np.nd
     """[M, 4]: for each mapped pair, the rotation A with (source's world delta) · A the target
     bone's world delta (A takes the target's rest directions onto the source's)."""
     mapped = {b: j for b, j in pairs}
+    up_mapped = {c: next((a for a in target.ancestors(c) if a in mapped), None) for c in mapped}
     up = np.array([0.0, 0.0, 1.0])
     out = {}
     for b, j in pairs:  # parents first, so a leaf can take its mapped ancestor's alignment
         ts, ss, ws = [], [], []
         for c, jc in pairs:
-            anc = target.ancestors(c)
-            first = next((a for a in anc if a in mapped), None)
-            if first != b or j not in source.ancestors(jc):
+            if up_mapped[c] != b or j not in source.ancestors(jc):
                 continue
             vt, vs = target.heads[c] - target.heads[b], source.heads[jc] - source.heads[j]
             if np.linalg.norm(vt) > 1e-6 and np.linalg.norm(vs) > 1e-6:
                 ts.append(vt / np.linalg.norm(vt))
                 ss.append(vs / np.linalg.norm(vs))
                 ws.append(1.0)
-        if not ts:
-            up_b = next((a for a in target.ancestors(b) if a in out), None)
-            if up_b is not None:
-                out[b] = out[up_b]
-                continue
+        if not ts and up_mapped[b] is not None:
+            out[b] = out[up_mapped[b]]
+            continue
         if len(ts) == 1:  # one direction, matched exactly; the body's forward (or up) fixes the twist
             out[b] = quat.mul(_frame(ss[0], fwd_s), quat.conj(_frame(ts[0], fwd_t)))
         elif ts:
@@ -455,8 +460,8 @@ def planted_ankle_height(rig: Rig, roles: dict) -> float | None:
     for s in SIDES:
         foot, shin = roles[f"foot.{s}"], roles[f"shin.{s}"]
         d = rig.heads[foot] - rig.heads[shin]
-        sub = [i for i in range(len(rig.names)) if i == foot or foot in rig.ancestors(i)]
-        if d[2] > -0.8 * np.linalg.norm(d) or not -0.02 * legs < rig.heads[sub, 2].min() - rig.origin[2] < 0.06 * legs:
+        lowest = rig.heads[rig.subtree(foot), 2].min() - rig.origin[2]
+        if d[2] > -0.8 * np.linalg.norm(d) or not -0.02 * legs < lowest < 0.06 * legs:
             return None
         out.append(rig.heads[foot, 2] - rig.origin[2])
     return float(np.mean(out))
@@ -512,18 +517,16 @@ class Retargeted:
         return len(self.world)
 
 
-def _fk(rig: Rig, q: np.ndarray, hips: int, hips_pos: np.ndarray) -> np.ndarray:
-    """World heads [F, B, 3] of the bones from world deltas ``q`` [F, B, 4], the ``hips`` at
-    ``hips_pos`` [F, 3] (its ancestors stay at rest, unless moved after)."""
-    f = len(q)
-    pos = np.broadcast_to(rig.heads, (f,) + rig.heads.shape).copy()
-    pos[:, hips] = hips_pos
-    below = {hips}
-    for b in rig.order:
-        p = int(rig.parents[b])
-        if p in below and b != hips:
-            pos[:, b] = pos[:, p] + quat.rotate(q[:, p], np.broadcast_to(rig.heads[b] - rig.heads[p], (f, 3)))
-            below.add(int(b))
+def _fk(rig: Rig, q: np.ndarray, top: int, top_pos: np.ndarray) -> np.ndarray:
+    """World heads [F, B, 3] of the bones from world deltas ``q`` [F, B, 4], ``top`` at ``top_pos``
+    [F, 3] and the bones below it placed one tree level at a time (the rest stay at rest)."""
+    pos = np.broadcast_to(rig.heads, (len(q),) + rig.heads.shape).copy()
+    pos[:, top] = top_pos
+    below = rig.subtree(top)
+    for level in range(rig.depth[top] + 1, rig.depth.max() + 1):
+        bs = np.flatnonzero(below & (rig.depth == level))
+        p = rig.parents[bs]
+        pos[:, bs] = pos[:, p] + quat.rotate(q[:, p], rig.heads[bs] - rig.heads[p])
     return pos
 
 
@@ -560,16 +563,13 @@ def _fill(rig: Rig, q: np.ndarray, mapped: set, spine: set) -> None:
 
 def _segments_weight(contact: np.ndarray, ramp: int) -> np.ndarray:
     """Per frame in [0, 1]: 1 inside a contact, ramping down over ``ramp`` frames at its ends."""
-    w = contact.astype(float)
     if ramp < 1:
-        return w
-    # distance (in frames) to the nearest frame outside the contact, capped at the ramp
-    d = np.where(contact, ramp, 0).astype(float)
-    for i in range(1, len(d)):
-        d[i] = min(d[i], d[i - 1] + 1) if contact[i] else 0.0
-    for i in range(len(d) - 2, -1, -1):
-        d[i] = min(d[i], d[i + 1] + 1) if contact[i] else 0.0
-    return np.clip(d / ramp, 0.0, 1.0)
+        return contact.astype(float)
+    frames = np.arange(len(contact))  # distance to the nearest frame outside the contact, either side
+    before = np.maximum.accumulate(np.where(~contact, frames, -len(contact) - ramp))
+    after = np.minimum.accumulate(np.where(~contact, frames, 2 * len(contact) + ramp)[::-1])[::-1]
+    d = np.minimum(frames - before, after - frames)
+    return np.where(contact, np.clip(d / ramp, 0.0, 1.0), 0.0)
 
 
 def _two_bone_ik(q, pos, thigh, shin, foot, goal, w) -> None:
@@ -625,10 +625,11 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
 
     # the hips so the thighs' midpoint follows the scaled source's
     mid_s = 0.5 * (pos_s[:, rs["thigh.L"]] + pos_s[:, rs["thigh.R"]])
+    body = target.subtree(hips)
     pos = _fk(target, q, hips, np.zeros((f, 3)))
     # the capture's origin is the target object's: the motion starts where the character stands
     hips_pos = target.origin + s * mid_s - 0.5 * (pos[:, rt["thigh.L"]] + pos[:, rt["thigh.R"]])
-    pos += hips_pos[:, None] * _below_mask(target, hips)[None, :, None]
+    pos[:, body] += hips_pos[:, None]
 
     contacts = foot_contacts(clip)
     z_s = pos_s[:, [rs["foot.L"], rs["foot.R"]], 2]
@@ -644,7 +645,7 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
         dz = np.interp(frames, frames[any_c], per[any_c]) if any_c.any() else np.full(f, np.median(err))
         dz = -gaussian_smooth(dz, 0.05 * clip.fps)
         hips_pos[:, 2] += dz
-        pos[..., 2] += dz[:, None] * _below_mask(target, hips)[None]
+        pos[:, body, 2] += dz[:, None]
     if st.foot_plant:
         ramp = int(round(st.plant_blend * clip.fps))
         for k, side in enumerate(SIDES):
@@ -657,13 +658,11 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
         pos = _fk(target, q, hips, hips_pos)
 
     # root motion: the engine's root frame of the retargeted hips
-    up_axis = np.array([0.0, 0.0, 1.0])
     yaw = np.unwrap(quat.yaw_about_z(q[:, hips], fwd_t))
     if st.heading_smooth > 0 and f > 1:
         yaw = gaussian_smooth(yaw, st.heading_smooth * clip.fps)
-    turn = quat.from_axis_angle(up_axis, yaw - float(quat.yaw_about_z(quat.identity(), fwd_t)))
+    turn = quat.from_axis_angle(np.array([0.0, 0.0, 1.0]), yaw - float(yaw_of(fwd_t[:2])))
     ground = np.concatenate((hips_pos[:, :2], np.zeros((f, 1))), axis=1)
-    world = pos.copy()
     locations, object_loc, object_rot = {}, None, None
     root = rt.get("root")
     heads = pos
@@ -671,12 +670,9 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
         if root is None:
             raise MotionctlError(f"rig {target.name!r} has no root bone above its hips: add one (Bake does "
                                  "when Root Motion is Root Bone) or choose Object or In Place")
-        q[:, root] = turn
-        for b in _path(target, root, hips)[:-1]:
-            q[:, b] = turn
-        root_head = ground + [0.0, 0.0, target.heads[root, 2]]
-        heads = _fk(target, q, root, root_head)
-        heads[:, _below_mask(target, hips)] = pos[:, _below_mask(target, hips)]
+        q[:, _path(target, root, hips)[:-1]] = turn[:, None]  # the root and any bones down to the hips
+        heads = _fk(target, q, root, ground + [0.0, 0.0, target.heads[root, 2]])
+        heads[:, body] = pos[:, body]
         locations[target.names[root]] = _location(target, q, heads, root)
     else:
         # the object turns about its origin o and moves by the ground's travel: world = o + g + R(x - o)
@@ -686,14 +682,12 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
         heads = o + quat.rotate(inv[:, None], pos - o - ground[:, None])
         q = quat.mul(inv[:, None], q)
         if root is not None:  # bones above the hips stay at rest
-            above = ~_below_mask(target, hips)
-            q[:, above] = quat.identity()
-            heads[:, above] = target.heads[above]
+            q[:, ~body] = quat.identity()
+            heads[:, ~body] = target.heads[~body]
         if st.root_motion == "OBJECT":
             object_loc, object_rot = o + ground, turn
     locations[target.names[hips]] = _location(target, q, heads, hips)
-    if st.root_motion != "OBJECT":
-        world = heads
+    world = pos if st.root_motion == "OBJECT" else heads  # the object carries the rest of the way
     parent_q = np.where((target.parents >= 0)[None, :, None], q[:, np.maximum(target.parents, 0)], quat.identity())
     local = quat.mul(quat.conj(parent_q), q)
     basis = quat.mul(quat.mul(quat.conj(target.rest)[None], local), target.rest[None])
@@ -702,16 +696,6 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
     keyed = np.union1d(keyed, [hips])
     return Retargeted(clip.name, clip.fps, [target.names[b] for b in keyed], basis[:, keyed], locations, world, s,
                       contacts, h_t, object_loc, object_rot, {r: target.names[b] for r, b in rt.items()})
-
-
-def _below_mask(rig: Rig, top: int) -> np.ndarray:
-    """bool [B]: ``top`` and its descendants."""
-    m = np.zeros(len(rig.names), dtype=bool)
-    m[top] = True
-    for b in rig.order:
-        if rig.parents[b] >= 0 and m[rig.parents[b]]:
-            m[b] = True
-    return m
 
 
 def _location(rig: Rig, q, heads, b: int) -> np.ndarray:
@@ -730,11 +714,11 @@ def _location(rig: Rig, q, heads, b: int) -> np.ndarray:
 def _plant_goals(cur, src, contact, s, h_t, h_s) -> np.ndarray:
     """Where a planted foot's head should be: from its position where each contact begins, moving
     as the source's foot does (scaled), at the source's height above its planted height (scaled)."""
+    frames = np.arange(len(contact))
+    begins = contact & ~np.r_[False, contact[:-1]]
+    start = np.maximum.accumulate(np.where(begins, frames, 0))  # each frame's contact's first frame
     goal = cur.copy()
-    start = np.flatnonzero(contact & ~np.r_[False, contact[:-1]])
-    stop = np.flatnonzero(contact & ~np.r_[contact[1:], False]) + 1
-    for a, b in zip(start, stop):  # contacts, not frames: a few per second
-        goal[a:b, :2] = cur[a, :2] + s * (src[a:b, :2] - src[a, :2])
+    goal[contact, :2] = (cur[start, :2] + s * (src[:, :2] - src[start, :2]))[contact]
     goal[:, 2] = h_t + s * (src[:, 2] - h_s)
     return goal
 

@@ -76,8 +76,12 @@ def group_clips(context, group=None, ticked: bool = False) -> list:
     of them, or only the ticked ones)."""
     st = settings(context)
     group = group or chosen_group(context)
-    tags = {c.name: [t.strip() for t in c.tags.split(",") if t.strip()] for c in st.clips if c.group == group.name}
-    return load_clips(database_path(group), ticked_clip_tags(st, group) if ticked else tags)
+    return load_clips(database_path(group), ticked_clip_tags(st, group) if ticked else clip_tags(st, group))
+
+
+def clip_tags(st, group) -> dict:
+    """{clip name: [tags]} of every clip of ``group``, as edited in the Library list."""
+    return {c.name: [t.strip() for t in c.tags.split(",") if t.strip()] for c in st.clips if c.group == group.name}
 
 
 def database_path(group) -> str:

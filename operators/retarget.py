@@ -17,6 +17,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from ..motionctl import quat
 from ..motionctl.clip import resample
+from ..motionctl.engines import ENGINES, load_model
 from ..motionctl.engines.fragments import read_trace, resample_trace
 from ..motionctl.errors import MotionctlError
 from ..motionctl.jobs import check_stop
@@ -25,7 +26,8 @@ from ..motionctl.retarget import (RetargetSettings, Rig, auto_map, find_roles, l
 from ..motionctl.session import Session, commands_from_controls
 from .armature import _new_fcurve, _set_keys, assign_action, new_action
 from .background import BackgroundJobOperator
-from .common import chosen_group, group_clips, report_error, settings, trained_model
+from .common import (chosen_group, clip_tags, database_path, load_clips, model_entry, model_file, report_error, settings,
+                     ticked_clip_tags)
 from .preview import last_run
 
 ROOT_BONE = "root"
@@ -59,19 +61,8 @@ def rig_from_object(ob) -> Rig:
                mw[:3, 3].copy(), quat.from_matrix(r0))
 
 
-def source_rig(clip) -> Rig:
-    return Rig.from_skeleton(clip.skeleton, name="motionctl clips")
-
-
-def current_map(context, source: Rig, target: Rig) -> dict:
-    """The Retarget panel's bone map, or the automatic one when the list is empty."""
-    rt = settings(context).retarget
-    mapping = {p.target: p.source for p in rt.bones if p.target and p.source}
-    return mapping or auto_map(source, target)
-
-
 def show_map(context, mapping: dict, target: Rig) -> None:
-    """Fill the panel's list (every target bone below the hips... the mapped ones, in bone order)."""
+    """Fill the panel's list with the mapped bones, in the target's bone order."""
     rt = settings(context).retarget
     rt.bones.clear()
     for name in target.names:
@@ -170,52 +161,62 @@ def push_to_nla(ob, actions: list, track_name: str) -> None:
         start = strip.frame_end + 1
 
 
-def retarget_job(items, source: Rig, target: Rig, mapping: dict, options: RetargetSettings, fps: float,
-                 player=None, progress=None, should_stop=None) -> list:
-    """Worker: every item (a Clip, or commands to play through ``player`` = (model, table, warp))
-    retargeted at the scene's ``fps``: [(Retargeted, quality figures)]."""
-    out = []
+def retarget_job(target: Rig, mapping: dict, options: RetargetSettings, fps: float, clips=None, database="",
+                 clip_tags=None, model="", traces=(), warp=1.0, progress=None, should_stop=None) -> dict:
+    """Worker: the clips (given, or ``clip_tags``' clips loaded from the group's ``database``), or, with
+    a ``model`` file, every trace in ``traces`` [(name, path)] played through it; each retargeted at
+    the scene's ``fps``.  An empty ``mapping`` is made automatically.
+    {"results": [(Retargeted, quality figures)], "mapping": the bone map used}."""
+    clips = clips or [(c.name, c) for c in load_clips(database, clip_tags)]
+    items, player = clips, None
+    if model:
+        model = load_model(model)
+        player = (model, model.frame_table([c for _, c in clips]))
+        items = []
+        for name, path in traces:
+            trace = read_trace(path)
+            items.append((name, commands_from_controls(resample_trace(trace.samples, trace.rate, model.decision_rate))))
+    source = Rig.from_skeleton(clips[0][1].skeleton, name="motionctl clips")
+    mapping = mapping or auto_map(source, target)
     rs, rt = find_roles(source), find_roles(target)
+    out = []
     for i, (name, item) in enumerate(items):
         check_stop(should_stop)
         if progress is not None:
             progress(i / max(len(items), 1), f"{name} ({i + 1} of {len(items)})")
         if player is not None:
-            model, table, warp = player
-            item = Session(model, table, warp=warp).run(item, should_stop, name)
+            item = Session(*player, warp=warp).run(item, should_stop, name)
         clip = replace(resample(item, fps), name=name)
         res = retarget(clip, source, target, mapping, options, rs, rt)
         out.append((res, quality(res, clip, source, target)))
         check_stop(should_stop)
-    return out
+    return {"results": out, "mapping": mapping}
 
 
-def items_to_retarget(context, what: str) -> tuple[list, object]:
-    """[(name, Clip or commands)] and the player (or None) for the panel's "Retarget" choice."""
+def what_to_retarget(context, what: str) -> dict:
+    """The job's inputs for the panel's "Retarget" choice: plain paths and names (the job loads the
+    clips, the model and the traces, off Blender's main thread)."""
     st = settings(context)
     if what == "RUN":
-        return [(st.preview.action_name or "run", last_run(context))], None
+        return {"clips": [(st.preview.action_name or "run", last_run(context))]}
     if what == "CLIP":
         if not 0 <= st.clip_index < len(st.clips):
             raise MotionctlError("select a clip in the Library list")
-        name = st.clips[st.clip_index].name
-        group = st.groups.get(st.clips[st.clip_index].group)
-        clips = [c for c in group_clips(context, group) if c.name == name]
-        return [(name, clips[0])], None
+        item = st.clips[st.clip_index]
+        group = st.groups[item.group]
+        return {"database": database_path(group), "clip_tags": {item.name: clip_tags(st, group)[item.name]}}
+    group = chosen_group(context)
     if what == "GROUP":
-        return [(c.name, c) for c in group_clips(context, ticked=True)], None
+        return {"database": database_path(group), "clip_tags": ticked_clip_tags(st, group)}
     if what == "TRACES":
         if not st.traces:
             raise MotionctlError("no traces: record some in the Preview panel (Record Trace) or add trace files")
-        model, group = trained_model(context, st.engine)
-        table = model.frame_table(group_clips(context, group))
-        items = []
-        for t in st.traces:
-            path = bpy.path.abspath(t.path)
-            trace = read_trace(path)
-            items.append((bpy.path.display_name_from_filepath(path),
-                          commands_from_controls(resample_trace(trace.samples, trace.rate, model.decision_rate))))
-        return items, (model, table, st.preview.warp)
+        if model_entry(group, st.engine) is None:
+            raise MotionctlError(f"train a {ENGINES[st.engine].label} model on {group.name!r} first (Controller panel)")
+        paths = [bpy.path.abspath(t.path) for t in st.traces]
+        return {"database": database_path(group), "clip_tags": clip_tags(st, group),
+                "model": model_file(group, st.engine), "warp": st.preview.warp,
+                "traces": [(bpy.path.display_name_from_filepath(p), p) for p in paths]}
     raise MotionctlError(f"unknown retarget source {what!r}")
 
 
@@ -232,23 +233,25 @@ class MOTIONCTL_OT_retarget(BackgroundJobOperator, bpy.types.Operator):
         rt = settings(context).retarget
         self._target = rt.target
         target = rig_from_object(rt.target)
-        items, player = items_to_retarget(context, rt.source)
-        source = source_rig(items[0][1] if player is None else group_clips(context)[0])
+        inputs = what_to_retarget(context, rt.source)
         self._new_root = None
         roles = find_roles(target)
         if rt.root_motion == "BONE" and "root" not in roles:
             target, length = with_root_bone(target, roles, ROOT_BONE)
             kids = [target.names[b] for b in np.flatnonzero(target.parents == len(target.names) - 1)]
             self._new_root = (target.names[-1], length, kids)
-        mapping = current_map(context, source, target)
         options = RetargetSettings(root_motion=rt.root_motion, floor=rt.floor, foot_plant=rt.foot_plant)
         scene = context.scene
         self._frame_start, self._prefix, self._nla = rt.frame_start, rt.action_prefix, rt.nla
-        return retarget_job, {"items": items, "source": source, "target": target, "mapping": mapping,
-                              "options": options, "fps": scene.render.fps / scene.render.fps_base, "player": player}
+        mapping = {p.target: p.source for p in rt.bones if p.target and p.source}  # empty: automatic
+        return retarget_job, {**inputs, "target": target, "mapping": mapping, "options": options,
+                              "fps": scene.render.fps / scene.render.fps_base}
 
     def finish(self, context, result) -> None:
         ob = self._target
+        if not settings(context).retarget.bones:  # the automatic map, shown to edit
+            show_map(context, result["mapping"], rig_from_object(ob))
+        result = result["results"]
         if self._new_root is not None:
             add_root_bone(ob, *self._new_root)
         actions = [bake_retargeted(ob, res, f"{self._prefix}{res.name}", self._frame_start, assign=i == 0)
@@ -273,8 +276,10 @@ class MOTIONCTL_OT_retarget_auto_map(bpy.types.Operator):
     def execute(self, context):
         try:
             target = rig_from_object(settings(context).retarget.target)
-            source = source_rig(group_clips(context, chosen_group(context))[0])
-            mapping = auto_map(source, target)
+            group = chosen_group(context)
+            if group.armature is None:
+                raise MotionctlError(f"the clip group {group.name!r} has no armature: import its clips again")
+            mapping = auto_map(rig_from_object(group.armature), target)  # names and shape: its armature will do
         except Exception as exc:  # noqa: BLE001
             return report_error(self, context, exc, "Auto Map")
         show_map(context, mapping, target)

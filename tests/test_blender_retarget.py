@@ -123,6 +123,14 @@ def test_a_controller_run_on_a_mixamo_rig_with_root_motion_on_the_object(walks, 
     assert np.abs(posed - res.world).max() < 1e-4
     walked = np.linalg.norm(np.diff(posed[:, 0, :2], axis=0), axis=1).sum()
     assert walked > 0.5 * clip.duration  # it walked, carried by the object
+    # every trace of the Preview panel through the controller, each its own action
+    for seed in (5, 6):
+        write_trace(generate_trace(PlayerSettings(max_speed=2.0), 3.0, 10.0, seed=seed), tmp_path / f"take{seed}.csv")
+        st.traces.add().path = str(tmp_path / f"take{seed}.csv")
+    st.retarget.source = "TRACES"
+    assert bpy.ops.motionctl.retarget() == {"FINISHED"}
+    takes = [a for a in bpy.data.actions if a.name in ("rt_take5", "rt_take6")]
+    assert len(takes) == 2 and all(a.frame_range[1] - a.frame_range[0] > 60 for a in takes)
 
 
 def test_ticked_clips_bake_to_nla_strips_and_presets_round_trip(walks, ext, mocap, tmp_path):
