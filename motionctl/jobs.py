@@ -1,8 +1,15 @@
 """Long work as plain functions: ``progress(fraction, message)`` and ``should_stop()`` callbacks.
 
 Every engine entry point that can take more than a moment (train, build, evaluate) accepts both;
-operators run it in a worker thread and poll it, the command line prints progress.  Parallel
-pieces go through joblib threads (numpy and scikit-learn release the GIL in their kernels).
+operators run it in a worker thread and poll it, the command line prints progress.
+
+Parallel pieces go through ``parallel_map``: joblib threads by default (numpy and scikit-learn
+release the GIL in their kernels), or the workers of a running Dask cluster when a scheduler is
+set (``use_scheduler``, ``--scheduler`` or ``MOTIONCTL_SCHEDULER=tcp://host:port``; needs the
+optional ``cluster`` extra, never Blender).  A piece is ``fn(item, **shared)``: it returns its
+result instead of writing into the caller's arrays, and takes the large arrays it reads as
+``shared``, which a cluster receives once per job (``share``) instead of once per task.
+Stop requests and progress are handled by ``parallel_map`` between pieces, on the caller's side.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import sys
 import time
 from typing import Callable
 
-from .errors import Cancelled
+from .errors import Cancelled, MotionctlError
 
 Progress = Callable[[float, str], None]
 StopCheck = Callable[[], bool]
@@ -44,15 +51,155 @@ def n_workers(n_jobs: int | None = None) -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def parallel_map(fn, items, n_jobs: int | None = None) -> list:
-    """``[fn(x) for x in items]`` on joblib threads (any joblib backend works the same)."""
+class MemoryLimitError(MotionctlError):
+    """A job would need more memory than the machine has free: raised before it starts."""
+
+
+def memory_budget() -> int:
+    """Bytes a job may use: ``MOTIONCTL_MEMORY_GB`` if set, else 90% of the memory now available."""
+    env = os.environ.get("MOTIONCTL_MEMORY_GB")
+    if env:
+        try:
+            return int(float(env) * 2**30)
+        except ValueError:
+            raise MotionctlError(f"MOTIONCTL_MEMORY_GB must be a number of gigabytes, got {env!r}") from None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(int(line.split()[1]) * 1024 * 0.9)
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * 0.9)
+    except (ValueError, OSError, AttributeError):
+        return 2**62  # unknown: do not refuse
+
+
+def check_memory(need: float, what: str, fix: str) -> None:
+    """Refuse (MemoryLimitError) before a job that would need ``need`` bytes when fewer are free;
+    the message says what needs it and ``fix``, the setting to change."""
+    budget = memory_budget()
+    if need > budget:
+        raise MemoryLimitError(f"{what} needs about {need / 2**30:.1f} GB of memory but {budget / 2**30:.1f} GB is "
+                               f"free: {fix}")
+
+
+# ----------------------------------------------------------------------------- parallel pieces
+
+_SCHEDULER = {"address": None, "client": None}
+
+
+def use_scheduler(address: str | None) -> None:
+    """Run parallel pieces on the Dask cluster at ``address`` (``tcp://host:port``); None: locally.
+    Without a call, ``MOTIONCTL_SCHEDULER`` decides."""
+    old = _SCHEDULER["client"]
+    if old is not None and _SCHEDULER["address"] != address:
+        old.close()
+        _SCHEDULER["client"] = None
+    _SCHEDULER["address"] = address or ""
+
+
+def cluster():
+    """The ``distributed.Client`` of the configured scheduler, connected once; None when local."""
+    address = _SCHEDULER["address"]
+    if address is None:
+        address = os.environ.get("MOTIONCTL_SCHEDULER", "")
+    if not address:
+        return None
+    client = _SCHEDULER["client"]
+    if client is not None and client.status == "running":
+        return client
+    try:
+        from distributed import Client
+    except ImportError:
+        raise MotionctlError(f"a Dask scheduler ({address}) was given but dask.distributed is not installed: "
+                             "pip install -e \".[cluster]\"") from None
+    try:
+        client = Client(address, timeout=10, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise MotionctlError(f"cannot reach the Dask scheduler {address}: {exc}") from None
+    _SCHEDULER["address"], _SCHEDULER["client"] = address, client
+    return client
+
+
+class Shared:
+    """Large read-only arrays that many pieces of one job read: passed as they are locally, and
+    scattered to every worker of a cluster once (the first ``parallel_map`` using them)."""
+
+    def __init__(self, **arrays):
+        self.arrays = arrays
+        self._client = None
+        self._futures = None
+
+    def on(self, client) -> dict:
+        if self._client is not client:
+            self._futures = client.scatter(self.arrays, broadcast=True, hash=False)
+            self._client = client
+        return self._futures
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(getattr(a, "nbytes", 0) for a in self.arrays.values()))
+
+
+def parallel_map(fn, items, n_jobs: int | None = None, shared: Shared | dict | tuple | None = None, should_stop=None,
+                 progress=None, what: str = "job", collect=None) -> list | None:
+    """``[fn(x, **shared) for x in items]`` in order: on joblib threads, or on the Dask cluster
+    when one is configured (see the module docstring).  Between pieces it stops when
+    ``should_stop()`` (Cancelled) and reports ``progress(fraction, "<what> i/n")``.  With
+    ``collect(i, result)`` each result is handed over as it arrives and not kept (returns None):
+    memory then holds a few pieces' results, not all of them."""
     items = list(items)
-    workers = min(n_workers(n_jobs), len(items))
+    parts = [p if isinstance(p, Shared) else Shared(**p)
+             for p in (shared if isinstance(shared, (tuple, list)) else (shared or {},))]
+    n = len(items)
+    if collect is not None:
+        kept = None
+    else:
+        kept = [None] * n
+
+        def collect(i, r):
+            kept[i] = r
+
+    def report(i):
+        check_stop(should_stop, what)
+        if progress is not None:
+            progress(i / n, f"{what} {i}/{n}")
+
+    client = cluster() if n > 1 else None
+    if client is not None:
+        _on_cluster(client, fn, items, {k: v for p in parts for k, v in p.on(client).items()}, report, collect)
+        return kept
+    arrays = {k: v for p in parts for k, v in p.arrays.items()}
+    workers = min(n_workers(n_jobs), n)
     if workers <= 1:
-        return [fn(x) for x in items]
+        for i, x in enumerate(items):
+            check_stop(should_stop, what)
+            collect(i, fn(x, **arrays))
+            report(i + 1)
+        return kept
     from joblib import Parallel, delayed
 
-    return Parallel(n_jobs=workers, prefer="threads")(delayed(fn)(x) for x in items)
+    pieces = Parallel(n_jobs=workers, prefer="threads", return_as="generator")(
+        delayed(fn)(x, **arrays) for x in items)
+    for i, r in enumerate(pieces):
+        collect(i, r)
+        report(i + 1)
+    return kept
+
+
+def _on_cluster(client, fn, items, futures_of: dict, report, collect) -> None:
+    from distributed import as_completed
+
+    futures = client.map(fn, items, pure=False, **futures_of)
+    index = {f.key: i for i, f in enumerate(futures)}
+    try:
+        for done, (future, result) in enumerate(as_completed(futures, with_results=True)):
+            collect(index[future.key], result)
+            report(done + 1)
+    finally:
+        client.cancel(futures)
 
 
 def one_blas_thread():
@@ -83,5 +230,6 @@ class PrintProgress:
             print(f"  {prefix}{100 * fraction:5.1f}%  {message}  ({now - self.t0:.1f} s)", file=self.stream, flush=True)
 
 
-__all__ = ["Cancelled", "Progress", "StopCheck", "check_stop", "n_workers", "never_stop", "no_progress",
-           "one_blas_thread", "parallel_map", "PrintProgress"]
+__all__ = ["Cancelled", "MemoryLimitError", "Progress", "Shared", "StopCheck", "check_memory", "check_stop", "cluster",
+           "memory_budget", "n_workers", "never_stop", "no_progress", "one_blas_thread", "parallel_map",
+           "PrintProgress", "use_scheduler"]

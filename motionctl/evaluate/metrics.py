@@ -173,9 +173,8 @@ def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None,
             continue
         chosen.append((a, b, d_ref))
 
-    def one(pair):
+    def one(pair, emb):
         a, b, d_ref = pair
-        check_stop(should_stop, "path efficiency")
         starts = ids[(node_x == a[0]) & (node_y == a[1])]
         goal = np.zeros(scc.size, dtype=bool)
         if action is None:
@@ -187,7 +186,7 @@ def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None,
         best, length = shortest_path(emb, starts, goal, b, bound=max(HORIZON * d_ref, 10.0))
         return length / d_ref if np.isfinite(best) else None
 
-    found = parallel_map(one, chosen)
+    found = parallel_map(one, chosen, shared={"emb": emb}, should_stop=should_stop, what="path efficiency")
     return _efficiency([x for x in found if x is not None], len(found))
 
 

@@ -20,7 +20,7 @@ from .solver import PolicySettings, SolveResult, Transitions, optimal_path, path
 from .control import ControlBins, kmeans_bins, learn_user_model, paper_bins
 from .cut import FragmentSet, FragmentSettings, cut_fragments
 from .quality import (QualitySettings, control_quality, motion_distances, motion_quality, repair_dead_ends,
-                      top_transitions)
+                      sparse_motion_quality, successor_distances, top_transitions)
 
 
 TRACE_SOURCES = (
@@ -66,12 +66,16 @@ class ControllerSettings:
 
 
 class FragmentModel:
-    """Fragments of a clip set plus cached quality matrices."""
+    """Fragments of a clip set plus cached quality tables: per δ, the motion distance of every
+    pair (dense, ``distances`` [n_d, F, F]) or of each fragment's best successors only (sparse,
+    ``successors`` [F, k] and ``distances`` [n_d, F, k]; ``QualitySettings.successors``)."""
 
-    def __init__(self, fragments: FragmentSet, distances: np.ndarray, deltas: tuple):
+    def __init__(self, fragments: FragmentSet, distances: np.ndarray, deltas: tuple,
+                 successors: np.ndarray | None = None):
         self.fragments = fragments
         self.distances = distances
         self.deltas = tuple(deltas)
+        self.successors = successors
         self._mq_key = None
         self._mq = None
         self._trans = {}
@@ -79,9 +83,15 @@ class FragmentModel:
     @classmethod
     def build(cls, source, fragment_settings: FragmentSettings | None = None, quality: QualitySettings | None = None,
               progress=None, should_stop=None, n_jobs=None) -> "FragmentModel":
-        """Cut fragments of ``source`` and compute their motion distances [len(deltas), F, F]."""
+        """Cut fragments of ``source`` and compute their motion distances: all pairs, or each
+        fragment's best successors when ``quality.successors`` (or the automatic rule) asks."""
         q = quality or QualitySettings()
         fs = cut_fragments(source, fragment_settings, _sub(progress, 0.0, 0.1), should_stop)
+        k = q.successors_for(fs.n)
+        if k < fs.n:
+            succ, d = successor_distances(fs, k, q, n_jobs=n_jobs, progress=_sub(progress, 0.1, 1.0),
+                                          should_stop=should_stop)
+            return cls(fs, d, q.deltas, succ)
         d = motion_distances(fs, q, n_jobs=n_jobs, progress=_sub(progress, 0.1, 1.0), should_stop=should_stop)
         return cls(fs, d, q.deltas)
 
@@ -89,23 +99,35 @@ class FragmentModel:
     def n(self) -> int:
         return self.fragments.n
 
-    def motion_quality(self, q: QualitySettings) -> np.ndarray:
-        """MotionQuality [F, F] for the weights (cached while omegas, the stutter window and Dis unit stay)."""
+    @property
+    def sparse(self) -> bool:
+        return self.successors is not None
+
+    def motion_quality(self, q: QualitySettings):
+        """MotionQuality for the weights: [F, F] (dense), or a sparse ``Transitions`` holding every
+        kept successor (cached while omegas, the stutter window and Dis unit stay)."""
         if tuple(q.deltas) != self.deltas:
             raise MotionctlError(f"deltas changed from {self.deltas} to {tuple(q.deltas)}: rebuild the fragment model")
         key = (tuple(q.omegas), q.stutter_window, q.dis_unit)
         if key != self._mq_key:
-            self._mq = motion_quality(self.distances, self.fragments, q)
+            if self.sparse:
+                mq, ok = sparse_motion_quality(self.successors, self.distances, q)
+                self._mq = Transitions.from_rows(self.n, self.successors, mq, ok)
+            else:
+                self._mq = motion_quality(self.distances, self.fragments, q)
             self._mq_key = key
             self._trans = {}
         return self._mq
 
     def transitions(self, q: QualitySettings, threshold: float | None) -> Transitions:
-        """Allowed transitions: all (dense [F, F]) or the top ``threshold`` % (sparse), cached."""
+        """Allowed transitions: all (dense [F, F]; sparse: every kept successor) or the top
+        ``threshold`` % of the F x F transitions (sparse; with kept successors, the top among them), cached."""
         mq = self.motion_quality(q)
         if threshold not in self._trans:
             if threshold is None:
-                self._trans[threshold] = Transitions.from_dense(mq)
+                self._trans[threshold] = mq if self.sparse else Transitions.from_dense(mq)
+            elif self.sparse:
+                self._trans[threshold] = mq.top(threshold)
             else:
                 allowed = top_transitions(mq, threshold)
                 repair_dead_ends(allowed, mq)

@@ -23,10 +23,14 @@ from scipy.spatial.distance import cdist
 
 from ... import quat
 from ...errors import MotionctlError
-from ...jobs import check_stop, parallel_map
+from ...jobs import Shared, check_memory, n_workers, parallel_map
 from ...rootframe import displacement
 from ...settings import setting
 from .cut import FragmentSet, tip_joints, tips_of
+
+
+DENSE_LIMIT_GB = 2.0  # automatic Successors: the full F x F tables while they take less than this
+AUTO_SUCCESSORS = 500  # and beyond it each fragment's best 500 (Table 1 within a point: bench_scale.py)
 
 
 @dataclass
@@ -45,12 +49,24 @@ class QualitySettings:
                               "(eq. 9's 1 + Dis makes the balance between smooth transitions and following the control "
                               "depend on it; the paper does not say which it used: 1 m, 0.0254 inches, 0.0564 the CMU "
                               "unit)", min=1e-4, max=100.0, group="Quality weights")
+    successors: int = setting(0, "Successors", "Keep each fragment's best this many successors by motion quality "
+                              "instead of every fragment (a nearest-neighbour search: memory and training grow with "
+                              "fragments x successors, not fragments²); 0: automatic, all while the full table takes "
+                              f"under {DENSE_LIMIT_GB:g} GB, else {AUTO_SUCCESSORS}", min=0, max=100000,
+                              group="Quality weights")
     w_v: float = setting(10.0, "w_v", "Control quality: weight of the ground-velocity mismatch (log-magnitude)",
                          min=0.0, group="Quality weights")
     w_t: float = setting(6.0, "w_t", "Control quality: weight of the turning-rate mismatch", min=0.0,
                          group="Quality weights")
     w_a: float = setting(20.0, "w_a", "Control quality: weight of the airborne mismatch", min=0.0,
                          group="Quality weights")
+
+    def successors_for(self, n: int) -> int:
+        """Successors kept per fragment for ``n`` fragments: n (dense) or fewer (sparse)."""
+        if self.successors > 0:
+            return int(min(self.successors, n))
+        dense = 4.0 * (len(self.deltas) + 1) * n * n
+        return n if dense < DENSE_LIMIT_GB * 2**30 else int(min(AUTO_SUCCESSORS, n))
 
     def check(self, n_frames: int | None = None) -> None:
         if len(self.omegas) != len(self.deltas):
@@ -60,7 +76,7 @@ class QualitySettings:
         if n_frames is not None and max(self.deltas) >= n_frames:
             raise MotionctlError(f"delta {max(self.deltas)} needs fragments of more than {max(self.deltas)} poses "
                                  f"(they have {n_frames})")
-        for name in ("w_v", "w_t", "w_a", "stutter_window"):
+        for name in ("w_v", "w_t", "w_a", "stutter_window", "successors"):
             if getattr(self, name) < 0:
                 raise MotionctlError(f"{name} must not be negative")
         if not self.dis_unit > 0:
@@ -103,26 +119,110 @@ def motion_distances(fs: FragmentSet, settings: QualitySettings | None = None, b
     """D [len(deltas), F, F] float32: Dis(Refl(f_{m-δ}, f_m), f'_δ) for every pair, in row blocks."""
     s = settings or QualitySettings()
     s.check(fs.n_frames)
+    n = fs.n
+    check_memory(4.0 * (len(s.deltas) + 1) * n * n, f"the full motion-quality table of {n} fragments",
+                 "set Successors (--successors) to keep only each fragment's best successors, or cut fewer fragments "
+                 "(a longer Stride)")
     pred, act = pose_features(fs, s.deltas)
-    n_d, n, n_tips = pred.shape[:3]
-    out = np.empty((n_d, n, n), dtype=np.float32)
-    blocks = [(k, r) for k in range(n_d) for r in range(0, n, block)]
-    done = [0]
+    out = np.empty((len(s.deltas), n, n), dtype=np.float32)
+    blocks = [(k, r, min(r + block, n)) for k in range(len(s.deltas)) for r in range(0, n, block)]
 
-    def work(item):
-        k, r = item
-        check_stop(should_stop, "motion quality")
-        rows = slice(r, min(r + block, n))
-        acc = np.zeros((rows.stop - rows.start, n))
-        for b in range(n_tips):
-            acc += cdist(pred[k, rows, b], act[k, :, b])
-        out[k, rows] = acc
-        done[0] += 1
-        if progress is not None:
-            progress(done[0] / len(blocks), f"motion distances {done[0]}/{len(blocks)} blocks")
+    def put(i, acc):
+        k, r0, r1 = blocks[i]
+        out[k, r0:r1] = acc
 
-    parallel_map(work, blocks, n_jobs)
+    parallel_map(_distance_block, blocks, n_jobs, Shared(pred=pred, act=act), should_stop, progress,
+                 "motion distance blocks", collect=put)
     return out
+
+
+def _distance_block(item, pred, act) -> np.ndarray:
+    """Rows r0:r1 of D for δ number k: the summed tip distances, float32 [r1 - r0, F]."""
+    k, r0, r1 = item
+    acc = np.zeros((r1 - r0, pred.shape[1]))
+    for b in range(pred.shape[2]):
+        acc += cdist(pred[k, r0:r1, b], act[k, :, b])
+    return acc.astype(np.float32)
+
+
+KNN_OVERSAMPLE = 2  # candidates per kept successor taken from the nearest-neighbour search, then re-ranked exactly
+
+
+def successor_budget(n: int, k: int, n_deltas: int) -> float:
+    """Bytes the sparse successor tables of ``n`` fragments keep at ``k`` successors: columns,
+    per-δ distances, the transition table's values and its look-up keys."""
+    return float(n) * k * (4 + 4 * n_deltas + 4 + 4 + 8)
+
+
+def successor_distances(fs: FragmentSet, k: int, settings: QualitySettings | None = None, block: int = 256,
+                        n_jobs: int | None = None, progress=None, should_stop=None) -> tuple[np.ndarray, np.ndarray]:
+    """Each fragment's ``k`` best successors by motion quality, without the F x F table.
+
+    A nearest-neighbour search over the pose features proposes ``KNN_OVERSAMPLE * k`` candidates
+    per fragment (exact Euclidean distance between the ω-weighted predicted and actual tips of
+    all δ at once, by blocked matrix products), which are then re-ranked by the exact eq. 9
+    distance (a sum of per-tip distances, which the Euclidean one only approximates); stuttering
+    back-jumps are never kept.  Returns (successors int32 [F, k], each row's columns ascending;
+    distances float32 [len(deltas), F, k] in metres, per δ, so MotionQuality follows any ω and
+    Dis unit without searching again)."""
+    s = settings or QualitySettings()
+    s.check(fs.n_frames)
+    n, n_d = fs.n, len(s.deltas)
+    k = int(min(k, n))
+    if k < 1:
+        raise MotionctlError(f"Successors must be at least 1, got {k}")
+    m = int(min(n, KNN_OVERSAMPLE * k))
+    rows = max(1, min(block, int(2**28 // max(4 * (n + m * 3 * 3 * 8), 1))))
+    check_memory(successor_budget(n, k, n_d) + n_workers(n_jobs) * 4.0 * rows * (n + 30 * m * 3),
+                 f"the best {k} successors of {n} fragments", "lower Successors (--successors)")
+    pred, act = pose_features(fs, s.deltas)
+    w = np.asarray(s.omegas, dtype=np.float32)[:, None, None, None]
+    query = np.ascontiguousarray((pred * w).transpose(1, 0, 2, 3).reshape(n, -1), dtype=np.float32)
+    data = np.ascontiguousarray((act * w).transpose(1, 0, 2, 3).reshape(n, -1), dtype=np.float32)
+    lo, hi = stutter_window(fs, s.stutter_window)
+    shared = Shared(query=query, data=data, data_sq=np.einsum("ij,ij->i", data, data), pred=pred.astype(np.float32),
+                    act=act.astype(np.float32), omegas=np.asarray(s.omegas, dtype=np.float64), clip=fs.clip,
+                    start=fs.start.astype(np.int64), lo=lo, hi=hi)
+    succ = np.empty((n, k), dtype=np.int32)
+    dist = np.empty((n_d, n, k), dtype=np.float32)
+    blocks = [(r, min(r + rows, n), m, k) for r in range(0, n, rows)]
+
+    def put(i, res):
+        r0, r1 = blocks[i][:2]
+        succ[r0:r1], dist[:, r0:r1] = res
+
+    parallel_map(_successor_block, blocks, n_jobs, shared, should_stop, progress, "successor blocks", collect=put)
+    return succ, dist
+
+
+def _successor_block(item, query, data, data_sq, pred, act, omegas, clip, start, lo, hi):
+    """Rows r0:r1: candidates by Euclidean distance, re-ranked by eq. 9's distance; see
+    ``successor_distances``.  Returns (columns int32 [b, k] ascending, distances [n_d, b, k])."""
+    r0, r1, m, k = item
+    n = len(data)
+    d2 = data_sq[None, :] - 2.0 * (query[r0:r1] @ data.T)  # + |q|², the same along a row
+    cand = np.argpartition(d2, m - 1, axis=1)[:, :m] if m < n else np.broadcast_to(np.arange(n), (r1 - r0, n))
+    per = np.empty((len(omegas), r1 - r0, cand.shape[1]), dtype=np.float32)
+    for j in range(len(omegas)):
+        diff = pred[j, r0:r1, None] - act[j][cand]  # [b, m, tips, 3]
+        per[j] = np.sqrt(np.einsum("bmtx,bmtx->bmt", diff, diff)).sum(axis=2)
+    own = np.arange(r0, r1)[:, None]
+    per[:, (clip[cand] == clip[own]) & (start[cand] >= lo[own]) & (start[cand] <= hi[own])] = np.inf  # stutter
+    total = np.tensordot(omegas, per, axes=1)
+    best = np.argpartition(total, k - 1, axis=1)[:, :k] if k < cand.shape[1] else np.argsort(total, axis=1)[:, :k]
+    cols = np.take_along_axis(cand, best, axis=1)
+    order = np.argsort(cols, axis=1)
+    cols = np.take_along_axis(cols, order, axis=1)
+    best = np.take_along_axis(best, order, axis=1)
+    return cols.astype(np.int32), np.take_along_axis(per, best[None], axis=2)
+
+
+def stutter_window(fs: FragmentSet, window: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per fragment, the first and last start frame (in its clip) a successor must not start at
+    to count as stuttering (see ``stutter_mask``)."""
+    w = int(round(window * fs.fps))
+    start = fs.start.astype(np.int64)
+    return start - w, start + fs.n_frames - 1
 
 
 def stutter_mask(fs: FragmentSet, window: float) -> tuple[np.ndarray, np.ndarray]:
@@ -155,6 +255,22 @@ def motion_quality(distances: np.ndarray, fs: FragmentSet, settings: QualitySett
     rows, cols = stutter_mask(fs, s.stutter_window)
     mq[rows, cols] = 0.0
     return mq
+
+
+def sparse_motion_quality(successors: np.ndarray, distances: np.ndarray,
+                          settings: QualitySettings | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """MotionQuality of the kept successors: (float32 [F, k] per successor, bool [F, k] which are
+    transitions at all: stuttering back-jumps were given an infinite distance)."""
+    s = settings or QualitySettings()
+    if len(s.omegas) != len(distances):
+        raise MotionctlError(f"{len(s.omegas)} omegas for {len(distances)} distance tables (deltas {s.deltas})")
+    acc = np.zeros(distances.shape[1:], dtype=np.float32)
+    for w, d in zip(s.omegas, distances):
+        acc += np.float32(w / s.dis_unit) * d
+    ok = np.isfinite(acc)
+    acc[~ok] = np.inf
+    acc += 1.0
+    return np.reciprocal(acc, out=acc), ok
 
 
 def project_velocity(v: np.ndarray) -> np.ndarray:

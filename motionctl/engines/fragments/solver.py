@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import MotionctlError
-from ...jobs import check_stop, n_workers, parallel_map
+from ...jobs import Shared, check_stop, n_workers, parallel_map
 from ...settings import setting
 
 KINDS = ("model", "steady", "spread", "greedy")
@@ -90,9 +90,46 @@ class Transitions:
         indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=mq.shape[0])))).astype(np.int64)
         return cls(mq.shape[0], indptr=indptr, indices=cols.astype(np.int32), data=mq[rows, cols].astype(np.float32))
 
+    @classmethod
+    def from_rows(cls, n: int, columns: np.ndarray, values: np.ndarray, keep: np.ndarray) -> "Transitions":
+        """CSR from per-row successor lists: columns int [F, k] ascending in each row, values
+        [F, k], keep bool [F, k] (False: not a transition)."""
+        indptr = np.concatenate(([0], np.cumsum(keep.sum(axis=1)))).astype(np.int64)
+        return cls(n, indptr=indptr, indices=columns[keep].astype(np.int32), data=values[keep].astype(np.float32))
+
+    def top(self, percent: float) -> "Transitions":
+        """The top ``percent`` % of all n x n transitions by quality, taken among the stored ones
+        (all of them when fewer are stored); a row left empty keeps its best (sparse only)."""
+        if not 0 < percent <= 100:
+            raise MotionctlError(f"threshold percent must be in (0, 100], got {percent}")
+        want = int(round(float(self.n) * self.n * percent / 100.0))
+        keep = np.zeros(len(self.data), dtype=bool)
+        if want >= len(self.data):
+            keep[:] = True
+        elif want > 0:
+            keep[np.argpartition(-self.data, want - 1)[:want]] = True
+        counts = np.diff(self.indptr)
+        rows = np.repeat(np.arange(self.n), counts)
+        empty = np.flatnonzero(np.bincount(rows[keep], minlength=self.n) == 0) if len(rows) else np.zeros(0, int)
+        empty = empty[counts[empty] > 0]
+        if len(empty):  # each empty row's best stored successor: first in its row by falling quality
+            keep[np.lexsort((-self.data, rows))[self.indptr[empty]]] = True
+        kept_rows = rows[keep]
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(kept_rows, minlength=self.n)))).astype(np.int64)
+        out = Transitions(self.n, indptr=indptr, indices=self.indices[keep], data=self.data[keep])
+        out.dead_ends_repaired = len(empty)
+        return out
+
     @property
     def sparse(self) -> bool:
         return self.dense is None
+
+    def shared(self) -> Shared:
+        """The arrays as one ``Shared``, made once: a cluster receives them once per training."""
+        if getattr(self, "_shared", None) is None:
+            self._shared = Shared(dense=self.dense) if not self.sparse else Shared(
+                indptr=self.indptr, indices=self.indices, data=self.data)
+        return self._shared
 
     def lookup(self, f: np.ndarray, g: np.ndarray) -> np.ndarray:
         """MQ[f, g] (0 where the transition is not allowed), any matching shapes."""
@@ -120,7 +157,8 @@ def backup(trans: Transitions, a: np.ndarray, b: np.ndarray, budget_mb: float = 
     """For every f and column k: max_f' MQ[f,f'] a[k,f'] + b[k,f'] and its argmax f'.
 
     a, b [K, F] (K = control bins, or 1 for the off-line optimum).  Returns (values [F, K] float32,
-    argmax [F, K] int32).  Work is split in row blocks of about ``budget_mb`` each.
+    argmax [F, K] int32).  Work is split in row blocks of about ``budget_mb`` each (``parallel_map``:
+    threads, or a Dask cluster's workers, which receive the transitions once per training).
     """
     a = np.ascontiguousarray(a, dtype=np.float32)
     b = np.ascontiguousarray(b, dtype=np.float32)
@@ -130,48 +168,48 @@ def backup(trans: Transitions, a: np.ndarray, b: np.ndarray, budget_mb: float = 
     workers = n_workers(n_jobs)
     if not trans.sparse:
         blocks = _row_blocks(n, 4 * k * n, budget_mb / workers)
-
-        def work(blk):
-            check_stop(should_stop, "policy backup")
-            r0, r1 = blk
-            t = trans.dense[r0:r1, None, :] * a[None]  # [b, K, F]
-            t += b[None]
-            arg = t.argmax(axis=2)
-            argmax[r0:r1] = arg
-            values[r0:r1] = np.take_along_axis(t, arg[:, :, None], axis=2)[:, :, 0]
+        fn, per_call = _dense_backup, Shared(a=a, b=b)
     else:
-        counts = np.diff(trans.indptr)
         # Blocks of rows holding about budget_mb of [nnz, K] temporaries.
         per = max(1, int(budget_mb / workers * 2**20 // (4 * k)))
-        bounds, r = [], 0
-        cum = trans.indptr
+        blocks, r, cum = [], 0, trans.indptr
         while r < n:
             r1 = int(np.searchsorted(cum, cum[r] + per, side="right")) - 1
             r1 = min(max(r1, r + 1), n)
-            bounds.append((r, r1))
+            blocks.append((r, r1))
             r = r1
-        blocks = bounds
+        # [F, K] rows: a successor's column values are one row gather.
+        fn, per_call = _sparse_backup, Shared(a_rows=np.ascontiguousarray(a.T), b_rows=np.ascontiguousarray(b.T))
 
-        a_rows, b_rows = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)  # [F, K]: row gathers
+    def put(i, res):
+        r0, r1 = blocks[i]
+        values[r0:r1], argmax[r0:r1] = res
 
-        def work(blk):
-            check_stop(should_stop, "policy backup")
-            r0, r1 = blk
-            s, e = trans.indptr[r0], trans.indptr[r1]
-            cols = trans.indices[s:e]
-            t = a_rows[cols]  # [nnz, K]
-            t *= trans.data[s:e, None]
-            t += b_rows[cols]
-            starts = (trans.indptr[r0:r1] - s).astype(np.int64)
-            best = np.maximum.reduceat(t, starts, axis=0)
-            hit = t == np.repeat(best, counts[r0:r1], axis=0)
-            pos = np.where(hit, np.arange(e - s)[:, None], np.iinfo(np.int64).max)
-            first = np.minimum.reduceat(pos, starts, axis=0)
-            values[r0:r1] = best
-            argmax[r0:r1] = cols[first]
-
-    parallel_map(work, blocks, n_jobs)
+    parallel_map(fn, blocks, n_jobs, (trans.shared(), per_call), should_stop, None, "policy backup", collect=put)
     return values, argmax
+
+
+def _dense_backup(blk, dense, a, b):
+    r0, r1 = blk
+    t = dense[r0:r1, None, :] * a[None]  # [b, K, F]
+    t += b[None]
+    arg = t.argmax(axis=2)
+    return np.take_along_axis(t, arg[:, :, None], axis=2)[:, :, 0], arg
+
+
+def _sparse_backup(blk, indptr, indices, data, a_rows, b_rows):
+    r0, r1 = blk
+    s, e = indptr[r0], indptr[r1]
+    cols = indices[s:e]
+    t = a_rows[cols]  # [nnz, K]
+    t *= data[s:e, None]
+    t += b_rows[cols]
+    starts = (indptr[r0:r1] - s).astype(np.int64)
+    best = np.maximum.reduceat(t, starts, axis=0)
+    hit = t == np.repeat(best, np.diff(indptr[r0:r1 + 1]), axis=0)
+    pos = np.where(hit, np.arange(e - s)[:, None], np.iinfo(np.int64).max)
+    first = np.minimum.reduceat(pos, starts, axis=0)
+    return best, cols[first]
 
 
 def expectation(values: np.ndarray, kind: str, user_model: np.ndarray | None, discount: float) -> np.ndarray:
@@ -333,11 +371,13 @@ def optimal_path(trans: Transitions, cq: np.ndarray, trace_bins: np.ndarray, sta
     return path, float(value[path[0]])
 
 
-def path_quality(mq: np.ndarray, cq: np.ndarray, path: np.ndarray, trace_bins: np.ndarray) -> np.ndarray:
+def path_quality(mq, cq: np.ndarray, path: np.ndarray, trace_bins: np.ndarray) -> np.ndarray:
     """Per-step Quality(f_i -> f_{i+1} | c_i) of a path [n + 1] under trace bins [n], with the
-    full (unthresholded) MotionQuality [F, F], as the paper scores every controller."""
+    full (unthresholded) MotionQuality: [F, F], or the sparse ``Transitions`` of every kept successor
+    (a transition not kept scores 0), as the paper scores every controller."""
     f, g = path[:-1], path[1:]
-    return mq[f, g] * cq[g, trace_bins]
+    q = mq.lookup(f, g) if isinstance(mq, Transitions) else mq[f, g]
+    return q * cq[g, trace_bins]
 
 
 def run_table(table: np.ndarray, trace_bins: np.ndarray, start: int) -> np.ndarray:
