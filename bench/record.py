@@ -10,7 +10,7 @@ import sys
 from importlib import metadata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = ("numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl", "bpy")
+PACKAGES = ("numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl", "bpy", "dask", "distributed")
 THREAD_VARIABLES = ("MOTIONCTL_JOBS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 

@@ -13,8 +13,9 @@ active     train | run | eval: active learning (paper 003); ``active run --pool 
 
 Every engine's command is generated from the registry (``motionctl.engines.ENGINES``) and its
 ``Settings``: each setting is an option (``--length``, ``--w-v``...).  ``eval --env room.json``
-certifies any model in a room.  A user error prints one line naming the file or option and exits
-with status 2; nothing is left half-written.  The demo (which writes a .blend with Blender) is
+certifies any model in a room.  ``--scheduler tcp://HOST:PORT`` (before the command, or
+``MOTIONCTL_SCHEDULER``) runs the parallel pieces on a running Dask cluster.  A user error
+prints one line naming the file or option and exits with status 2; nothing is left half-written.  The demo (which writes a .blend with Blender) is
 ``tools/demo.py``: the engine never imports Blender.
 """
 
@@ -341,6 +342,9 @@ def add_engine_commands(sub) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m motionctl``."""
     p = argparse.ArgumentParser(prog="python -m motionctl", description=__doc__.split("\n\n")[0])
+    p.add_argument("--scheduler", default=os.environ.get("MOTIONCTL_SCHEDULER") or None,
+                   help="run the parallel pieces on the Dask cluster at this address (tcp://HOST:PORT; default: "
+                        "$MOTIONCTL_SCHEDULER, else this machine); needs pip install -e \".[cluster]\"")
     sub = p.add_subparsers(dest="command", required=True)
     i = sub.add_parser("info", help="print the skeleton groups of files or folders")
     i.add_argument("paths", nargs="+")
@@ -360,6 +364,11 @@ def main(argv=None) -> int:
     """Run a command; a user error (``MotionctlError``) prints one line and returns 2."""
     args = build_parser().parse_args(argv)
     try:
+        if args.scheduler:
+            from .jobs import cluster, use_scheduler
+
+            use_scheduler(args.scheduler)
+            cluster()  # connect now: an unreachable scheduler fails before any work
         return args.func(args)
     except MotionctlError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -116,7 +116,7 @@ def cluster():
         raise MotionctlError(f"a Dask scheduler ({address}) was given but dask.distributed is not installed: "
                              "pip install -e \".[cluster]\"") from None
     try:
-        client = Client(address, timeout=10, set_as_default=False)
+        client = Client(address, timeout=10)
     except (OSError, TimeoutError) as exc:
         raise MotionctlError(f"cannot reach the Dask scheduler {address}: {exc}") from None
     _SCHEDULER["address"], _SCHEDULER["client"] = address, client

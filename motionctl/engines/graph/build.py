@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 from scipy import sparse
@@ -25,7 +26,7 @@ from scipy.ndimage import minimum_filter
 from scipy.sparse.csgraph import connected_components
 
 from ... import quat
-from ...jobs import check_stop, one_blas_thread
+from ...jobs import Shared, check_memory, check_stop, n_workers, one_blas_thread, parallel_map
 from ...body import action_centres, flight
 from ...clip import MotionDatabase, resample
 from ...rootframe import root_frame
@@ -193,38 +194,43 @@ def frame_features(clips, velocity_weight: float = 0.3, headings=None) -> np.nda
 
 
 def candidate_transitions(feats: np.ndarray, clip_of: np.ndarray, s: GraphSettings, should_stop=None,
-                          progress=None, weight=None) -> tuple:
+                          progress=None, weight=None, n_jobs=None) -> tuple:
     """(from [T], to [T], cost [T]) of transitions i -> j where frame i ≈ frame j - 1 and
-    D(i, j - 1) is a local minimum within ``radius`` below ``threshold``; blocked over rows.
+    D(i, j - 1) is a local minimum within ``radius`` below ``threshold``; blocked over rows (the
+    blocks are ``parallel_map`` pieces: threads, or a Dask cluster's workers).
     ``weight`` float [frames] (desirability, or None): D is divided by both frames' weights."""
     n = len(feats)
-    sq = np.sum(feats**2, axis=1)
-    r = s.radius
-    out_f, out_t, out_c = [], [], []
-    for r0 in range(0, n, s.block):
-        check_stop(should_stop, "building the motion graph")
-        r1 = min(r0 + s.block, n)
-        a0, a1 = max(0, r0 - r), min(n, r1 + r)  # halo rows for the local-minimum test
-        d = sq[a0:a1, None] - 2.0 * feats[a0:a1] @ feats.T + sq[None]
-        np.maximum(d, 0, out=d)
-        if weight is not None:
-            d /= weight[a0:a1, None] * weight[None]
-        local = minimum_filter(d, size=2 * r + 1, mode="nearest")
-        rows, cols = np.nonzero((d <= local) & (d < s.threshold))
-        keep = (rows + a0 >= r0) & (rows + a0 < r1)
-        i, j1 = rows[keep] + a0, cols[keep]  # i resembles j1 = j - 1: the transition goes i -> j1 + 1
-        j = j1 + 1
-        valid = (j < n) & (clip_of[np.minimum(j, n - 1)] == clip_of[j1])  # j1 + 1 stays in j1's clip
-        # Not a trivial jump within a clip (a few frames back or forth).
-        same = clip_of[i] == clip_of[np.minimum(j, n - 1)]
-        near = same & (np.abs(j - (i + 1)) < 2 * r + 1)
-        sel = valid & ~near
-        out_f.append(i[sel])
-        out_t.append(j[sel])
-        out_c.append(d[rows[keep][sel], cols[keep][sel]])
-        if progress is not None:
-            progress(r1 / n, f"frame costs {r1}/{n}")
-    return np.concatenate(out_f), np.concatenate(out_t), np.concatenate(out_c)
+    workers = n_workers(n_jobs)
+    # A block holds a few [rows + halo, n] float64 arrays (costs, their local minima, masks).
+    check_memory(workers * 4 * 8.0 * (s.block + 2 * s.radius) * n, f"the frame costs of {n} frames",
+                 "set MOTIONCTL_JOBS to fewer parallel blocks")
+    blocks = [(r0, min(r0 + s.block, n)) for r0 in range(0, n, s.block)]
+    shared = Shared(feats=feats, sq=np.sum(feats**2, axis=1), clip_of=clip_of, weight=weight)
+    found = parallel_map(partial(_candidate_block, radius=s.radius, threshold=s.threshold), blocks, n_jobs, shared,
+                         should_stop, progress, "frame cost blocks")
+    return tuple(np.concatenate([f[k] for f in found]) for k in range(3))
+
+
+def _candidate_block(blk, feats, sq, clip_of, weight, radius, threshold):
+    """Candidates with their from frame in rows r0:r1 (see ``candidate_transitions``)."""
+    r0, r1 = blk
+    n, r = len(feats), radius
+    a0, a1 = max(0, r0 - r), min(n, r1 + r)  # halo rows for the local-minimum test
+    d = sq[a0:a1, None] - 2.0 * feats[a0:a1] @ feats.T + sq[None]
+    np.maximum(d, 0, out=d)
+    if weight is not None:
+        d /= weight[a0:a1, None] * weight[None]
+    local = minimum_filter(d, size=2 * r + 1, mode="nearest")
+    rows, cols = np.nonzero((d <= local) & (d < threshold))
+    keep = (rows + a0 >= r0) & (rows + a0 < r1)
+    i, j1 = rows[keep] + a0, cols[keep]  # i resembles j1 = j - 1: the transition goes i -> j1 + 1
+    j = j1 + 1
+    valid = (j < n) & (clip_of[np.minimum(j, n - 1)] == clip_of[j1])  # j1 + 1 stays in j1's clip
+    # Not a trivial jump within a clip (a few frames back or forth).
+    same = clip_of[i] == clip_of[np.minimum(j, n - 1)]
+    near = same & (np.abs(j - (i + 1)) < 2 * r + 1)
+    sel = valid & ~near
+    return i[sel], j[sel], d[rows[keep][sel], cols[keep][sel]]
 
 
 # ----------------------------------------------------------------------------- coalescing
