@@ -34,7 +34,7 @@ from bench.record import environment  # noqa: E402
 from bench.scale_library import default_mocap, real_clips  # noqa: E402
 from motionctl.engines.fragments import (ControllerSettings, FragmentModel, PolicySettings,  # noqa: E402
                                          evaluate_controllers, learn_user_model)
-from motionctl.engines.fragments.quality import KNN_OVERSAMPLE, pose_features  # noqa: E402
+from motionctl.engines.fragments.quality import KNN_OVERSAMPLE, knn_features, pose_features  # noqa: E402
 
 KINDS = ("model", "steady", "spread", "greedy")
 THRESHOLD = 8.0
@@ -81,9 +81,7 @@ def search_options(model, settings, k, n_query=2000, seed=0):
 
     fs = model.fragments
     pred, act = pose_features(fs, settings.quality.deltas)
-    w = np.asarray(settings.quality.omegas, dtype=np.float32)[:, None, None, None]
-    q = np.ascontiguousarray((pred * w).transpose(1, 0, 2, 3).reshape(fs.n, -1), dtype=np.float32)
-    d = np.ascontiguousarray((act * w).transpose(1, 0, 2, 3).reshape(fs.n, -1), dtype=np.float32)
+    q, d = knn_features(pred, act, settings.quality.omegas)
     rows = np.random.default_rng(seed).choice(fs.n, min(n_query, fs.n), replace=False)
     m = KNN_OVERSAMPLE * k
     out = []

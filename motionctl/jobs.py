@@ -8,7 +8,7 @@ release the GIL in their kernels), or the workers of a running Dask cluster when
 set (``use_scheduler``, ``--scheduler`` or ``MOTIONCTL_SCHEDULER=tcp://host:port``; needs the
 optional ``cluster`` extra, never Blender).  A piece is ``fn(item, **shared)``: it returns its
 result instead of writing into the caller's arrays, and takes the large arrays it reads as
-``shared``, which a cluster receives once per job (``share``) instead of once per task.
+``shared`` (a ``Shared``), which a cluster receives once per job instead of once per task.
 Stop requests and progress are handled by ``parallel_map`` between pieces, on the caller's side.
 """
 
@@ -137,10 +137,6 @@ class Shared:
             self._futures = client.scatter(self.arrays, broadcast=True, hash=False)
             self._client = client
         return self._futures
-
-    @property
-    def nbytes(self) -> int:
-        return int(sum(getattr(a, "nbytes", 0) for a in self.arrays.values()))
 
 
 def parallel_map(fn, items, n_jobs: int | None = None, shared: Shared | dict | tuple | None = None, should_stop=None,

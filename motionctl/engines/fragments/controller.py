@@ -20,7 +20,7 @@ from .solver import PolicySettings, SolveResult, Transitions, optimal_path, path
 from .control import ControlBins, kmeans_bins, learn_user_model, paper_bins
 from .cut import FragmentSet, FragmentSettings, cut_fragments
 from .quality import (QualitySettings, control_quality, motion_distances, motion_quality, repair_dead_ends,
-                      sparse_motion_quality, successor_distances, top_transitions)
+                      quality_of, successor_distances, top_transitions)
 
 
 TRACE_SOURCES = (
@@ -111,8 +111,8 @@ class FragmentModel:
         key = (tuple(q.omegas), q.stutter_window, q.dis_unit)
         if key != self._mq_key:
             if self.sparse:
-                mq, ok = sparse_motion_quality(self.successors, self.distances, q)
-                self._mq = Transitions.from_rows(self.n, self.successors, mq, ok)
+                mq = quality_of(self.distances, q)  # stuttering back-jumps: infinite distance, quality 0
+                self._mq = Transitions.from_rows(self.n, self.successors, mq, mq > 0)
             else:
                 self._mq = motion_quality(self.distances, self.fragments, q)
             self._mq_key = key

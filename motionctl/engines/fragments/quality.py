@@ -23,14 +23,14 @@ from scipy.spatial.distance import cdist
 
 from ... import quat
 from ...errors import MotionctlError
-from ...jobs import Shared, check_memory, n_workers, parallel_map
+from ...jobs import Shared, check_memory, memory_budget, n_workers, parallel_map
 from ...rootframe import displacement
 from ...settings import setting
 from .cut import FragmentSet, tip_joints, tips_of
 
 
 DENSE_LIMIT_GB = 2.0  # automatic Successors: the full F x F tables while they take less than this
-AUTO_SUCCESSORS = 500  # and beyond it each fragment's best 500 (Table 1 within a point: bench_scale.py)
+AUTO_SUCCESSORS = 500  # and beyond it each fragment's best 500 (a memory choice: bench_sparse.py measures the cost)
 
 
 @dataclass
@@ -65,8 +65,7 @@ class QualitySettings:
         """Successors kept per fragment for ``n`` fragments: n (dense) or fewer (sparse)."""
         if self.successors > 0:
             return int(min(self.successors, n))
-        dense = 4.0 * (len(self.deltas) + 1) * n * n
-        return n if dense < DENSE_LIMIT_GB * 2**30 else int(min(AUTO_SUCCESSORS, n))
+        return n if dense_bytes(n, len(self.deltas)) < DENSE_LIMIT_GB * 2**30 else int(min(AUTO_SUCCESSORS, n))
 
     def check(self, n_frames: int | None = None) -> None:
         if len(self.omegas) != len(self.deltas):
@@ -120,7 +119,7 @@ def motion_distances(fs: FragmentSet, settings: QualitySettings | None = None, b
     s = settings or QualitySettings()
     s.check(fs.n_frames)
     n = fs.n
-    check_memory(4.0 * (len(s.deltas) + 1) * n * n, f"the full motion-quality table of {n} fragments",
+    check_memory(dense_bytes(n, len(s.deltas)), f"the full motion-quality table of {n} fragments",
                  "set Successors (--successors) to keep only each fragment's best successors, or cut fewer fragments "
                  "(a longer Stride)")
     pred, act = pose_features(fs, s.deltas)
@@ -148,6 +147,21 @@ def _distance_block(item, pred, act) -> np.ndarray:
 KNN_OVERSAMPLE = 2  # candidates per kept successor taken from the nearest-neighbour search, then re-ranked exactly
 
 
+def dense_bytes(n: int, n_deltas: int) -> float:
+    """Bytes of the dense tables of ``n`` fragments: a distance matrix per δ and MotionQuality."""
+    return 4.0 * (n_deltas + 1) * n * n
+
+
+def knn_features(pred: np.ndarray, act: np.ndarray, omegas) -> tuple[np.ndarray, np.ndarray]:
+    """(query, data) float32 [F, D]: each fragment's ω-weighted predicted tips of every δ in one
+    row, and its actual tips likewise, so the Euclidean distance between a query row and a data
+    row approximates eq. 9's distance (a sum of per-tip distances) for nearest-neighbour search."""
+    w = np.asarray(omegas, dtype=np.float32)[:, None, None, None]
+    n = pred.shape[1]
+    return tuple(np.ascontiguousarray((x * w).transpose(1, 0, 2, 3).reshape(n, -1), dtype=np.float32)
+                 for x in (pred, act))
+
+
 def successor_budget(n: int, k: int, n_deltas: int) -> float:
     """Bytes the sparse successor tables of ``n`` fragments keep at ``k`` successors: columns,
     per-δ distances, the transition table's values and its look-up keys."""
@@ -172,13 +186,15 @@ def successor_distances(fs: FragmentSet, k: int, settings: QualitySettings | Non
     if k < 1:
         raise MotionctlError(f"Successors must be at least 1, got {k}")
     m = int(min(n, KNN_OVERSAMPLE * k))
-    rows = max(1, min(block, int(2**28 // max(4 * (n + m * 3 * 3 * 8), 1))))
-    check_memory(successor_budget(n, k, n_d) + n_workers(n_jobs) * 4.0 * rows * (n + 30 * m * 3),
-                 f"the best {k} successors of {n} fragments", "lower Successors (--successors)")
     pred, act = pose_features(fs, s.deltas)
-    w = np.asarray(s.omegas, dtype=np.float32)[:, None, None, None]
-    query = np.ascontiguousarray((pred * w).transpose(1, 0, 2, 3).reshape(n, -1), dtype=np.float32)
-    data = np.ascontiguousarray((act * w).transpose(1, 0, 2, 3).reshape(n, -1), dtype=np.float32)
+    # A block row holds its distances to every fragment and one δ's tip differences to m candidates
+    # (and their squares); blocks of at most 256 MB, smaller when memory is short.
+    per_row = 4.0 * (n + 2 * m * pred.shape[2] * 3)
+    workers = n_workers(n_jobs)
+    rows = int(max(1, min(block, min(2**28, memory_budget() / (4 * workers)) // per_row)))
+    check_memory(successor_budget(n, k, n_d) + workers * rows * per_row,
+                 f"the best {k} successors of {n} fragments", "lower Successors (--successors)")
+    query, data = knn_features(pred, act, s.omegas)
     lo, hi = stutter_window(fs, s.stutter_window)
     shared = Shared(query=query, data=data, data_sq=np.einsum("ij,ij->i", data, data), pred=pred.astype(np.float32),
                     act=act.astype(np.float32), omegas=np.asarray(s.omegas, dtype=np.float64), clip=fs.clip,
@@ -228,12 +244,12 @@ def stutter_window(fs: FragmentSet, window: float) -> tuple[np.ndarray, np.ndarr
 def stutter_mask(fs: FragmentSet, window: float) -> tuple[np.ndarray, np.ndarray]:
     """(rows, cols) of pairs where f' starts in the same clip between ``window`` seconds before f
     and f's last pose: playing f' would replay what was just shown (paper 000: "stuttering")."""
-    w = int(round(window * fs.fps))
+    first, last = stutter_window(fs, window)
     order = np.lexsort((fs.start, fs.clip))
     base = fs.clip.astype(np.int64) << 32
     key = (base + fs.start)[order]
-    lo = np.searchsorted(key, base + fs.start - w, side="left")
-    hi = np.searchsorted(key, base + fs.start + fs.n_frames - 1, side="right")
+    lo = np.searchsorted(key, base + first, side="left")
+    hi = np.searchsorted(key, base + last, side="right")
     counts = hi - lo
     rows = np.repeat(np.arange(fs.n), counts)
     within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
@@ -244,33 +260,24 @@ def stutter_mask(fs: FragmentSet, window: float) -> tuple[np.ndarray, np.ndarray
 def motion_quality(distances: np.ndarray, fs: FragmentSet, settings: QualitySettings | None = None) -> np.ndarray:
     """MotionQuality [F, F] float32 in [0, 1] (eq. 9), zero for stuttering back-jumps."""
     s = settings or QualitySettings()
-    if len(s.omegas) != len(distances):
-        raise MotionctlError(f"{len(s.omegas)} omegas for {len(distances)} distance matrices (deltas {s.deltas})")
     s.check()
-    acc = np.zeros(distances.shape[1:], dtype=np.float32)
-    for w, d in zip(s.omegas, distances):  # distances are in metres; Dis in dis_unit
-        acc += np.float32(w / s.dis_unit) * d
-    acc += 1.0
-    mq = np.reciprocal(acc, out=acc)
+    mq = quality_of(distances, s)
     rows, cols = stutter_mask(fs, s.stutter_window)
     mq[rows, cols] = 0.0
     return mq
 
 
-def sparse_motion_quality(successors: np.ndarray, distances: np.ndarray,
-                          settings: QualitySettings | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """MotionQuality of the kept successors: (float32 [F, k] per successor, bool [F, k] which are
-    transitions at all: stuttering back-jumps were given an infinite distance)."""
+def quality_of(distances: np.ndarray, settings: QualitySettings | None = None) -> np.ndarray:
+    """Eq. 9 from per-δ distances [n_d, ...] in metres (any trailing shape: all pairs, or each
+    fragment's kept successors): float32 [...] in [0, 1], 0 where a distance is infinite."""
     s = settings or QualitySettings()
     if len(s.omegas) != len(distances):
         raise MotionctlError(f"{len(s.omegas)} omegas for {len(distances)} distance tables (deltas {s.deltas})")
     acc = np.zeros(distances.shape[1:], dtype=np.float32)
-    for w, d in zip(s.omegas, distances):
+    for w, d in zip(s.omegas, distances):  # Dis in dis_unit
         acc += np.float32(w / s.dis_unit) * d
-    ok = np.isfinite(acc)
-    acc[~ok] = np.inf
     acc += 1.0
-    return np.reciprocal(acc, out=acc), ok
+    return np.reciprocal(acc, out=acc)
 
 
 def project_velocity(v: np.ndarray) -> np.ndarray:
