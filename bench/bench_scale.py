@@ -1,7 +1,7 @@
 """Every engine on 5, 11, 30 and 60 minutes of capture; the same jobs on a 2-worker Dask cluster (issue 17).
 
     .venv/bin/python bench/bench_scale.py [--sizes 5 11 30 60] [--engines fragments graph field matching]
-                                          [--cluster-minutes 11] [--mocap DIR]
+                                          [--cluster-minutes 5] [--job-timeout 30] [--mocap DIR]
 
 The library of each size is ``bench/scale_library.py``'s: the real capture (about 11 minutes),
 then mirrored, time-warped and re-proportioned copies.  DERIVED DATA, for time and memory only.
@@ -14,9 +14,11 @@ Each job runs in its own process (``--job``), so its peak memory (ru_maxrss) is 
   (direction task);
 - matching: features, normalisation and the search index.
 The engines' own mirroring is off: the library already holds mirrored copies beyond 11 minutes.
-Then the growth exponent of each job (log-log fit over the sizes), the jobs at ``--cluster-minutes``
-on a ``dask.distributed.LocalCluster`` of 2 worker processes against local threads, and an
-extrapolation to 9 hours on 16 workers.  Writes bench/results/scale.md and scale.json.
+Each job gets ``--job-timeout`` minutes (the 30-minute target) and the memory guard at the 16 GB
+target (MOTIONCTL_MEMORY_GB); a job over time is reported as such, with what it finished (the
+graph's construction).  Then the growth exponent of each job (log-log fit over the sizes), the
+jobs at ``--cluster-minutes`` on a ``dask.distributed.LocalCluster`` of 2 worker processes against
+local threads, and an extrapolation to 9 hours on 16 workers.  Writes bench/results/scale.md and scale.json.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from bench.scale_library import DERIVED_NOTE, default_mocap, library  # noqa: E4
 ENGINES = ("fragments", "graph", "field", "matching")
 SUCCESSORS = 500
 ROOM = (15.0, 8.0)
+MEMORY_TARGET_GB = 16.0
 
 
 def digest(*arrays) -> str:
@@ -63,17 +66,20 @@ def run_job(engine: str, clips, successors: int = SUCCESSORS) -> dict:
         s.fragments.mirror = False
         s.quality.successors = successors
         m = fit(clips, s, progress=progress)
-        out = {"fragments": m.summary()["fragments"], "improvements": m.summary()["improvements"],
-               "converged": m.summary()["converged"], "digest": digest(m.table)}
+        out = {k: m.summary()[k] for k in ("fragments", "improvements", "converged", "hubs")}
+        out["digest"] = digest(m.table)
     elif engine == "graph":
         from motionctl.engines.graph import GraphSettings, build_graph
         from motionctl.evaluate import Environment, evaluate
 
         g = build_graph(clips, GraphSettings(min_clip=0.3), progress=progress)
         built = time.perf_counter() - t
+        partial = {"build_seconds": built, "graph_clips": g.n, "transitions": len(g.edges),
+                   "candidates": g.stats["candidates"], "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+        print("PARTIAL " + json.dumps(partial), flush=True)
         res = evaluate(g, Environment((0.0, 0.0) + ROOM, [], "empty 15 x 8 m"), pairs=100, lm_sample=0.1,
                        progress=progress)
-        out = {"build_seconds": built, "evaluate_seconds": time.perf_counter() - t - built, "clips": g.n,
+        out = {"build_seconds": built, "evaluate_seconds": time.perf_counter() - t - built, "graph_clips": g.n,
                "transitions": len(g.edges), "candidates": g.stats["candidates"], "nodes": int(res["nodes"]),
                "coverage_xy": float(res["coverage_xy"]), "digest": digest(g.edges, g.start)}
     elif engine == "field":
@@ -110,11 +116,25 @@ def child(args) -> None:
     print("RESULT " + json.dumps(out), flush=True)
 
 
-def spawn(engine, minutes, mocap, scheduler=None, successors=SUCCESSORS) -> dict:
+def spawn(engine, minutes, mocap, scheduler=None, successors=SUCCESSORS, timeout_min=30.0) -> dict:
+    """Run one job in its own process, at most ``timeout_min`` minutes (the target), with the
+    memory guard at the 16 GB target; a job over time keeps what it printed before (PARTIAL)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--job", engine, "--minutes", str(minutes), "--mocap", mocap,
            "--successors", str(successors)] + (["--scheduler", scheduler] if scheduler else [])
     print(f"== {engine}, {minutes} min{' on the cluster' if scheduler else ''}", flush=True)
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    env = dict(os.environ, MOTIONCTL_MEMORY_GB=str(MEMORY_TARGET_GB))
+    t = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60 * timeout_min, env=env)
+    except subprocess.TimeoutExpired as e:
+        text = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        sys.stdout.write(text[-2000:])
+        part = [x for x in text.splitlines() if x.startswith("PARTIAL ")]
+        out = {"engine": engine, "minutes": minutes, "error": f"over {timeout_min:g} min (stopped)",
+               "seconds_over": time.perf_counter() - t}
+        if part:
+            out.update(json.loads(part[-1][8:]))
+        return out
     sys.stdout.write(proc.stdout[-2000:])
     if proc.returncode != 0:
         sys.stdout.write(proc.stderr[-4000:])
@@ -133,7 +153,8 @@ def main():
     ap.add_argument("--mocap", default=default_mocap())
     ap.add_argument("--sizes", type=float, nargs="+", default=[5, 11, 30, 60])
     ap.add_argument("--engines", nargs="+", default=list(ENGINES))
-    ap.add_argument("--cluster-minutes", type=float, default=11.0)
+    ap.add_argument("--cluster-minutes", type=float, default=5.0)
+    ap.add_argument("--job-timeout", type=float, default=30.0, help="minutes per job (the target)")
     ap.add_argument("--successors", type=int, default=SUCCESSORS)
     ap.add_argument("--job")
     ap.add_argument("--minutes", type=float)
@@ -143,15 +164,19 @@ def main():
     if args.job:
         return child(args)
     env = environment()
-    runs = [spawn(e, m, args.mocap, successors=args.successors) for m in args.sizes for e in args.engines]
-    cluster_runs = []
-    if args.cluster_minutes:
-        from distributed import LocalCluster
+    runs, cluster_runs = [], []
+    for m in args.sizes:  # the report is rewritten after every job, so a stopped run keeps what it measured
+        for e in args.engines:
+            runs.append(spawn(e, m, args.mocap, successors=args.successors, timeout_min=args.job_timeout))
+            report(runs, cluster_runs, args, env)
+        if args.cluster_minutes and abs(m - args.cluster_minutes) < 1e-6:
+            from distributed import LocalCluster
 
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc:
-            for e in args.engines:
-                cluster_runs.append(spawn(e, args.cluster_minutes, args.mocap, lc.scheduler_address, args.successors))
-    report(runs, cluster_runs, args, env)
+            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc:
+                for e in args.engines:
+                    cluster_runs.append(spawn(e, m, args.mocap, lc.scheduler_address, args.successors,
+                                              args.job_timeout))
+                    report(runs, cluster_runs, args, env)
 
 
 def report(runs, cluster_runs, args, env) -> None:
@@ -163,6 +188,9 @@ def report(runs, cluster_runs, args, env) -> None:
             m = [r["minutes"] for r in rs]
             growth[e] = {"time": exponent(m, [r["seconds"] for r in rs]),
                          "memory": exponent(m, [max(r["peak_rss_mb"] - r["library_rss_mb"], 1.0) for r in rs])}
+        built = sorted((r for r in runs if r["engine"] == e and "build_seconds" in r), key=lambda r: r["minutes"])
+        if e == "graph" and len(built) >= 2:
+            growth[e]["build_time"] = exponent([r["minutes"] for r in built], [r["build_seconds"] for r in built])
     local = {r["engine"]: r for r in ok if abs(r["minutes"] - args.cluster_minutes) < 1.0}
     versus = []
     for c in cluster_runs:
@@ -181,6 +209,7 @@ def report(runs, cluster_runs, args, env) -> None:
         extra[e] = {"one_machine_seconds": t9, "sixteen_workers_seconds_if_parallel": t9 * 2 / 16,
                     "memory_gb_one_machine": mem9 / 1024}
     out = {"command": "python bench/bench_scale.py " + " ".join(sys.argv[1:]), "note": DERIVED_NOTE, "runs": runs,
+           "job_timeout_minutes": args.job_timeout, "memory_guard_gb": MEMORY_TARGET_GB,
            "cluster": versus, "cluster_runs": cluster_runs, "growth": growth, "nine_hours": extra,
            "successors": args.successors, "environment": env}
     with open(args.out + ".json", "w") as fh:
@@ -192,7 +221,9 @@ def report(runs, cluster_runs, args, env) -> None:
              "| engine | minutes | seconds | peak RSS MB (library alone) | figures |", "| --- | --- | --- | --- | --- |"]
     for r in runs:
         if "error" in r:
-            lines.append(f"| {r['engine']} | {r['minutes']:g} | failed | | {r['error']} |")
+            done = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()
+                             if k not in ("engine", "minutes", "error", "seconds_over"))
+            lines.append(f"| {r['engine']} | {r['minutes']:g} | {r['error']} | | {done} |")
             continue
         fig = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()
                         if k not in ("engine", "minutes", "seconds", "peak_rss_mb", "library_rss_mb", "digest",
@@ -202,6 +233,9 @@ def report(runs, cluster_runs, args, env) -> None:
     lines += ["", "Growth exponents (time and memory above the library's, fitted over the sizes):", "",
               "| engine | time | memory |", "| --- | --- | --- |"]
     lines += [f"| {e} | {g['time']:.2f} | {g['memory']:.2f} |" for e, g in growth.items()]
+    if "build_time" in growth.get("graph", {}):
+        lines += ["", f"Graph construction alone (every size that finished it): time exponent "
+                      f"{growth['graph']['build_time']:.2f}."]
     lines += ["", f"## On a 2-worker LocalCluster, {args.cluster_minutes:g} minutes", "",
               "| engine | local threads s | cluster s | ratio | same result |", "| --- | --- | --- | --- | --- |"]
     for v in versus:

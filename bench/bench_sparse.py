@@ -1,14 +1,15 @@
 """Sparse fragment transitions against the dense table: paper 000's Table 1 on the real 11 minutes (issue 17).
 
-    .venv/bin/python bench/bench_sparse.py [--successors 200 500 1000] [--mocap DIR]
+    .venv/bin/python bench/bench_sparse.py [--successors 200 500] [--mocap DIR]
 
 Clips: every real clip of ../shared/mocap on one skeleton (the 31-joint CMU clips and the
 Character Creator clips retargeted onto it: ``bench/scale_library.real_clips``), not mirrored
 (about 13,000 fragments, so the dense table still fits).  Set-up: bench_fragments' "metres,
 evaluated on smooth": the user model learns from 3.5 minutes each of the abrupt and game-pad
 players, the controllers are evaluated on 12 traces of 10 s of the smooth player.  Every
-controller, trained on the dense table or on each fragment's best K successors, is scored the
-same way: % of the dense off-line optimum, with the full dense MotionQuality.  Also: how many of
+controller, trained on the dense table or on each fragment's best K successors (plus the hub
+columns its training adds: ``FragmentModel.train``; they accumulate over the controllers trained
+on one model), is scored the same way: % of the dense off-line optimum, with the full dense MotionQuality.  Also: how many of
 each fragment's exact K best successors the nearest-neighbour search found, the time and memory
 of each, and the neighbour-search options measured (scipy cKDTree, scikit-learn NearestNeighbors,
 our blocked matrix products).  Writes bench/results/sparse.md and sparse.json.
@@ -65,9 +66,10 @@ def train_all(model, settings, bins, t_model):
             t = time.perf_counter()
             res = model.train(settings, bins, t_model, None)
             runs[name] = {"seconds": time.perf_counter() - t, "improvements": res.improvements,
-                          "converged": bool(res.converged)}
+                          "converged": bool(res.converged), "hubs": res.hubs}
             tables[name] = res.table
-            print(f"  {name}: {runs[name]['seconds']:.1f} s, {res.improvements} improvements", flush=True)
+            print(f"  {name}: {runs[name]['seconds']:.1f} s, {res.improvements} improvements, {res.hubs} hubs",
+                  flush=True)
     settings.policy = PolicySettings()
     return tables, runs
 
@@ -129,7 +131,7 @@ def recall(got, exact) -> float:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mocap", default=default_mocap())
-    ap.add_argument("--successors", type=int, nargs="+", default=[200, 500, 1000])
+    ap.add_argument("--successors", type=int, nargs="+", default=[200, 500])
     ap.add_argument("--eval-traces", type=int, default=12)
     args = ap.parse_args()
     env = environment()
@@ -189,8 +191,8 @@ def write_md(out):
              f"{out['fragments']} fragments, {out['bins']} bins.  Trained on the abrupt and game-pad players, "
              f"evaluated on {out['evaluation_traces']} traces of 10 s of the smooth player; every controller "
              "scored as % of the dense off-line optimum with the full dense MotionQuality.", "",
-             "| table | " + " | ".join(names) + " | sparse opt | exact top-K found | build s | train model s |",
-             "| --- |" + " --- |" * (len(names) + 4)]
+             "| table | " + " | ".join(names) + " | sparse opt | exact top-K found | build s | train model s | hubs |",
+             "| --- |" + " --- |" * (len(names) + 5)]
     for key, r in out["results"].items():
         t = r["table1"]
         cells = [f"{t[n]['mean']:.1f} ± {t[n]['std']:.1f}" + (f" ({r['diff_points'][n]:+.1f})" if "diff_points" in r
@@ -199,7 +201,7 @@ def write_md(out):
         opt = f"{so['mean']:.1f} ± {so['std']:.1f}" if so else "100"
         found = f"{100 * r['recall_of_exact_top_k']:.1f}%" if "recall_of_exact_top_k" in r else "—"
         lines.append(f"| {key} | " + " | ".join(cells) + f" | {opt} | {found} | {r['build_seconds']:.1f} | "
-                     f"{r['runs']['model']['seconds']:.1f} |")
+                     f"{r['runs']['model']['seconds']:.1f} | {max(x.get('hubs', 0) for x in r['runs'].values())} |")
     lines += ["", "Neighbour search for the candidates (2 x K = 1,000 per fragment, Euclidean on the ω-weighted "
               "pose features; recall against the exact Euclidean candidates):", "",
               "| method | build s | ms per fragment | recall |", "| --- | --- | --- | --- |"]

@@ -72,12 +72,12 @@ def test_sparse_threshold_matches_dense_when_every_top_transition_is_kept(dense,
         assert len(dk ^ sk) <= 0.002 * len(dk), (pct, len(dk ^ sk), len(dk))
 
 
-def test_sparse_controller_scores_like_the_dense_one(dense, clips):
-    # Paper 000's score rewards following the control over smooth transitions (metres as the Dis
-    # unit), so a policy limited to the smoothest successors loses points unless K is a large
-    # share of the fragments (bench_sparse.py measures it on the real 11 minutes).
+def test_sparse_controller_with_hubs_scores_like_the_dense_one(dense, clips):
+    # Each fragment keeps its best 8% of successors by motion quality; training adds hub columns
+    # (the fragments worth most per control bin).  Without them the policy loses points: paper
+    # 000's score rewards reaching a good future over one smooth transition.
     s = ControllerSettings()
-    s.quality.successors = int(0.6 * dense.n)
+    s.quality.successors = int(0.08 * dense.n)
     sparse = FragmentModel.build(clips, quality=s.quality)
     from motionctl.engines.fragments.model import evaluation_traces, training_traces
 
@@ -85,14 +85,23 @@ def test_sparse_controller_scores_like_the_dense_one(dense, clips):
     bins = dense.make_bins(s, traces)
     t = learn_user_model(traces, bins, s.smoothing)
     rd = dense.train(s, bins, t)
+    s.policy.hubs_per_bin = 0
+    bare = sparse.train(s, bins, t)
+    s.policy.hubs_per_bin = 10
     rs = sparse.train(s, bins, t)
-    # The sparse policy only ever plays kept successors.
-    kept = sparse.motion_quality(s.quality).lookup(np.arange(sparse.n)[:, None], rs.table)
-    assert np.all(kept > 0)
+    assert bare.hubs == 0 and 10 <= rs.hubs <= 10 * bins.n and rs.hubs == len(sparse.hubs)
+    # The sparse policy only ever plays kept successors or hubs, at their exact dense quality.
+    trans = sparse.motion_quality(s.quality)
+    kept = trans.lookup(np.arange(sparse.n)[:, None], rs.table)
+    in_table = np.isin(rs.table, sparse.hubs) | (kept > 0)
+    assert np.all(in_table)
+    mq = dense.motion_quality(s.quality)
+    np.testing.assert_allclose(trans.hub_data, mq[:, sparse.hubs], rtol=1e-4, atol=1e-6)
     held = evaluation_traces(dense.fragments, 4, 3)
-    res = evaluate_controllers(dense, {"dense": rd.table, "sparse": rs.table}, bins, held, s.quality)
-    assert abs(res["dense"]["mean"] - res["sparse"]["mean"]) < 1.5, (res["dense"]["mean"], res["sparse"]["mean"])
-    assert res["sparse"]["mean"] > 60.0
+    res = evaluate_controllers(dense, {"dense": rd.table, "sparse": rs.table, "bare": bare.table}, bins, held,
+                               s.quality)
+    assert abs(res["dense"]["mean"] - res["sparse"]["mean"]) < 1.0, (res["dense"]["mean"], res["sparse"]["mean"])
+    assert res["bare"]["mean"] < res["sparse"]["mean"] - 1.0, (res["bare"]["mean"], res["sparse"]["mean"])
 
 
 def test_memory_guard_refuses_the_dense_table_and_names_the_setting(clips, monkeypatch):
@@ -231,3 +240,24 @@ def test_cli_trains_on_a_cluster_and_names_an_unreachable_scheduler(clips, clust
     assert "tcp://127.0.0.1:9" in capsys.readouterr().err
     assert not (tmp_path / "x.npz").exists()
     jobs.use_scheduler(None)
+
+
+def test_fit_cache_rebuilds_when_successors_or_the_sparse_stutter_window_change(clips):
+    from motionctl.engines.fragments import fit
+
+    s = ControllerSettings(held_out=0)
+    s.fragments.mirror = False
+    s.quality.successors = 20
+    cache = {}
+    fit(clips[:3], s, cache=cache)
+    first = next(iter(cache["fragments"].values()))
+    assert first.successors.shape[1] == 20
+    s.quality.successors = 30
+    fit(clips[:3], s, cache=cache)
+    second = next(iter(cache["fragments"].values()))
+    assert second is not first and second.successors.shape[1] == 30
+    s.quality.stutter_window = 0.5
+    fit(clips[:3], s, cache=cache)
+    assert next(iter(cache["fragments"].values())).stutter_window == 0.5
+    with pytest.raises(MotionctlError, match="stutter window"):
+        second.motion_quality(s.quality)

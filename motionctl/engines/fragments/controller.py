@@ -16,10 +16,10 @@ import numpy as np
 from ...errors import MotionctlError
 from ...jobs import check_stop, one_blas_thread
 from ...settings import nested, setting
-from .solver import PolicySettings, SolveResult, Transitions, optimal_path, path_quality, run_table, solve
+from .solver import PolicySettings, SolveResult, Transitions, expectation, optimal_path, path_quality, run_table, solve
 from .control import ControlBins, kmeans_bins, learn_user_model, paper_bins
 from .cut import FragmentSet, FragmentSettings, cut_fragments
-from .quality import (QualitySettings, control_quality, motion_distances, motion_quality, repair_dead_ends,
+from .quality import (QualitySettings, column_distances, control_quality, motion_distances, motion_quality, repair_dead_ends,
                       quality_of, successor_distances, top_transitions)
 
 
@@ -71,11 +71,14 @@ class FragmentModel:
     ``successors`` [F, k] and ``distances`` [n_d, F, k]; ``QualitySettings.successors``)."""
 
     def __init__(self, fragments: FragmentSet, distances: np.ndarray, deltas: tuple,
-                 successors: np.ndarray | None = None):
+                 successors: np.ndarray | None = None, stutter_window: float | None = None):
         self.fragments = fragments
+        self.stutter_window = stutter_window  # sparse: the window the successor search left out
         self.distances = distances
         self.deltas = tuple(deltas)
         self.successors = successors
+        self.hubs = np.zeros(0, dtype=np.int64)  # sparse: hub columns found by training (``train``)
+        self.hub_distances = np.zeros((len(self.deltas), fragments.n, 0), dtype=np.float32)
         self._mq_key = None
         self._mq = None
         self._trans = {}
@@ -91,7 +94,7 @@ class FragmentModel:
         if k < fs.n:
             succ, d = successor_distances(fs, k, q, n_jobs=n_jobs, progress=_sub(progress, 0.1, 1.0),
                                           should_stop=should_stop)
-            return cls(fs, d, q.deltas, succ)
+            return cls(fs, d, q.deltas, succ, q.stutter_window)
         d = motion_distances(fs, q, n_jobs=n_jobs, progress=_sub(progress, 0.1, 1.0), should_stop=should_stop)
         return cls(fs, d, q.deltas)
 
@@ -103,16 +106,26 @@ class FragmentModel:
     def sparse(self) -> bool:
         return self.successors is not None
 
+    @property
+    def successors_kept(self) -> int:
+        """Successors kept per fragment: all fragments (dense) or the sparse table's K."""
+        return self.n if self.successors is None else int(self.successors.shape[1])
+
     def motion_quality(self, q: QualitySettings):
         """MotionQuality for the weights: [F, F] (dense), or a sparse ``Transitions`` holding every
         kept successor (cached while omegas, the stutter window and Dis unit stay)."""
         if tuple(q.deltas) != self.deltas:
             raise MotionctlError(f"deltas changed from {self.deltas} to {tuple(q.deltas)}: rebuild the fragment model")
+        if self.sparse and q.stutter_window != self.stutter_window:
+            raise MotionctlError(f"stutter window changed from {self.stutter_window} to {q.stutter_window}: the kept "
+                                 "successors were searched without stuttering jumps; rebuild the fragment model")
         key = (tuple(q.omegas), q.stutter_window, q.dis_unit)
         if key != self._mq_key:
             if self.sparse:
                 mq = quality_of(self.distances, q)  # stuttering back-jumps: infinite distance, quality 0
                 self._mq = Transitions.from_rows(self.n, self.successors, mq, mq > 0)
+                if len(self.hubs):
+                    self._mq = self._mq.with_hubs(self.hubs, quality_of(self.hub_distances, q))
             else:
                 self._mq = motion_quality(self.distances, self.fragments, q)
             self._mq_key = key
@@ -134,6 +147,19 @@ class FragmentModel:
                 self._trans[threshold] = Transitions.from_mask(mq, allowed)
         return self._trans[threshold]
 
+    def add_hubs(self, columns: np.ndarray, q: QualitySettings, n_jobs=None, should_stop=None) -> int:
+        """Make ``columns`` hub columns (every fragment may go to them, at their exact motion
+        quality); returns how many were new."""
+        new = np.setdiff1d(np.asarray(columns, dtype=np.int64), self.hubs)
+        if len(new):
+            d = column_distances(self.fragments, new, q, n_jobs=n_jobs, should_stop=should_stop)
+            hubs = np.concatenate((self.hubs, new))
+            order = np.argsort(hubs)
+            self.hubs = hubs[order]
+            self.hub_distances = np.concatenate((self.hub_distances, d), axis=2)[:, :, order]
+            self._mq_key = None
+        return len(new)
+
     def make_bins(self, settings: ControllerSettings, traces=()) -> ControlBins:
         """Control bins: the paper's 150 (rings fitted to the fragments' speeds) or k-means of ``traces``."""
         if settings.bins == "kmeans":
@@ -150,10 +176,45 @@ class FragmentModel:
         """The policy (table [F, C] and values) for ``settings`` over ``bins``.  BLAS runs on one thread
         (``one_blas_thread``): the user model's expectation and GMRES's sums otherwise depend on the
         thread count, and the policy with them."""
-        trans = self.transitions(settings.quality, settings.policy.threshold)
-        cq = control_quality(self.fragments.control, bins.centres, settings.quality)
-        with one_blas_thread():
-            return solve(trans, cq, settings.policy, user_model, init, progress, should_stop)
+        q, p = settings.quality, settings.policy
+        cq = control_quality(self.fragments.control, bins.centres, q)
+        rounds = HUB_ROUNDS if self.sparse and p.threshold is None and p.hubs_per_bin > 0 else 0
+        for r in range(rounds + 1):
+            trans = self.transitions(q, p.threshold)
+            sub = _sub(progress, r / (rounds + 1), (r + 1) / (rounds + 1))
+            with one_blas_thread():
+                result = solve(trans, cq, p, user_model, init, sub, should_stop)
+            if r == rounds:
+                break
+            check_stop(should_stop, "training")
+            if not self.add_hubs(pick_hubs(trans, cq, result.values, p, user_model), q, p.n_jobs, should_stop):
+                break
+            init = result.values
+        if rounds:
+            result.hubs = len(self.hubs)
+        return result
+
+
+HUB_ROUNDS = 3  # sparse training: at most this many rounds of adding hub columns and solving again
+
+
+def pick_hubs(trans: Transitions, cq: np.ndarray, values: np.ndarray, policy: PolicySettings,
+              user_model: np.ndarray | None) -> np.ndarray:
+    """Hub columns for a sparse table: for each control bin, the ``policy.hubs_per_bin`` fragments
+    with the best bound on what going to them is worth, (best motion quality into them) x
+    ControlQuality + the discounted future E (from a policy's values).
+
+    A fragment's best successor under its control is mostly decided by where it leads: with
+    λ = 0.999 the future term E outweighs one transition's quality, and paper 000's quality (Dis
+    in metres) varies little between successors.  So the dense controller often takes a
+    transition far down a fragment's list by motion quality to reach a fragment worth more
+    later; those fragments are few per bin and the same for every row, so keeping them for every
+    fragment restores what the nearest-neighbour successors miss."""
+    lam = 0.0 if policy.kind == "greedy" else policy.discount
+    e = expectation(values, policy.kind, user_model, lam)
+    bound = trans.column_max()[:, None] * cq + e
+    m = int(min(policy.hubs_per_bin, trans.n))
+    return np.unique(np.argpartition(-bound, m - 1, axis=0)[:m].ravel())
 
 
 def _sub(progress, lo, hi):

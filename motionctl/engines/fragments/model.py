@@ -134,8 +134,10 @@ def fit(library, settings: ControllerSettings | None = None, *, progress=None, s
     clips = clips_of(library)
     step = (lambda lo, hi: (lambda f, m: progress(lo + (hi - lo) * f, m))) if progress else (lambda lo, hi: None)
     f = s.fragments
-    key = (fingerprint(clips), f.length, f.stride, f.fps, f.mirror, tuple(s.quality.deltas))
+    key = (fingerprint(clips), f.length, f.stride, f.fps, f.mirror, tuple(s.quality.deltas), s.quality.successors)
     model = cache.get("fragments", {}).get(key)
+    if model is not None and model.sparse and model.stutter_window != s.quality.stutter_window:
+        model = None  # sparse successors leave stuttering jumps out when searched: search again
     if model is None:
         model = FragmentModel.build(clips, s.fragments, s.quality, step(0.0, 0.4), should_stop)
         cache["fragments"] = {key: model}  # one fragment model in memory
@@ -154,7 +156,7 @@ def fit(library, settings: ControllerSettings | None = None, *, progress=None, s
                                    step(0.85, 1.0), should_stop)
         percent, std = res["policy"]["mean"], res["policy"]["std"]
     summary = {"clips": len(clips), "fragments": fs.n, "bins": trained.bins.n, "kind": s.policy.kind,
-               "improvements": r.improvements, "sweeps": r.sweeps, "converged": bool(r.converged),
+               "improvements": r.improvements, "sweeps": r.sweeps, "hubs": r.hubs, "successors": model.successors_kept, "converged": bool(r.converged),
                "seconds": r.seconds, "warm": init is not None, "percent_of_optimal": percent,
                "percent_std": std, "training_traces": len(traces), "top_speed": fs.top_speed()}
     return FragmentController(s, summary, [c.name for c in fs.clips], fs.fps, f.heading_smooth, r.table, r.values,

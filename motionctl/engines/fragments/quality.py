@@ -138,10 +138,37 @@ def motion_distances(fs: FragmentSet, settings: QualitySettings | None = None, b
 def _distance_block(item, pred, act) -> np.ndarray:
     """Rows r0:r1 of D for δ number k: the summed tip distances, float32 [r1 - r0, F]."""
     k, r0, r1 = item
-    acc = np.zeros((r1 - r0, pred.shape[1]))
+    acc = np.zeros((r1 - r0, act.shape[1]))
     for b in range(pred.shape[2]):
         acc += cdist(pred[k, r0:r1, b], act[k, :, b])
     return acc.astype(np.float32)
+
+
+def column_distances(fs: FragmentSet, columns: np.ndarray, settings: QualitySettings | None = None, block: int = 512,
+                     n_jobs: int | None = None, should_stop=None) -> np.ndarray:
+    """D [len(deltas), F, len(columns)] float32: Dis(Refl(f_{m-δ}, f_m), f'_δ) from every fragment
+    into the fragments ``columns`` only (a sparse table's hub columns); infinite for stuttering
+    back-jumps, as in ``successor_distances``."""
+    s = settings or QualitySettings()
+    s.check(fs.n_frames)
+    columns = np.asarray(columns, dtype=np.int64)
+    n, h = fs.n, len(columns)
+    check_memory(4.0 * (2 * len(s.deltas) + 1) * n * h, f"{h} hub columns of {n} fragments",
+                 "lower Successors (--successors) or cut fewer fragments (a longer Stride)")
+    pred, act = pose_features(fs, s.deltas)
+    out = np.empty((len(s.deltas), n, h), dtype=np.float32)
+    blocks = [(k, r, min(r + block, n)) for k in range(len(s.deltas)) for r in range(0, n, block)]
+
+    def put(i, acc):
+        k, r0, r1 = blocks[i]
+        out[k, r0:r1] = acc
+
+    parallel_map(_distance_block, blocks, n_jobs, Shared(pred=pred, act=act[:, columns]), should_stop, None,
+                 "hub column blocks", collect=put)
+    lo, hi = stutter_window(fs, s.stutter_window)
+    c_clip, c_start = fs.clip[columns], fs.start[columns].astype(np.int64)
+    out[:, (fs.clip[:, None] == c_clip[None]) & (c_start[None] >= lo[:, None]) & (c_start[None] <= hi[:, None])] = np.inf
+    return out
 
 
 KNN_OVERSAMPLE = 2  # candidates per kept successor taken from the nearest-neighbour search, then re-ranked exactly

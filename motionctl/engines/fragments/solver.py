@@ -57,12 +57,15 @@ class PolicySettings:
     max_sweeps: int = 500
     block_mb: float = 32.0
     n_jobs: int | None = None
+    hubs_per_bin: int = 10  # sparse transitions: hub columns added per control bin (``pick_hubs``)
 
     def check(self) -> None:
         if self.kind not in KINDS:
             raise MotionctlError(f"controller kind must be one of {KINDS}, got {self.kind!r}")
         if not 0.0 <= self.discount < 1.0:
             raise MotionctlError(f"discount (lambda) must be in [0, 1), got {self.discount}")
+        if self.hubs_per_bin < 0:
+            raise MotionctlError(f"hubs_per_bin must not be negative, got {self.hubs_per_bin}")
         if self.threshold is not None and not 0 < self.threshold <= 100:
             raise MotionctlError(f"threshold must be a percentage in (0, 100], got {self.threshold}")
 
@@ -70,13 +73,17 @@ class PolicySettings:
 @dataclass(eq=False)
 class Transitions:
     """MotionQuality restricted to allowed transitions: dense [F, F], or CSR arrays when only
-    a thresholded subset is allowed."""
+    a subset is allowed (thresholded, or each fragment's kept successors).  A sparse table may also
+    hold "hub" columns: fragments every fragment may go to, hub int32 [h] ascending with their
+    qualities hub_data float32 [F, h] (``with_hubs``; see ``FragmentModel.train``)."""
 
     n: int
     dense: np.ndarray | None = None
     indptr: np.ndarray | None = None
     indices: np.ndarray | None = None
     data: np.ndarray | None = None
+    hub: np.ndarray | None = None
+    hub_data: np.ndarray | None = None
 
     @classmethod
     def from_dense(cls, mq: np.ndarray) -> "Transitions":
@@ -97,9 +104,34 @@ class Transitions:
         indptr = np.concatenate(([0], np.cumsum(keep.sum(axis=1)))).astype(np.int64)
         return cls(n, indptr=indptr, indices=columns[keep].astype(np.int32), data=values[keep].astype(np.float32))
 
+    def with_hubs(self, hub: np.ndarray, hub_data: np.ndarray) -> "Transitions":
+        """This sparse table plus hub columns ``hub`` [h] (ascending) of quality ``hub_data`` [F, h]."""
+        if not self.sparse:
+            raise MotionctlError("hub columns are for sparse transitions (a dense table has every column)")
+        return Transitions(self.n, indptr=self.indptr, indices=self.indices, data=self.data,
+                           hub=np.asarray(hub, dtype=np.int32), hub_data=np.ascontiguousarray(hub_data, dtype=np.float32))
+
+    @property
+    def n_hubs(self) -> int:
+        return 0 if self.hub is None else len(self.hub)
+
+    def column_max(self) -> np.ndarray:
+        """float32 [F]: each fragment's best quality as a successor, over the stored transitions."""
+        if not self.sparse:
+            return self.dense.max(axis=0)
+        best = np.zeros(self.n, dtype=np.float32)
+        order = np.argsort(self.indices, kind="stable")
+        cols, starts = np.unique(self.indices[order], return_index=True)
+        if len(cols):
+            best[cols] = np.maximum.reduceat(self.data[order], starts)
+        if self.n_hubs:
+            best[self.hub] = np.maximum(best[self.hub], self.hub_data.max(axis=0))
+        return best
+
     def top(self, percent: float) -> "Transitions":
         """The top ``percent`` % of all n x n transitions by quality, taken among the stored ones
-        (all of them when fewer are stored); a row left empty keeps its best (sparse only)."""
+        (all of them when fewer are stored; hub columns are not kept); a row left empty keeps its
+        best (sparse only)."""
         if not 0 < percent <= 100:
             raise MotionctlError(f"threshold percent must be in (0, 100], got {percent}")
         want = int(round(float(self.n) * self.n * percent / 100.0))
@@ -127,8 +159,10 @@ class Transitions:
     def shared(self) -> Shared:
         """The arrays as one ``Shared``, made once: a cluster receives them once per training."""
         if getattr(self, "_shared", None) is None:
+            empty = np.zeros(0, dtype=np.int32), np.zeros((self.n, 0), dtype=np.float32)
+            hub, hub_data = (self.hub, self.hub_data) if self.n_hubs else empty
             self._shared = Shared(dense=self.dense) if not self.sparse else Shared(
-                indptr=self.indptr, indices=self.indices, data=self.data)
+                indptr=self.indptr, indices=self.indices, data=self.data, hub=hub, hub_data=hub_data)
         return self._shared
 
     def lookup(self, f: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -141,8 +175,14 @@ class Transitions:
             rows = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.indptr))
             self._keys = rows * self.n + self.indices
         q = f.astype(np.int64) * self.n + g
-        pos = np.minimum(np.searchsorted(self._keys, q), len(self._keys) - 1)
-        return np.where(self._keys[pos] == q, self.data[pos], 0.0).astype(np.float32)
+        pos = np.minimum(np.searchsorted(self._keys, q), max(len(self._keys) - 1, 0))
+        out = np.where(self._keys[pos] == q, self.data[pos], 0.0).astype(np.float32) if len(self._keys) else \
+            np.zeros(q.shape, dtype=np.float32)
+        if self.n_hubs:
+            h = np.minimum(np.searchsorted(self.hub, g), self.n_hubs - 1)
+            hit = self.hub[h] == g
+            out = np.where(hit, np.maximum(out, self.hub_data[f, h]), out)
+        return out
 
 
 # ----------------------------------------------------------------------------- backups
@@ -170,9 +210,9 @@ def backup(trans: Transitions, a: np.ndarray, b: np.ndarray, budget_mb: float = 
         blocks = _row_blocks(n, 4 * k * n, budget_mb / workers)
         fn, per_call = _dense_backup, Shared(a=a, b=b)
     else:
-        # Blocks of rows holding about budget_mb of [nnz, K] temporaries.
+        # Blocks of rows holding about budget_mb of [nnz + rows x hubs, K] temporaries.
         per = max(1, int(budget_mb / workers * 2**20 // (4 * k)))
-        blocks, r, cum = [], 0, trans.indptr
+        blocks, r, cum = [], 0, trans.indptr + np.arange(n + 1) * trans.n_hubs
         while r < n:
             r1 = int(np.searchsorted(cum, cum[r] + per, side="right")) - 1
             r1 = min(max(r1, r + 1), n)
@@ -197,7 +237,20 @@ def _dense_backup(blk, dense, a, b):
     return np.take_along_axis(t, arg[:, :, None], axis=2)[:, :, 0], arg
 
 
-def _sparse_backup(blk, indptr, indices, data, a_rows, b_rows):
+def _sparse_backup(blk, indptr, indices, data, hub, hub_data, a_rows, b_rows):
+    best, arg = _csr_backup(blk, indptr, indices, data, a_rows, b_rows)
+    if len(hub):  # the hub columns: a dense [rows, h, K] block; a stored successor wins ties
+        r0, r1 = blk
+        t = hub_data[r0:r1, :, None] * a_rows[hub][None]
+        t += b_rows[hub][None]
+        h_arg = t.argmax(axis=1)
+        h_best = np.take_along_axis(t, h_arg[:, None], axis=1)[:, 0]
+        better = h_best > best
+        best, arg = np.where(better, h_best, best), np.where(better, hub[h_arg], arg)
+    return best, arg
+
+
+def _csr_backup(blk, indptr, indices, data, a_rows, b_rows):
     r0, r1 = blk
     s, e = indptr[r0], indptr[r1]
     cols = indices[s:e]
@@ -236,6 +289,7 @@ class SolveResult:
     converged: bool
     seconds: float
     history: list = field(default_factory=list)  # (policy changes, value span) per improvement
+    hubs: int = 0  # sparse transitions: hub columns the policy was solved with
 
 
 def solve(trans: Transitions, cq: np.ndarray, settings: PolicySettings, user_model: np.ndarray | None = None,
