@@ -134,7 +134,10 @@ class Shared:
 
     def on(self, client) -> dict:
         if self._client is not client:
-            self._futures = client.scatter(self.arrays, broadcast=True, hash=False)
+            # A list, not the dict: scattering a dict would key the data by its names, so two
+            # jobs' "data" would be one key, and releasing the old one would cancel the new one.
+            futures = client.scatter(list(self.arrays.values()), broadcast=True, hash=False)
+            self._futures = dict(zip(self.arrays, futures))
             self._client = client
         return self._futures
 
@@ -165,7 +168,7 @@ def parallel_map(fn, items, n_jobs: int | None = None, shared: Shared | dict | t
 
     client = cluster() if n > 1 else None
     if client is not None:
-        _on_cluster(client, fn, items, {k: v for p in parts for k, v in p.on(client).items()}, report, collect)
+        _on_cluster(client, fn, items, {k: v for p in parts for k, v in p.on(client).items()}, report, collect, what)
         return kept
     arrays = {k: v for p in parts for k, v in p.arrays.items()}
     workers = min(n_workers(n_jobs), n)
@@ -185,13 +188,16 @@ def parallel_map(fn, items, n_jobs: int | None = None, shared: Shared | dict | t
     return kept
 
 
-def _on_cluster(client, fn, items, futures_of: dict, report, collect) -> None:
+def _on_cluster(client, fn, items, futures_of: dict, report, collect, what: str = "job") -> None:
     from distributed import as_completed
 
     futures = client.map(fn, items, pure=False, **futures_of)
     index = {f.key: i for i, f in enumerate(futures)}
     try:
         for done, (future, result) in enumerate(as_completed(futures, with_results=True)):
+            if future.status != "finished":  # cancelled by the cluster: a worker died, or its data was lost
+                raise MotionctlError(f"{what}: a piece was {future.status} on the Dask cluster ({result!r}); a worker "
+                                     "may have run out of memory (see the scheduler's log)")
             collect(index[future.key], result)
             report(done + 1)
     finally:

@@ -4,6 +4,8 @@ local run's results bit for bit."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -174,17 +176,19 @@ def test_training_and_the_optimum_on_a_cluster_equal_the_local_run(dense, cluste
     bins = sparse.make_bins(s, traces)
     t = learn_user_model(traces, bins, s.smoothing)
     cq = np.random.default_rng(0).random((sparse.n, 5)).astype(np.float32)
+    twin = copy.deepcopy(sparse)  # training adds hub columns to the model: both start without
     local = sparse.train(s, bins, t)
     path0 = optimal_path(sparse.transitions(s.quality, None), cq, np.arange(40) % 5)
     jobs.use_scheduler(cluster)
     try:
-        remote = sparse.train(s, bins, t)
-        path1 = optimal_path(sparse.transitions(s.quality, None), cq, np.arange(40) % 5)
+        remote = twin.train(s, bins, t)
+        path1 = optimal_path(twin.transitions(s.quality, None), cq, np.arange(40) % 5)
         dense_t = Transitions.from_dense(dense.motion_quality(s.quality))
         cq_d = np.random.default_rng(1).random((dense.n, 3)).astype(np.float32)
         path_d1 = optimal_path(dense_t, cq_d, np.arange(30) % 3)
     finally:
         jobs.use_scheduler(None)
+    assert local.hubs > 0 and np.array_equal(sparse.hubs, twin.hubs)
     assert np.array_equal(local.table, remote.table) and np.array_equal(local.values, remote.values)
     assert np.array_equal(path0[0], path1[0]) and path0[1] == path1[1]
     assert np.array_equal(path_d1[0], optimal_path(dense_t, cq_d, np.arange(30) % 3)[0])

@@ -19,7 +19,7 @@ from scipy.ndimage import distance_transform_edt
 
 from ..engines.graph.build import ACTION_TYPES, MotionGraph
 from ..errors import MotionctlError
-from ..jobs import check_stop
+from ..jobs import Shared, check_memory, check_stop, n_workers, parallel_map
 from ..tags import canonical_set
 from .environment import CHASM, JUMP_TYPES, LOW, STEP_TYPES, WALL, Environment, Grid, rasterise
 from .grid import EditModel, Footprints, footprints
@@ -94,7 +94,7 @@ class Expander:
     path_ok [nx * ny, R]     the table row's swept cells, from that cell, avoid what its clip may not touch
     """
 
-    def __init__(self, graph: MotionGraph, grid: Grid, fp: Footprints, forbidden: np.ndarray):
+    def __init__(self, graph: MotionGraph, grid: Grid, fp: Footprints, forbidden: np.ndarray, should_stop=None):
         self.graph, self.grid, self.fp, self.forbidden = graph, grid, fp, forbidden
         self.H, self.C = grid.headings, graph.n
         nx, ny = grid.shape
@@ -153,25 +153,24 @@ class Expander:
         # Swept cells as flat offsets into the padded bitmap.
         self.sw_flat = self.sw[..., 0] * self.width + self.sw[..., 1]
         # Which edit rows are clear of what their clip may not touch, from every cell: one bool
-        # per (cell, row), built in blocks; edges then look their path up instead of its cells.
+        # per (cell, row), built in tiles of cells (``parallel_map`` pieces: threads, or a Dask
+        # cluster's workers); edges then look their path up instead of its cells.
         row_clip = np.concatenate([np.full(self.fp_count[h, c], c, dtype=np.int64)
                                    for h in range(self.H) for c in range(self.C)])
         forb = forbidden[row_clip]
         gx, gy = np.meshgrid(np.arange(nx), np.arange(ny), indexing="ij")
         base = ((gx + self.pad) * self.width + (gy + self.pad)).ravel()
         n_rows, n_sw = self.sw_flat.shape
-        self.path_ok = np.zeros((nx * ny, n_rows), dtype=bool)
-        block = max(1, (1 << 23) // max(1, n_rows * n_sw))
-        for i in range(0, len(base), block):
-            cells = self.bits[base[i:i + block, None, None] + self.sw_flat[None]]  # [B, rows, S]
-            self.path_ok[i:i + block] = ~np.any(cells & forb[None, :, None], axis=2)
-        # Clips that may pass over a chasm (jumps) do so only in the air: the cells their edited
-        # paths sweep on the ground must be clear of chasms too.  In the backbone a jump is used
-        # only where it is needed, crossing a chasm or a low obstacle (paper 004, section 4.5).
         flies = (forbidden & CHASM) == 0
         self.jump_row = np.full(n_rows, -1, dtype=np.int64)  # row -> index among the rows of such clips
         jr = np.flatnonzero(flies[row_clip])
         self.jump_row[jr] = np.arange(len(jr))
+        check_memory(float(nx * ny) * (n_rows + len(jr)) + 8.0 * (1 << 23) * n_workers(),
+                     f"the obstacle tables of {graph.n} clips over {nx * ny} cells",
+                     "use fewer clips (a larger Min Clip, or a smaller library) or a coarser Cell")
+        # Clips that may pass over a chasm (jumps) do so only in the air: the cells their edited
+        # paths sweep on the ground must be clear of chasms too.  In the backbone a jump is used
+        # only where it is needed, crossing a chasm or a low obstacle (paper 004, section 4.5).
         ground = []
         for h in range(self.H):
             for c in np.flatnonzero(flies):
@@ -182,14 +181,29 @@ class Expander:
         for k, cells in enumerate(ground):
             gw[k, :len(cells)], gw[k, len(cells):] = cells, cells[-1]
         ground_flat = gw[..., 0] * self.width + gw[..., 1]
+        self.path_ok = np.zeros((nx * ny, n_rows), dtype=bool)
         self.needed = np.zeros((nx * ny, len(jr)), dtype=bool)  # [cell, jump row]: crosses an obstacle
-        if len(jr):
-            sw_j = self.sw_flat[jr]
-            block = max(1, (1 << 23) // max(1, len(jr) * max(n_sw, gmax)))
-            for i in range(0, len(base), block):
-                b = base[i:i + block, None, None]
-                self.path_ok[i:i + block, jr] &= ~np.any(self.bits[b + ground_flat[None]] & CHASM, axis=2)
-                self.needed[i:i + block] = np.any(self.bits[b + sw_j[None]] & (CHASM | LOW), axis=2)
+        block = max(1, (1 << 23) // max(1, n_rows * n_sw, len(jr) * max(n_sw, gmax)))
+        tiles = [(i, min(i + block, len(base))) for i in range(0, len(base), block)]
+
+        def put(i, res):
+            a, b = tiles[i]
+            self.path_ok[a:b], self.needed[a:b] = res
+
+        parallel_map(_obstacle_tile, tiles, None, Shared(bits=self.bits, base=base, sw_flat=self.sw_flat, forb=forb,
+                                                         jr=jr, ground_flat=ground_flat), should_stop, None,
+                     "embedding tiles", collect=put)
+
+    def __getstate__(self):
+        """What a cluster's worker needs for edges and paths: not the graph's clips, the footprints'
+        lists or the obstacle bitmap, which stay with the caller."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("graph", "fp", "bits", "sw", "sw_flat", "_shared")}
+
+    def shared(self) -> Shared:
+        """This expander as one ``Shared`` (a cluster receives its edge tables once per embedding)."""
+        if getattr(self, "_shared", None) is None:
+            self._shared = Shared(exp=self)
+        return self._shared
 
     def decode(self, ids):
         """(x, y, heading bin, clip) of node ids."""
@@ -262,6 +276,20 @@ class Expander:
         return t2[ok], self.encode(sx[ok], sy[ok], rr[ok, 0], cp[ok])
 
 
+def _obstacle_tile(tile, bits, base, sw_flat, forb, jr, ground_flat):
+    """Cells a:b of ``Expander.path_ok`` and ``Expander.needed``: whether each edit row's swept cells
+    avoid what its clip may not touch (jumps: their cells on the ground avoid chasms too), and
+    whether a jump row crosses a chasm or a low obstacle."""
+    a, b = tile
+    cell = base[a:b, None, None]
+    ok = ~np.any(bits[cell + sw_flat[None]] & forb[None, :, None], axis=2)
+    needed = np.zeros((b - a, len(jr)), dtype=bool)
+    if len(jr):
+        ok[:, jr] &= ~np.any(bits[cell + ground_flat[None]] & CHASM, axis=2)
+        needed[:] = np.any(bits[cell + sw_flat[jr][None]] & (CHASM | LOW), axis=2)
+    return ok, needed
+
+
 def _distinct_cells(cells: np.ndarray) -> list:
     """Per edited path [K, n, 2], its distinct cells in order of first visit."""
     out = []
@@ -283,22 +311,24 @@ def flood(exp: Expander, seeds: np.ndarray, forward: bool, within: np.ndarray | 
     seeds = np.asarray(seeds, dtype=np.int64)
     reached[seeds] = True
     frontier = seeds
+    shared = (exp.shared(), Shared(within=within, allow=allow))
     while len(frontier):
         check_stop(should_stop, "embedding")
-        new = []
-        for i in range(0, len(frontier), chunk):
-            part = frontier[i:i + chunk]
-            if forward:
-                _, tgt, _ = exp.out_edges(part, allow, backbone)
-            else:
-                _, tgt = exp.in_edges(part, allow, backbone)
-            if within is not None:
-                tgt = tgt[within[tgt]]
-            tgt = tgt[~reached[tgt]]
-            reached[tgt] = True
-            new.append(np.unique(tgt))
-        frontier = np.concatenate(new) if new else np.zeros(0, dtype=np.int64)
+        pieces = [(frontier[i:i + chunk], forward, backbone) for i in range(0, len(frontier), chunk)]
+        found = parallel_map(_expand_piece, pieces, None, shared, should_stop, None, "embedding flood")
+        tgt = np.unique(np.concatenate(found))
+        frontier = tgt[~reached[tgt]]
+        reached[frontier] = True
     return reached
+
+
+def _expand_piece(piece, exp, within, allow):
+    """Distinct nodes one edge after (forward) or before the nodes ``ids``, inside ``within``."""
+    ids, forward, backbone = piece
+    tgt = exp.out_edges(ids, allow, backbone)[1] if forward else exp.in_edges(ids, allow, backbone)[1]
+    if within is not None:
+        tgt = tgt[within[tgt]]
+    return np.unique(tgt)
 
 
 def strongly_connected(exp: Expander, seed: int, within: np.ndarray | None = None, allow=None,
@@ -331,7 +361,7 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
     grid = rasterise(env, s.cell, s.headings, s.radius)
     fp = footprints(graph, grid, s.edit)
     forbidden, selective = clip_permissions(graph, grid)
-    exp = Expander(graph, grid, fp, forbidden)
+    exp = Expander(graph, grid, fp, forbidden, should_stop)
     if progress:
         progress(0.05, "footprints ready")
     valid = np.ascontiguousarray(exp.valid_nodes()).ravel()
@@ -443,20 +473,28 @@ def trim(exp: Expander, part: np.ndarray, allow=None, rounds: int = 8, chunk: in
     nothing enters, such as a turn clip ending at a heading only a wall lies behind, go here)."""
     part = part.copy()
     for _ in range(rounds):
+        check_stop(should_stop, "embedding")
         ids = np.flatnonzero(part)
-        keep_out = np.zeros(len(ids), dtype=bool)
-        keep_in = np.zeros(len(ids), dtype=bool)
-        for i in range(0, len(ids), chunk):
-            check_stop(should_stop, "embedding")
-            src, tgt, _ = exp.out_edges(ids[i:i + chunk], allow, backbone)
-            keep_out[i + src[part[tgt]]] = True
-            t, src = exp.in_edges(ids[i:i + chunk], allow, backbone)
-            keep_in[i + t[part[src]]] = True
-        drop = ~(keep_out & keep_in)
+        pieces = [(ids[i:i + chunk], backbone) for i in range(0, len(ids), chunk)]
+        keep = parallel_map(_trim_piece, pieces, None, (exp.shared(), Shared(part=part, allow=allow)), should_stop,
+                            None, "embedding trim")
+        drop = ~np.concatenate(keep) if keep else np.zeros(0, dtype=bool)
         part[ids[drop]] = False
         if drop.sum() <= 0.05 * len(ids) or len(ids) - drop.sum() <= enough:
             break  # settling, or already too small to hold a component larger than ``enough``
     return part
+
+
+def _trim_piece(piece, exp, part, allow):
+    """bool [len(ids)]: which of the nodes ``ids`` have an edge out into ``part`` and an edge in from it."""
+    ids, backbone = piece
+    keep_out = np.zeros(len(ids), dtype=bool)
+    keep_in = np.zeros(len(ids), dtype=bool)
+    src, tgt, _ = exp.out_edges(ids, allow, backbone)
+    keep_out[src[part[tgt]]] = True
+    t, src = exp.in_edges(ids, allow, backbone)
+    keep_in[t[part[src]]] = True
+    return keep_out & keep_in
 
 
 def augmented_nodes(exp: Expander, scc: np.ndarray, depth: int, should_stop=None, chunk: int = 20000) -> np.ndarray:

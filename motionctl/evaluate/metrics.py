@@ -12,7 +12,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import dijkstra
 
 from ..engines.graph.build import ACTION_TYPES, MotionGraph
-from ..jobs import check_stop, parallel_map
+from ..jobs import Shared, check_stop, parallel_map
 from ..rootframe import to_world
 from .embedding import EmbedSettings, Embedding, embed
 from .environment import Environment, Grid
@@ -173,21 +173,28 @@ def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None,
             continue
         chosen.append((a, b, d_ref))
 
-    def one(pair, emb):
-        a, b, d_ref = pair
-        starts = ids[(node_x == a[0]) & (node_y == a[1])]
-        goal = np.zeros(scc.size, dtype=bool)
-        if action is None:
-            goal[ids[(node_x == b[0]) & (node_y == b[1])]] = True
-        else:
-            goal[ids[idx[(cx == b[0]) & (cy == b[1])]]] = True
-        if not goal.any():
-            return None
-        best, length = shortest_path(emb, starts, goal, b, bound=max(HORIZON * d_ref, 10.0))
-        return length / d_ref if np.isfinite(best) else None
-
-    found = parallel_map(one, chosen, shared={"emb": emb}, should_stop=should_stop, what="path efficiency")
+    if action is None:
+        idx = cx = cy = np.zeros(0, dtype=np.int64)
+    shared = Shared(emb=emb, ids=ids, node_x=node_x, node_y=node_y, idx=idx, cx=cx, cy=cy)
+    found = parallel_map(_efficiency_piece, [(a, b, d, action is not None) for a, b, d in chosen], shared=shared,
+                         should_stop=should_stop, what="path efficiency")
     return _efficiency([x for x in found if x is not None], len(found))
+
+
+def _efficiency_piece(pair, emb, ids, node_x, node_y, idx, cx, cy):
+    """One Monte-Carlo pair of ``path_efficiency``: the best path's length over the reference
+    distance, or None when the goal cell has no node or no path is found within the horizon."""
+    a, b, d_ref, to_action = pair
+    starts = ids[(node_x == a[0]) & (node_y == a[1])]
+    goal = np.zeros(emb.scc.size, dtype=bool)
+    if to_action:
+        goal[ids[idx[(cx == b[0]) & (cy == b[1])]]] = True
+    else:
+        goal[ids[(node_x == b[0]) & (node_y == b[1])]] = True
+    if not goal.any():
+        return None
+    best, length = shortest_path(emb, starts, goal, b, bound=max(HORIZON * d_ref, 10.0))
+    return length / d_ref if np.isfinite(best) else None
 
 
 def _efficiency(found: list, pairs: int) -> dict:
