@@ -162,14 +162,18 @@ def main():
     ap.add_argument("--minutes", type=float)
     ap.add_argument("--scheduler")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "scale"))
+    ap.add_argument("--merge", help="an earlier scale.json: keep its jobs that this run does not repeat (each job "
+                                    "records its commit)")
     args = ap.parse_args()
     if args.job:
         return child(args)
     env = environment()
-    runs, cluster_runs = [], []
+    commit = env.get("commit", "?")[:10] + ("+dirty" if env.get("dirty") else "")
+    runs, cluster_runs = merged(args)
     for m in args.sizes:  # the report is rewritten after every job, so a stopped run keeps what it measured
         for e in args.engines:
-            runs.append(spawn(e, m, args.mocap, successors=args.successors, timeout_min=args.job_timeout))
+            runs.append(dict(spawn(e, m, args.mocap, successors=args.successors, timeout_min=args.job_timeout),
+                             commit=commit))
             report(runs, cluster_runs, args, env)
         if args.cluster_minutes and abs(m - args.cluster_minutes) < 1e-6:
             from distributed import LocalCluster
@@ -177,11 +181,30 @@ def main():
             before = dict(os.environ)  # LocalCluster sets OMP_NUM_THREADS=1 and others in this process:
             with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc:
                 for e in args.engines:
-                    cluster_runs.append(spawn(e, m, args.mocap, lc.scheduler_address, args.successors,
-                                              args.job_timeout, before))
+                    cluster_runs.append(dict(spawn(e, m, args.mocap, lc.scheduler_address, args.successors,
+                                                   args.job_timeout, before), commit=commit))
                     report(runs, cluster_runs, args, env)
             os.environ.clear()  # the local jobs after it keep this machine's BLAS threads
             os.environ.update(before)
+
+
+def merged(args) -> tuple[list, list]:
+    """(runs, cluster runs) kept from ``--merge``'s file: every job this run does not repeat."""
+    if not args.merge:
+        return [], []
+    with open(args.merge) as fh:
+        old = json.load(fh)
+    commit = old["environment"].get("commit", "?")[:10] + ("+dirty" if old["environment"].get("dirty") else "")
+    args.merged_commands = old.get("commands", [old["command"]])
+    again = {(e, round(m)) for e in args.engines for m in args.sizes}
+    everything = [dict(r, commit=r.get("commit", commit)) for r in old["runs"]]
+    runs = [r for r in everything if (r["engine"], round(r["minutes"])) not in again]
+    args.superseded = [r for r in everything if r not in runs and "error" not in r]  # the cluster's local partners
+    rerun_cluster = args.cluster_minutes and args.cluster_minutes in args.sizes
+    cluster_runs = [] if rerun_cluster else [dict(r, commit=r.get("commit", commit)) for r in old["cluster_runs"]]
+    if not rerun_cluster and old["cluster_runs"]:
+        args.cluster_minutes = old["cluster_runs"][0]["minutes"]
+    return runs, cluster_runs
 
 
 def report(runs, cluster_runs, args, env) -> None:
@@ -196,10 +219,11 @@ def report(runs, cluster_runs, args, env) -> None:
         built = sorted((r for r in runs if r["engine"] == e and "build_seconds" in r), key=lambda r: r["minutes"])
         if e == "graph" and len(built) >= 2:
             growth[e]["build_time"] = exponent([r["minutes"] for r in built], [r["build_seconds"] for r in built])
-    local = {r["engine"]: r for r in ok if abs(r["minutes"] - args.cluster_minutes) < 1.0}
+    local = {(r["engine"], r.get("commit")): r for r in ok + getattr(args, "superseded", [])
+             if abs(r["minutes"] - args.cluster_minutes) < 1.0}
     versus = []
     for c in cluster_runs:
-        loc = local.get(c["engine"])
+        loc = local.get((c["engine"], c.get("commit")))  # the local run of the same code
         if loc is None or "error" in c:
             versus.append({"engine": c["engine"], "error": c.get("error", "no local run at that size")})
             continue
@@ -213,35 +237,39 @@ def report(runs, cluster_runs, args, env) -> None:
         mem9 = (big["peak_rss_mb"] - big["library_rss_mb"]) * (540.0 / big["minutes"]) ** g["memory"]
         extra[e] = {"one_machine_seconds": t9, "sixteen_workers_seconds_if_parallel": t9 * 2 / 16,
                     "memory_gb_one_machine": mem9 / 1024}
-    out = {"command": "python bench/bench_scale.py " + " ".join(sys.argv[1:]), "note": DERIVED_NOTE, "runs": runs,
+    command = "python bench/bench_scale.py " + " ".join(sys.argv[1:])
+    commands = getattr(args, "merged_commands", []) + [command]
+    out = {"command": command, "commands": commands, "note": DERIVED_NOTE, "runs": runs,
            "job_timeout_minutes": args.job_timeout, "memory_guard_gb": MEMORY_TARGET_GB,
            "cluster": versus, "cluster_runs": cluster_runs, "growth": growth, "nine_hours": extra,
            "successors": args.successors, "environment": env}
     with open(args.out + ".json", "w") as fh:
         json.dump(out, fh, indent=1)
     lines = ["# Every engine on an hour of capture (issue 17)", "",
-             f"Command: `{out['command']}`, commit {env.get('commit', '?')[:10]}"
-             f"{' (dirty)' if env.get('dirty') else ''}, {env.get('cores')} cores.", "",
+             "Commands: " + "; then ".join(f"`{c}`" for c in commands) + f" (the last at commit "
+             f"{env.get('commit', '?')[:10]}{' (dirty)' if env.get('dirty') else ''}; each job's commit is in the "
+             f"table), {env.get('cores')} cores.", "",
              f"**Library: {DERIVED_NOTE}** (`bench/scale_library.py` prints its composition).", "",
-             "| engine | minutes | seconds | peak RSS MB (library alone) | figures |", "| --- | --- | --- | --- | --- |"]
+             "| engine | minutes | seconds | peak RSS MB (library alone) | figures | commit |",
+             "| --- | --- | --- | --- | --- | --- |"]
     for r in runs:
         if "error" in r:
             done = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()
-                             if k not in ("engine", "minutes", "error", "seconds_over"))
-            lines.append(f"| {r['engine']} | {r['minutes']:g} | {r['error']} | | {done} |")
+                             if k not in ("engine", "minutes", "error", "seconds_over", "commit"))
+            lines.append(f"| {r['engine']} | {r['minutes']:g} | {r['error']} | | {done} | {r.get('commit', '')} |")
             continue
         fig = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()
                         if k not in ("engine", "minutes", "seconds", "peak_rss_mb", "library_rss_mb", "digest",
-                                     "scheduler", "library_seconds", "clips"))
+                                     "scheduler", "library_seconds", "clips", "commit"))
         lines.append(f"| {r['engine']} | {r['minutes']:.1f} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} "
-                     f"({r['library_rss_mb']:.0f}) | {fig} |")
+                     f"({r['library_rss_mb']:.0f}) | {fig} | {r.get('commit', '')} |")
     lines += ["", "Growth exponents (time and memory above the library's, fitted over the sizes):", "",
               "| engine | time | memory |", "| --- | --- | --- |"]
     lines += [f"| {e} | {g['time']:.2f} | {g['memory']:.2f} |" for e, g in growth.items()]
     if "build_time" in growth.get("graph", {}):
         lines += ["", f"Graph construction alone (every size that finished it): time exponent "
                       f"{growth['graph']['build_time']:.2f}."]
-    lines += ["", f"## On a 2-worker LocalCluster, {args.cluster_minutes:g} minutes", "",
+    lines += ["", f"## On a 2-worker LocalCluster, {args.cluster_minutes:.0f} minutes", "",
               "| engine | local threads s | cluster s | ratio | same result |", "| --- | --- | --- | --- | --- |"]
     for v in versus:
         lines.append(f"| {v['engine']} | failed: {v['error']} | | | |" if "error" in v else

@@ -9,7 +9,7 @@ allowed transitions.  Retuning a weight therefore recomputes only what the weigh
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -182,8 +182,10 @@ class FragmentModel:
         for r in range(rounds + 1):
             trans = self.transitions(q, p.threshold)
             sub = _sub(progress, r / (rounds + 1), (r + 1) / (rounds + 1))
+            # Rounds before the last only need values good enough to rank hubs: a few improvements.
+            pr = p if r == rounds else replace(p, max_improvements=min(p.max_improvements, HUB_ROUND_IMPROVEMENTS))
             with one_blas_thread():
-                result = solve(trans, cq, p, user_model, init, sub, should_stop)
+                result = solve(trans, cq, pr, user_model, init, sub, should_stop)
             if r == rounds:
                 break
             check_stop(should_stop, "training")
@@ -196,6 +198,7 @@ class FragmentModel:
 
 
 HUB_ROUNDS = 3  # sparse training: at most this many rounds of adding hub columns and solving again
+HUB_ROUND_IMPROVEMENTS = 3  # policy improvements in each round before the last (which runs to convergence)
 
 
 def pick_hubs(trans: Transitions, cq: np.ndarray, values: np.ndarray, policy: PolicySettings,
