@@ -199,7 +199,8 @@ def merged(args) -> tuple[list, list]:
     again = {(e, round(m)) for e in args.engines for m in args.sizes}
     everything = [dict(r, commit=r.get("commit", commit)) for r in old["runs"]]
     runs = [r for r in everything if (r["engine"], round(r["minutes"])) not in again]
-    args.superseded = [r for r in everything if r not in runs and "error" not in r]  # the cluster's local partners
+    # Local runs this one repeats stay as the cluster runs' partners (same commit).
+    args.superseded = old.get("superseded", []) + [r for r in everything if r not in runs and "error" not in r]
     rerun_cluster = args.cluster_minutes and args.cluster_minutes in args.sizes
     cluster_runs = [] if rerun_cluster else [dict(r, commit=r.get("commit", commit)) for r in old["cluster_runs"]]
     if not rerun_cluster and old["cluster_runs"]:
@@ -244,6 +245,7 @@ def report(runs, cluster_runs, args, env) -> None:
     commands = getattr(args, "merged_commands", []) + [command]
     out = {"command": command, "commands": commands, "note": DERIVED_NOTE, "runs": runs,
            "job_timeout_minutes": args.job_timeout, "memory_guard_gb": MEMORY_TARGET_GB,
+           "superseded": getattr(args, "superseded", []),
            "cluster": versus, "cluster_runs": cluster_runs, "growth": growth, "nine_hours": extra,
            "successors": args.successors, "environment": env}
     with open(args.out + ".json", "w") as fh:
