@@ -76,7 +76,8 @@ def run_job(engine: str, clips, successors: int = SUCCESSORS) -> dict:
         g = build_graph(clips, GraphSettings(min_clip=0.3), progress=progress)
         built = time.perf_counter() - t
         partial = {"build_seconds": built, "graph_clips": g.n, "transitions": len(g.edges),
-                   "candidates": g.stats["candidates"], "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+                   "candidates": g.stats["candidates"],
+                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
         print("PARTIAL " + json.dumps(partial), flush=True)
         res = evaluate(g, Environment((0.0, 0.0) + ROOM, [], "empty 15 x 8 m"), pairs=100, lm_sample=0.1,
                        progress=progress)

@@ -163,7 +163,8 @@ def main():
         # The optimum restricted to the kept successors, as % of the dense optimum.
         ro = evaluate_controllers(sp, {}, bins, evals, settings.quality, {"opt": None})
         sparse_opt = [100.0 * a / b for a, b in zip(ro["opt"]["quality"], r["opt"]["quality"])]
-        results[f"K={k}"] = {"build_seconds": s_s, "build_traced_mb": s_mb, "runs": sruns, "recall_of_exact_top_k": found,
+        results[f"K={k}"] = {"build_seconds": s_s, "build_traced_mb": s_mb, "runs": sruns,
+                             "recall_of_exact_top_k": found,
                              "table1": {n: {"mean": v["mean"], "std": v["std"]} for n, v in r.items() if n != "opt"},
                              "sparse_opt_percent_of_dense": {"mean": float(np.mean(sparse_opt)),
                                                               "std": float(np.std(sparse_opt))},

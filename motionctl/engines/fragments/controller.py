@@ -19,8 +19,8 @@ from ...settings import nested, setting
 from .solver import PolicySettings, SolveResult, Transitions, expectation, optimal_path, path_quality, run_table, solve
 from .control import ControlBins, kmeans_bins, learn_user_model, paper_bins
 from .cut import FragmentSet, FragmentSettings, cut_fragments
-from .quality import (QualitySettings, column_distances, control_quality, motion_distances, motion_quality, repair_dead_ends,
-                      quality_of, successor_distances, top_transitions)
+from .quality import (QualitySettings, column_distances, control_quality, motion_distances, motion_quality,
+                      quality_of, repair_dead_ends, successor_distances, top_transitions)
 
 
 TRACE_SOURCES = (
@@ -213,8 +213,7 @@ def pick_hubs(trans: Transitions, cq: np.ndarray, values: np.ndarray, policy: Po
     transition far down a fragment's list by motion quality to reach a fragment worth more
     later; those fragments are few per bin and the same for every row, so keeping them for every
     fragment restores what the nearest-neighbour successors miss."""
-    lam = 0.0 if policy.kind == "greedy" else policy.discount
-    e = expectation(values, policy.kind, user_model, lam)
+    e = expectation(values, policy.kind, user_model, policy.discount)  # zero for greedy
     bound = trans.column_max()[:, None] * cq + e
     m = int(min(policy.hubs_per_bin, trans.n))
     return np.unique(np.argpartition(-bound, m - 1, axis=0)[:m].ravel())

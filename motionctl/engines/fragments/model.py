@@ -156,7 +156,8 @@ def fit(library, settings: ControllerSettings | None = None, *, progress=None, s
                                    step(0.85, 1.0), should_stop)
         percent, std = res["policy"]["mean"], res["policy"]["std"]
     summary = {"clips": len(clips), "fragments": fs.n, "bins": trained.bins.n, "kind": s.policy.kind,
-               "improvements": r.improvements, "sweeps": r.sweeps, "hubs": r.hubs, "successors": model.successors_kept, "converged": bool(r.converged),
+               "improvements": r.improvements, "sweeps": r.sweeps, "hubs": r.hubs,
+               "successors": model.successors_kept, "converged": bool(r.converged),
                "seconds": r.seconds, "warm": init is not None, "percent_of_optimal": percent,
                "percent_std": std, "training_traces": len(traces), "top_speed": fs.top_speed()}
     return FragmentController(s, summary, [c.name for c in fs.clips], fs.fps, f.heading_smooth, r.table, r.values,

@@ -123,15 +123,22 @@ def motion_distances(fs: FragmentSet, settings: QualitySettings | None = None, b
                  "set Successors (--successors) to keep only each fragment's best successors, or cut fewer fragments "
                  "(a longer Stride)")
     pred, act = pose_features(fs, s.deltas)
-    out = np.empty((len(s.deltas), n, n), dtype=np.float32)
-    blocks = [(k, r, min(r + block, n)) for k in range(len(s.deltas)) for r in range(0, n, block)]
+    return _blocked_distances(pred, act, block, n_jobs, progress, should_stop, "motion distance blocks")
+
+
+def _blocked_distances(pred, act, block, n_jobs, progress, should_stop, what) -> np.ndarray:
+    """D [n_d, F, columns] float32 from predicted tips [n_d, F, ...] to actual tips [n_d, columns, ...],
+    in row blocks run as ``parallel_map`` pieces."""
+    n_d, n = pred.shape[:2]
+    out = np.empty((n_d, n, act.shape[1]), dtype=np.float32)
+    blocks = [(k, r, min(r + block, n)) for k in range(n_d) for r in range(0, n, block)]
 
     def put(i, acc):
         k, r0, r1 = blocks[i]
         out[k, r0:r1] = acc
 
-    parallel_map(_distance_block, blocks, n_jobs, Shared(pred=pred, act=act), should_stop, progress,
-                 "motion distance blocks", collect=put)
+    parallel_map(_distance_block, blocks, n_jobs, Shared(pred=pred, act=act), should_stop, progress, what,
+                 collect=put)
     return out
 
 
@@ -156,18 +163,9 @@ def column_distances(fs: FragmentSet, columns: np.ndarray, settings: QualitySett
     check_memory(4.0 * (2 * len(s.deltas) + 1) * n * h, f"{h} hub columns of {n} fragments",
                  "lower Successors (--successors) or cut fewer fragments (a longer Stride)")
     pred, act = pose_features(fs, s.deltas)
-    out = np.empty((len(s.deltas), n, h), dtype=np.float32)
-    blocks = [(k, r, min(r + block, n)) for k in range(len(s.deltas)) for r in range(0, n, block)]
-
-    def put(i, acc):
-        k, r0, r1 = blocks[i]
-        out[k, r0:r1] = acc
-
-    parallel_map(_distance_block, blocks, n_jobs, Shared(pred=pred, act=act[:, columns]), should_stop, None,
-                 "hub column blocks", collect=put)
+    out = _blocked_distances(pred, act[:, columns], block, n_jobs, None, should_stop, "hub column blocks")
     lo, hi = stutter_window(fs, s.stutter_window)
-    c_clip, c_start = fs.clip[columns], fs.start[columns].astype(np.int64)
-    out[:, (fs.clip[:, None] == c_clip[None]) & (c_start[None] >= lo[:, None]) & (c_start[None] <= hi[:, None])] = np.inf
+    out[:, _stutters(fs.clip, fs.start.astype(np.int64), lo, hi, np.arange(n)[:, None], columns[None])] = np.inf
     return out
 
 
@@ -249,8 +247,7 @@ def _successor_block(item, query, data, data_sq, pred, act, omegas, clip, start,
     for j in range(len(omegas)):
         diff = pred[j, r0:r1, None] - act[j][cand]  # [b, m, tips, 3]
         per[j] = np.sqrt(np.einsum("bmtx,bmtx->bmt", diff, diff)).sum(axis=2)
-    own = np.arange(r0, r1)[:, None]
-    per[:, (clip[cand] == clip[own]) & (start[cand] >= lo[own]) & (start[cand] <= hi[own])] = np.inf  # stutter
+    per[:, _stutters(clip, start, lo, hi, np.arange(r0, r1)[:, None], cand)] = np.inf
     total = np.tensordot(omegas, per, axes=1)
     best = np.argpartition(total, k - 1, axis=1)[:, :k] if k < cand.shape[1] else np.argsort(total, axis=1)[:, :k]
     cols = np.take_along_axis(cand, best, axis=1)
@@ -266,6 +263,12 @@ def stutter_window(fs: FragmentSet, window: float) -> tuple[np.ndarray, np.ndarr
     w = int(round(window * fs.fps))
     start = fs.start.astype(np.int64)
     return start - w, start + fs.n_frames - 1
+
+
+def _stutters(clip, start, lo, hi, rows, cols) -> np.ndarray:
+    """bool [rows x cols broadcast]: going from fragment ``rows`` to ``cols`` stutters (``stutter_window``'s
+    range of the same clip)."""
+    return (clip[cols] == clip[rows]) & (start[cols] >= lo[rows]) & (start[cols] <= hi[rows])
 
 
 def stutter_mask(fs: FragmentSet, window: float) -> tuple[np.ndarray, np.ndarray]:

@@ -109,7 +109,8 @@ class Transitions:
         if not self.sparse:
             raise MotionctlError("hub columns are for sparse transitions (a dense table has every column)")
         return Transitions(self.n, indptr=self.indptr, indices=self.indices, data=self.data,
-                           hub=np.asarray(hub, dtype=np.int32), hub_data=np.ascontiguousarray(hub_data, dtype=np.float32))
+                           hub=np.asarray(hub, dtype=np.int32),
+                           hub_data=np.ascontiguousarray(hub_data, dtype=np.float32))
 
     @property
     def n_hubs(self) -> int:
@@ -174,15 +175,21 @@ class Transitions:
         if getattr(self, "_keys", None) is None:
             rows = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.indptr))
             self._keys = rows * self.n + self.indices
-        q = f.astype(np.int64) * self.n + g
-        pos = np.minimum(np.searchsorted(self._keys, q), max(len(self._keys) - 1, 0))
-        out = np.where(self._keys[pos] == q, self.data[pos], 0.0).astype(np.float32) if len(self._keys) else \
-            np.zeros(q.shape, dtype=np.float32)
+        out = np.zeros(f.shape, dtype=np.float32)
+        pos, hit = _find(self._keys, f.astype(np.int64) * self.n + g)
+        out[hit] = self.data[pos[hit]]
         if self.n_hubs:
-            h = np.minimum(np.searchsorted(self.hub, g), self.n_hubs - 1)
-            hit = self.hub[h] == g
-            out = np.where(hit, np.maximum(out, self.hub_data[f, h]), out)
+            h, hit = _find(self.hub, g)
+            out[hit] = np.maximum(out[hit], self.hub_data[f[hit], h[hit]])
         return out
+
+
+def _find(keys: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position, found) of each of ``q`` in the sorted ``keys``."""
+    if len(keys) == 0:
+        return np.zeros(q.shape, dtype=np.int64), np.zeros(q.shape, dtype=bool)
+    pos = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
+    return pos, keys[pos] == q
 
 
 # ----------------------------------------------------------------------------- backups
