@@ -54,6 +54,62 @@ def explicit_graph(exp, valid):
     return ids[src], tgt, rows
 
 
+def reference_edges(exp, ids, allow, backbone, forward):
+    """Edges of nodes ``ids`` worked out from first principles: decode each node, list its clip's
+    successors (or predecessors) and their edit rows, place the far end, test its cell and path."""
+    x, y, h, c = exp.decode(ids)
+    nx, ny = exp.shape[:2]
+    out = []
+    for i in range(len(ids)):
+        if forward:
+            nexts = exp.succ[exp.succ_ptr[c[i]]:exp.succ_ptr[c[i] + 1]]
+            for c2 in nexts:
+                if allow is not None and not allow[c2]:
+                    continue
+                for k in range(exp.fp_count[h[i], c2]):
+                    row = exp.fp_start[h[i], c2] + k
+                    dx, dy, dh = exp.off[row]
+                    tx, ty = x[i] + dx, y[i] + dy
+                    if 0 <= tx < nx and 0 <= ty < ny and exp.node_ok[tx, ty, c2] and \
+                            path_free(exp, x[i], y[i], row, backbone):
+                        out.append((i, exp.encode(tx, ty, (h[i] + dh) % exp.H, c2), row))
+        else:
+            if allow is not None and not allow[c[i]]:
+                continue
+            for cp in exp.pred[exp.pred_ptr[c[i]]:exp.pred_ptr[c[i] + 1]]:
+                for hs, dx, dy, k in exp.rev[exp.rev_start[h[i], c[i]]:exp.rev_start[h[i], c[i] + 1]]:
+                    sx, sy, row = x[i] - dx, y[i] - dy, exp.fp_start[hs, c[i]] + k
+                    if 0 <= sx < nx and 0 <= sy < ny and exp.node_ok[sx, sy, cp] and \
+                            path_free(exp, sx, sy, row, backbone):
+                        out.append((i, exp.encode(sx, sy, hs, cp), row))
+    return {tuple(map(int, e)) for e in out}
+
+
+def path_free(exp, x, y, row, backbone):
+    cell = x * exp.shape[1] + y
+    j = exp.jump_row[row]
+    return bool(exp.path_ok[cell, row] and (not backbone or j < 0 or exp.needed[cell, j]))
+
+
+def test_tabulated_edges_equal_the_edges_worked_out_node_by_node():
+    g = toy_graph()
+    env = Environment((0, 0, 4, 3), [Obstacle("wall", centre=(2.0, 1.5), radius=0.4),
+                                     Obstacle("chasm", centre=(1.0, 2.2), radius=0.3)])
+    grid = rasterise(env, SMALL.cell, SMALL.headings, SMALL.radius)
+    forbid, _ = clip_permissions(g, grid)
+    exp = Expander(g, grid, footprints(g, grid, SMALL.edit), forbid)
+    ids = np.random.default_rng(3).choice(np.prod(exp.shape), 400, replace=False)
+    for allow in (None, np.array([True, False, True, True])):
+        for backbone in (False, True):
+            src, far, rows = exp.out_edges(ids, allow, backbone)
+            assert {(int(a), int(b), int(r)) for a, b, r in zip(src, far, rows)} == \
+                reference_edges(exp, ids, allow, backbone, True)
+            tgt, far = exp.in_edges(ids, allow, backbone)
+            assert {(int(a), int(b)) for a, b in zip(tgt, far)} == \
+                {e[:2] for e in reference_edges(exp, ids, allow, backbone, False)}
+            assert len(src) > 0 and len(tgt) > 0
+
+
 def test_flood_scc_equals_scipy_on_an_explicit_embedded_graph():
     env = Environment((0, 0, 4, 3), [Obstacle("wall", centre=(2.0, 1.5), radius=0.4)])
     g = toy_graph(with_jump=False)

@@ -43,6 +43,11 @@ class Embedding:
     def n_nodes(self) -> int:
         return int(self.scc.sum())
 
+    def cell_nodes(self, x: int, y: int) -> np.ndarray:
+        """Ids of the SCC's nodes on cell (x, y): one contiguous block of ids, H * C long."""
+        block = self.scc.shape[2] * self.scc.shape[3]
+        return (int(x) * self.scc.shape[1] + int(y)) * block + np.flatnonzero(self.scc[x, y])
+
 
 def clip_permissions(graph: MotionGraph, grid: Grid) -> tuple[np.ndarray, np.ndarray]:
     """(forbidden cell bits per clip, selective per clip).  Walls stop everything; chasms only
@@ -193,6 +198,58 @@ class Expander:
         parallel_map(_obstacle_tile, tiles, None, Shared(bits=self.bits, base=base, sw_flat=self.sw_flat, forb=forb,
                                                          jr=jr, ground_flat=ground_flat), should_stop, None,
                      "embedding tiles", collect=put)
+        self.path_ok_flat = self.path_ok.reshape(-1)
+        self.node_ok_flat = self.node_ok.reshape(-1)
+        self._edge_tables()
+
+    def _edge_tables(self):
+        """Every edge out of (or into) a node, tabulated by the node's (heading bin, clip) key
+        ``h * C + c``, which is ``id % (H * C)``, so an edge costs a few gathers, not a decode and an
+        encode of both ends.  Cells are numbered here on the grid padded by ``pad`` cells
+        (``cell_pad``), so a far end off the grid needs no bounds test: ``node_ok_pad`` is False there.
+        out_ptr [H*C+1] and per edge out of a key: out_row (edit row), out_clip (clip played),
+        out_dcell (padded cell offset), out_delta (node-id offset to the target); in_ptr, in_row,
+        in_clip (the source's clip), in_dcell, in_delta the same for edges into a key."""
+        H, C, pad = self.H, self.C, self.pad
+        nx, ny = self.shape[:2]
+        wy = ny + 2 * pad
+        sx, sy = ny * H * C, H * C
+        gx, gy = np.meshgrid(np.arange(nx), np.arange(ny), indexing="ij")
+        self.cell_pad = ((gx + pad) * wy + gy + pad).ravel()
+        self.cell_unpad = np.full((nx + 2 * pad) * wy, -1, dtype=np.int64)
+        self.cell_unpad[self.cell_pad] = np.arange(nx * ny)
+        node_ok_pad = np.zeros((nx + 2 * pad, wy, C), dtype=bool)
+        node_ok_pad[pad:pad + nx, pad:pad + ny] = self.node_ok
+        self.node_ok_pad = node_ok_pad.ravel()
+        hk = np.repeat(np.arange(H), C)  # key -> h
+        ck = np.tile(np.arange(C), H)  # key -> c
+        # Out: key (h, c) -> each successor c2 (in order), each edit row of (h, c2).
+        n_succ = np.diff(self.succ_ptr)
+        k_of = np.repeat(np.arange(H * C), n_succ[ck])
+        c2 = self.succ[self.succ_ptr[ck[k_of]] + _ranks(n_succ[ck])]
+        cnt = self.fp_count[hk[k_of], c2]
+        k_of, c2 = np.repeat(k_of, cnt), np.repeat(c2, cnt)
+        h = hk[k_of]
+        self.out_row = self.fp_start[h, c2] + _ranks(cnt)
+        dx, dy, dh = self.off[self.out_row].T
+        self.out_ptr = np.r_[0, np.cumsum(np.bincount(k_of, minlength=H * C))]
+        self.out_clip = c2
+        self.out_dcell = dx * wy + dy
+        self.out_delta = dx * sx + dy * sy + ((h + dh) % H - h) * C + (c2 - ck[k_of])
+        # In: key (h, c) -> each predecessor cp (in order), each reverse row (start h, dx, dy, k) of (h, c).
+        n_pred = np.diff(self.pred_ptr)
+        per_key = self.rev_count.ravel() * n_pred[ck]
+        k_of = np.repeat(np.arange(H * C), per_key)
+        r = _ranks(per_key)
+        nrev = np.maximum(self.rev_count.ravel()[k_of], 1)
+        rev = self.rev[self.rev_start[hk[k_of], ck[k_of]] + r % nrev]
+        cp = self.pred[self.pred_ptr[ck[k_of]] + r // nrev]
+        h, c = hk[k_of], ck[k_of]
+        self.in_ptr = np.r_[0, np.cumsum(np.bincount(k_of, minlength=H * C))]
+        self.in_row = self.fp_start[rev[:, 0], c] + rev[:, 3]
+        self.in_clip = cp
+        self.in_dcell = -rev[:, 1] * wy - rev[:, 2]
+        self.in_delta = -rev[:, 1] * sx - rev[:, 2] * sy + (rev[:, 0] - h) * C + (cp - c)
 
     def __getstate__(self):
         """What a cluster's worker needs for edges and paths: not the graph's clips, the footprints'
@@ -217,63 +274,53 @@ class Expander:
         """bool [nx, ny, H, C]: nodes whose cell the clip may stand on."""
         return np.broadcast_to(self.node_ok[:, :, None, :], self.shape)
 
-    def _paths_free(self, x, y, table_rows, backbone: bool = False):
-        cell = x * self.shape[1] + y
-        ok = self.path_ok[cell, table_rows]
+
+    def _edges(self, ids: np.ndarray, allow, backbone: bool, forward: bool):
+        """(index into ids, node ids at the other end, edit rows) of the valid edges out of
+        (``forward``) or into the nodes ``ids``, from the key tables of ``_edge_tables``."""
+        ptr, row_of, clip_of, dcell, delta = ((self.out_ptr, self.out_row, self.out_clip, self.out_dcell,
+                                               self.out_delta) if forward else
+                                              (self.in_ptr, self.in_row, self.in_clip, self.in_dcell, self.in_delta))
+        ids = np.asarray(ids, dtype=np.int64)
+        hc = self.H * self.C
+        key = ids % hc
+        cell = ids // hc
+        where = None
+        if allow is not None and not forward:  # the clip played into a node is its own clip
+            keep = allow[key % self.C]
+            ids, key, cell, where = ids[keep], key[keep], cell[keep], np.flatnonzero(keep)
+        cnt = ptr[key + 1] - ptr[key]
+        src = np.repeat(np.arange(len(ids)), cnt)
+        e = np.repeat(ptr[key] - (np.cumsum(cnt) - cnt), cnt) + np.arange(int(cnt.sum()))
+        far_cell = self.cell_pad[cell][src] + dcell[e]
+        far_clip = clip_of[e]
+        ok = self.node_ok_pad[far_cell * self.C + far_clip]
+        if allow is not None and forward:
+            ok &= allow[far_clip]
+        src, e, far_cell = src[ok], e[ok], far_cell[ok]
+        rows = row_of[e]
+        path_cell = cell[src] if forward else self.cell_unpad[far_cell]  # the edge's path starts at its source
+        ok = self.path_ok_flat[path_cell * self.path_ok.shape[1] + rows]
         if backbone and self.needed.shape[1]:
-            j = self.jump_row[table_rows]
-            ok &= (j < 0) | self.needed[cell, np.maximum(j, 0)]
-        return ok
+            j = self.jump_row[rows]
+            ok &= (j < 0) | self.needed[path_cell, np.maximum(j, 0)]
+        src, e, rows = src[ok], e[ok], rows[ok]
+        return (src if where is None else where[src]), ids[src] + delta[e], rows
 
     def out_edges(self, ids: np.ndarray, allow=None, backbone: bool = False):
         """(source index into ids, target node ids, table rows) of valid edges from nodes ``ids``;
         ``allow``: bool [C] of clips that may be played (None: all); ``backbone``: jumps only where
         they cross an obstacle."""
-        x, y, h, c = self.decode(ids)
-        n_succ = self.succ_ptr[c + 1] - self.succ_ptr[c]
-        src = np.repeat(np.arange(len(ids)), n_succ)
-        k = np.arange(n_succ.sum()) - np.repeat(np.cumsum(n_succ) - n_succ, n_succ)
-        c2 = self.succ[self.succ_ptr[c][src] + k]
-        if allow is not None:
-            keep = allow[c2]
-            src, c2 = src[keep], c2[keep]
-        cnt = self.fp_count[h[src], c2]
-        src2 = np.repeat(src, cnt)
-        kk = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-        rows = self.fp_start[h[src2], np.repeat(c2, cnt)] + kk
-        clip = np.repeat(c2, cnt)
-        off = self.off[rows]
-        tx, ty = x[src2] + off[:, 0], y[src2] + off[:, 1]
-        th = (h[src2] + off[:, 2]) % self.H
-        nx, ny = self.shape[:2]
-        inside = (tx >= 0) & (tx < nx) & (ty >= 0) & (ty < ny)
-        src2, rows, clip, tx, ty, th = src2[inside], rows[inside], clip[inside], tx[inside], ty[inside], th[inside]
-        ok = self.node_ok[tx, ty, clip] & self._paths_free(x[src2], y[src2], rows, backbone)
-        return src2[ok], self.encode(tx[ok], ty[ok], th[ok], clip[ok]), rows[ok]
+        return self._edges(ids, allow, backbone, True)
 
     def in_edges(self, ids: np.ndarray, allow=None, backbone: bool = False):
         """(target index into ids, source node ids) of valid edges into nodes ``ids``."""
-        x, y, h, c = self.decode(ids)
-        n_pred = self.pred_ptr[c + 1] - self.pred_ptr[c]
-        tgt = np.repeat(np.arange(len(ids)), n_pred)
-        k = np.arange(n_pred.sum()) - np.repeat(np.cumsum(n_pred) - n_pred, n_pred)
-        c_prev = self.pred[self.pred_ptr[c][tgt] + k]
-        if allow is not None:  # the clip played along the edge is c (the target's clip)
-            keep = allow[c[tgt]]
-            tgt, c_prev = tgt[keep], c_prev[keep]
-        cnt = self.rev_count[h[tgt], c[tgt]]
-        t2 = np.repeat(tgt, cnt)
-        kk = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-        rr = self.rev[np.repeat(self.rev_start[h[tgt], c[tgt]], cnt) + kk]  # (start h, dx, dy, k)
-        cp = np.repeat(c_prev, cnt)
-        sx, sy = x[t2] - rr[:, 1], y[t2] - rr[:, 2]
-        nx, ny = self.shape[:2]
-        inside = (sx >= 0) & (sx < nx) & (sy >= 0) & (sy < ny)
-        t2, cp, rr, sx, sy = t2[inside], cp[inside], rr[inside], sx[inside], sy[inside]
-        clip = c[t2]
-        rows = self.fp_start[rr[:, 0], clip] + rr[:, 3]
-        ok = self.node_ok[sx, sy, cp] & self._paths_free(sx, sy, rows, backbone)
-        return t2[ok], self.encode(sx[ok], sy[ok], rr[ok, 0], cp[ok])
+        return self._edges(ids, allow, backbone, False)[:2]
+
+
+def _ranks(counts: np.ndarray) -> np.ndarray:
+    """0, 1, ..., counts[i] - 1 for each i, concatenated."""
+    return np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
 def _obstacle_tile(tile, bits, base, sw_flat, forb, jr, ground_flat):
@@ -384,10 +431,10 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
     scc = best
     backbone_nodes = int(scc.sum())
     if selective.any() or (exp.jump_row >= 0).any():  # actions, and jumps where no obstacle needs them
-        added = augmented_nodes(exp, scc, s.augment_depth, should_stop)
+        added, first = augmented_nodes(exp, scc, s.augment_depth, should_stop)
         if progress:
             progress(0.7, "augmented SCC")
-        scc = strongly_connected(exp, int(np.flatnonzero(scc)[0]), within=added, should_stop=should_stop)
+        scc = grown_component(exp, scc, first, added, should_stop)
     out = Embedding(graph, grid, fp, scc.reshape(exp.shape), forbidden, selective, backbone=best.reshape(exp.shape))
     out.stats = {"nodes": int(scc.sum()), "backbone_nodes": backbone_nodes, "grid_nodes": int(np.prod(exp.shape)),
                  "valid_nodes": int(valid.sum()), "seeds_tried": tried, "largest_proven": search["proven"],
@@ -497,10 +544,11 @@ def _trim_piece(piece, exp, part, allow):
     return keep_out & keep_in
 
 
-def augmented_nodes(exp: Expander, scc: np.ndarray, depth: int, should_stop=None, chunk: int = 20000) -> np.ndarray:
+def augmented_nodes(exp: Expander, scc: np.ndarray, depth: int, should_stop=None,
+                    chunk: int = 20000) -> tuple[np.ndarray, np.ndarray]:
     """Section 4.5: bool [N] the backbone SCC plus every node one step off it (an action clip, or
     the clip leading into one) and paths of up to ``depth`` further clips from there, within which
-    the augmented SCC is then found."""
+    the augmented SCC is then found; and the ids of the nodes one step off."""
     added = scc.copy()
     ids = np.flatnonzero(scc)
     off = []
@@ -508,8 +556,9 @@ def augmented_nodes(exp: Expander, scc: np.ndarray, depth: int, should_stop=None
         check_stop(should_stop, "embedding")
         _, tgt, _ = exp.out_edges(ids[i:i + chunk])
         off.append(np.unique(tgt[~scc[tgt]]))
-    frontier = np.unique(np.concatenate(off)) if off else np.zeros(0, np.int64)
-    added[frontier] = True
+    first = np.unique(np.concatenate(off)) if off else np.zeros(0, np.int64)
+    added[first] = True
+    frontier = first
     for _ in range(depth):
         if len(frontier) == 0:
             break
@@ -519,7 +568,29 @@ def augmented_nodes(exp: Expander, scc: np.ndarray, depth: int, should_stop=None
             tgts.append(tgt[~added[tgt]])
         frontier = np.unique(np.concatenate(tgts))
         added[frontier] = True
-    return added
+    return added, first
+
+
+def grown_component(exp: Expander, scc: np.ndarray, first: np.ndarray, added: np.ndarray, should_stop=None,
+                    chunk: int = 20000) -> np.ndarray:
+    """bool [N]: the strongly connected component of ``added`` holding the component ``scc`` (which
+    stays strongly connected, its edges being edges here too): ``scc`` plus the nodes of ``added``
+    reached from it and reaching it.  Every path out of ``scc`` leaves through a node of ``first``
+    (its edges' targets outside it), so only the nodes added are flooded, forward from ``first``
+    and then backward from those with an edge into ``scc``, not the whole component again."""
+    rest = added & ~scc
+    fwd = flood(exp, first, True, rest, should_stop=should_stop) & rest if len(first) else np.zeros_like(scc)
+    ids = np.flatnonzero(fwd)
+    back = []
+    for i in range(0, len(ids), chunk):
+        check_stop(should_stop, "embedding")
+        src, tgt, _ = exp.out_edges(ids[i:i + chunk])
+        back.append(ids[i:i + chunk][np.unique(src[scc[tgt]])])
+    back = np.concatenate(back) if back else np.zeros(0, np.int64)
+    out = scc.copy()
+    if len(back):
+        out |= flood(exp, back, False, fwd, should_stop=should_stop)
+    return out
 
 
 def count_edges(emb: Embedding, chunk: int = 20000) -> int:
