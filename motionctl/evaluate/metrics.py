@@ -12,7 +12,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import dijkstra
 
 from ..engines.graph.build import ACTION_TYPES, MotionGraph
-from ..jobs import Shared, check_stop, parallel_map
+from ..jobs import Shared, check_memory, check_stop, parallel_map
 from ..rootframe import to_world
 from .embedding import EmbedSettings, Embedding, embed
 from .environment import Environment, Grid
@@ -54,25 +54,24 @@ def action_kinds(graph: MotionGraph) -> np.ndarray:
     return np.array([a[0] if a is not None else "" for a in graph.actions], dtype=object)
 
 
-def action_centres_cells(emb: Embedding, ids: np.ndarray):
-    """(node index, cell x, cell y) of the action centres of nodes whose clip is an action."""
+def action_centres_cells(emb: Embedding):
+    """(node id, cell x, cell y) of the action centres of the SCC's nodes whose clip is an action,
+    clip by clip (each clip's nodes are one slice of the bit array, not a search of every node)."""
     exp = emb._expander
-    x, y, h, c = exp.decode(ids)
     hb = 2 * np.pi / emb.grid.headings
     out_i, out_x, out_y = [], [], []
-    for clip in np.unique(c):
-        act = emb.graph.actions[clip]
+    for clip, act in enumerate(emb.graph.actions):
         if act is None:
             continue
-        sel = np.flatnonzero(c == clip)
+        x, y, h = np.nonzero(emb.scc[:, :, :, clip])
         path = emb.graph.root_paths[clip]
         end, mid = path[-1], path[min(act[1], len(path) - 1)]
-        th_start = h[sel] * hb - end[2]
+        th_start = h * hb - end[2]
         d = mid[:2] - end[:2]  # centre relative to the end, in the clip's start frame
-        wx, wy = to_world(np.broadcast_to(d, (len(sel), 2)), th_start).T
-        out_i.append(sel)
-        out_x.append(np.floor(x[sel] + wx / emb.grid.cell + 0.5).astype(np.int64))
-        out_y.append(np.floor(y[sel] + wy / emb.grid.cell + 0.5).astype(np.int64))
+        wx, wy = to_world(np.broadcast_to(d, (len(x), 2)), th_start).T
+        out_i.append(exp.encode(x, y, h, np.full_like(x, clip)))
+        out_x.append(np.floor(x + wx / emb.grid.cell + 0.5).astype(np.int64))
+        out_y.append(np.floor(y + wy / emb.grid.cell + 0.5).astype(np.int64))
     if not out_i:
         z = np.zeros(0, dtype=np.int64)
         return z, z, z
@@ -81,13 +80,12 @@ def action_centres_cells(emb: Embedding, ids: np.ndarray):
 
 def action_coverage(emb: Embedding, centres=None) -> dict:
     """Per action type, the fraction of free cells where its centre can happen (eq. 7), and maps;
-    ``centres``: ``action_centres_cells`` of the SCC's nodes if already computed."""
-    ids = np.flatnonzero(emb.scc.ravel())
-    idx, cx, cy = action_centres_cells(emb, ids) if centres is None else centres
+    ``centres``: ``action_centres_cells(emb)`` if already computed."""
+    nodes, cx, cy = action_centres_cells(emb) if centres is None else centres
     free = emb.grid.free()
     nx, ny = free.shape
     out = {}
-    kinds = action_kinds(emb.graph)[emb._expander.decode(ids[idx])[3]]
+    kinds = action_kinds(emb.graph)[nodes % emb.graph.n]
     for kind in sorted({a[0] for a in emb.graph.actions if a is not None}):
         ok = (kinds == kind) & (cx >= 0) & (cx < nx) & (cy >= 0) & (cy < ny)
         m = np.zeros((nx, ny), dtype=bool)
@@ -140,24 +138,21 @@ def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None,
     every covered cell (``ends="covered"``).  ``ends="action"`` draws them only from cells where
     the action can happen.  Returns the paper's mean, median and percentiles (failures at the
     horizon), the same over the paths found only (``*_found``), the failure rate, and the ratios
-    of the paths found.  ``ref`` and ``centres`` (``reference_graph``, ``action_centres_cells`` of
-    the SCC's nodes) may be passed in when already computed."""
+    of the paths found.  ``ref`` and ``centres`` (``reference_graph``, ``action_centres_cells``) may
+    be passed in when already computed."""
     if ends not in ("covered", "action"):
         raise ValueError(f"ends must be 'covered' or 'action', got {ends!r}")
-    exp = emb._expander
     grid = emb.grid
     rng = np.random.default_rng(seed)
     scc = emb.scc
     covered = np.argwhere(scc.any(axis=(2, 3)))
     ref = reference_graph(grid) if ref is None else ref
-    nx, ny = grid.shape
-    ids = np.flatnonzero(scc.ravel())
-    node_x, node_y, _, node_c = exp.decode(ids)
+    ny = grid.shape[1]
     if action is not None:
-        idx, cx, cy = action_centres_cells(emb, ids) if centres is None else centres
-        is_act = action_kinds(emb.graph)[node_c[idx]] == action
-        idx, cx, cy = idx[is_act], cx[is_act], cy[is_act]
-        if len(idx) == 0 and ends == "action":
+        nodes, cx, cy = action_centres_cells(emb) if centres is None else centres
+        is_act = action_kinds(emb.graph)[nodes % emb.graph.n] == action
+        nodes, cx, cy = nodes[is_act], cx[is_act], cy[is_act]
+        if len(nodes) == 0 and ends == "action":
             return _efficiency([], 0)
     chosen, tries = [], 0
     while len(chosen) < pairs and tries < pairs * 50 and len(covered) > 1:
@@ -174,26 +169,22 @@ def path_efficiency(emb: Embedding, pairs: int = 100, action: str | None = None,
         chosen.append((a, b, d_ref))
 
     if action is None:
-        idx = cx = cy = np.zeros(0, dtype=np.int64)
-    shared = Shared(emb=emb, ids=ids, node_x=node_x, node_y=node_y, idx=idx, cx=cx, cy=cy)
-    found = parallel_map(_efficiency_piece, [(a, b, d, action is not None) for a, b, d in chosen], shared=shared,
-                         should_stop=should_stop, what="path efficiency")
+        nodes = cx = cy = np.zeros(0, dtype=np.int64)
+    found = parallel_map(_efficiency_piece, [(a, b, d, action is not None) for a, b, d in chosen],
+                         shared=Shared(emb=emb, nodes=nodes, cx=cx, cy=cy), should_stop=should_stop,
+                         what="path efficiency")
     return _efficiency([x for x in found if x is not None], len(found))
 
 
-def _efficiency_piece(pair, emb, ids, node_x, node_y, idx, cx, cy):
+def _efficiency_piece(pair, emb, nodes, cx, cy):
     """One Monte-Carlo pair of ``path_efficiency``: the best path's length over the reference
-    distance, or None when the goal cell has no node or no path is found within the horizon."""
+    distance, or None when the goal cell has no node or no path is found within the horizon
+    (``nodes``, ``cx``, ``cy``: the action centres, when the path must end in an action)."""
     a, b, d_ref, to_action = pair
-    starts = ids[(node_x == a[0]) & (node_y == a[1])]
-    goal = np.zeros(emb.scc.size, dtype=bool)
-    if to_action:
-        goal[ids[idx[(cx == b[0]) & (cy == b[1])]]] = True
-    else:
-        goal[ids[(node_x == b[0]) & (node_y == b[1])]] = True
-    if not goal.any():
+    goal = nodes[(cx == b[0]) & (cy == b[1])] if to_action else emb.cell_nodes(*b)
+    if not len(goal):
         return None
-    best, length = shortest_path(emb, starts, goal, b, bound=max(HORIZON * d_ref, 10.0))
+    best, length = shortest_path(emb, emb.cell_nodes(*a), goal, b, bound=max(HORIZON * d_ref, 10.0))
     return length / d_ref if np.isfinite(best) else None
 
 
@@ -258,34 +249,68 @@ def theoretical_maneuverability(graph: MotionGraph, kind: str, from_types=("run"
             "from": {t: _lm_stats(lm[m]) for t, m in _from_types(graph, from_types).items()}}
 
 
-def practical_maneuverability(emb: Embedding, kind: str, sample: float = 1.0, seed: int = 0, chunk: int = 20000,
+def practical_maneuverability(emb: Embedding, kind, sample: float = 1.0, seed: int = 0, chunk: int = 20000,
                               should_stop=None, from_types=("run",)) -> dict:
     """LM_P,k (eq. 14): over (sampled) nodes of the embedded graph, half the clip's duration plus
     the quickest path in the embedded graph to an instance of ``kind``; computed for every node
     at once by label-correcting backwards from the nodes whose clip holds the instance.  Under
-    "from", the same over the nodes whose clip is of each start type (running -> action)."""
+    "from", the same over the nodes whose clip is of each start type (running -> action).
+    ``kind`` may be a list of kinds: then {kind: figures}, sharing the sample and the work array.
+
+    Times are counted in frames, which clip lengths and instances are, so float32 holds them
+    exactly (to 2**24 frames, 77 hours at 60 fps) in half the memory of seconds in float64."""
+    kinds = [kind] if isinstance(kind, str) else list(kind)
     exp = emb._expander
     graph = emb.graph
-    centre = _centre_time(graph, kind)
     inside = emb.scc.ravel()
-    ids = np.flatnonzero(inside)
-    _, _, _, c = exp.decode(ids)
     n = inside.size
-    g = np.full(n, np.inf)  # time from entering node's clip (i.e. from its start) to the instance
-    f = np.full(n, np.inf)  # time from the end of the node's clip
-    g[ids] = centre[c]
-    frontier = ids[np.isfinite(g[ids])]
-    d = graph.duration
+    check_memory(4.0 * n, f"local maneuverability over {n} grid nodes",
+                 "use fewer clips (a larger Min Clip) or a coarser Cell")
+    # The sample, drawn block by block over the node ids (the same draws as one call over all of them).
+    rng = np.random.default_rng(seed)
+    block = 1 << 24
+    pick = []
+    for i in range(0, n, block):
+        ids = i + np.flatnonzero(inside[i:i + block])
+        pick.append(ids if sample >= 1.0 else ids[rng.random(len(ids)) < sample])
+    pick = np.concatenate(pick)
+    cp = pick % graph.n
+    starts = {t: m[cp] for t, m in _from_types(graph, from_types).items()}
+    d = graph.end - graph.start  # frames
+    f = np.empty(n, dtype=np.float32)
+    out = {}
+    for k in kinds:
+        centre = _centre_time(graph, k) * graph.fps
+        centre = np.where(np.isfinite(centre), np.round(centre), np.inf).astype(np.float32)
+        _frames_to(exp, inside, centre, d.astype(np.float32), f, chunk, should_stop)
+        lm = (0.5 * d[cp] + f[pick].astype(np.float64)) / graph.fps
+        out[k] = {**_lm_stats(lm), "nodes": int(len(pick)),
+                  "from": {t: {**_lm_stats(lm[m]), "nodes": int(m.sum())} for t, m in starts.items()}}
+    return out[kind] if isinstance(kind, str) else out
+
+
+def _frames_to(exp, inside: np.ndarray, centre: np.ndarray, d: np.ndarray, f: np.ndarray, chunk: int,
+               should_stop) -> None:
+    """Fill ``f`` (float32 [N]) with the frames from the end of each node's clip to the nearest
+    instance (``centre`` [C]: frames from a clip's start to its instance, inf if none), by
+    label-correcting backwards.  A node's time from its clip's start, min(centre, d + f), is
+    worked out where needed, not stored."""
+    C = len(d)
+    f.fill(np.inf)
+    scc = inside.reshape(exp.shape)
+    frontier = [exp.encode(*np.nonzero(scc[:, :, :, c]), c) for c in np.flatnonzero(np.isfinite(centre))]
+    frontier = np.unique(np.concatenate(frontier)) if frontier else np.zeros(0, dtype=np.int64)
     while len(frontier):
         check_stop(should_stop, "local maneuverability")
         new = []
         for i in range(0, len(frontier), chunk):
             part = frontier[i:i + chunk]
+            cpart = part % C
             t_idx, src = exp.in_edges(part)
             keep = inside[src]
             t_idx, src = t_idx[keep], src[keep]
-            cand = g[part[t_idx]]
-            better = cand < f[src] - 1e-9
+            cand = np.minimum(centre[cpart], d[cpart] + f[part])[t_idx]
+            better = cand < f[src]
             src, cand = src[better], cand[better]
             if len(src) == 0:
                 continue
@@ -293,20 +318,11 @@ def practical_maneuverability(emb: Embedding, kind: str, sample: float = 1.0, se
             src, cand = src[order], cand[order]
             first = np.r_[True, src[1:] != src[:-1]]
             src, cand = src[first], cand[first]
-            f[src] = np.minimum(f[src], cand)
-            _, _, _, cs = exp.decode(src)
-            gg = np.minimum(centre[cs], d[cs] + f[src])
-            improved = gg < g[src] - 1e-9
-            g[src[improved]] = gg[improved]
-            new.append(src[improved])
+            cs = src % C
+            old = np.minimum(centre[cs], d[cs] + f[src])
+            f[src] = cand
+            new.append(src[d[cs] + cand < old])
         frontier = np.unique(np.concatenate(new)) if new else np.zeros(0, dtype=np.int64)
-    rng = np.random.default_rng(seed)
-    pick = ids if sample >= 1.0 else ids[rng.random(len(ids)) < sample]
-    _, _, _, cp = exp.decode(pick)
-    lm = 0.5 * d[cp] + f[pick]
-    starts = {t: m[cp] for t, m in _from_types(graph, from_types).items()}
-    return {**_lm_stats(lm), "nodes": int(len(pick)),
-            "from": {t: {**_lm_stats(lm[m]), "nodes": int(m.sum())} for t, m in starts.items()}}
 
 
 def summary_lines(res: dict) -> list:
@@ -341,7 +357,7 @@ def evaluate(graph: MotionGraph, env: Environment, settings: EmbedSettings | Non
     t_embed = time.perf_counter() - t0
     t1 = time.perf_counter()
     cov = coverage(emb)
-    centres = action_centres_cells(emb, np.flatnonzero(emb.scc.ravel()))
+    centres = action_centres_cells(emb)
     acts = action_coverage(emb, centres)
     if progress:
         progress(0.55, "path efficiency")
@@ -354,12 +370,12 @@ def evaluate(graph: MotionGraph, env: Environment, settings: EmbedSettings | Non
         ae[kind] = path_efficiency(emb, max(10, pairs // 4), kind, ref=ref, centres=centres, should_stop=should_stop)
         ae_possible[kind] = path_efficiency(emb, max(10, pairs // 4), kind, ref=ref, centres=centres, ends="action",
                                             should_stop=should_stop)
-    lm = {}
-    for kind in sorted({a[0] for a in graph.actions if a is not None}):
-        if progress:
-            progress(0.85, f"local maneuverability: {kind}")
-        lm[kind] = {"theoretical": theoretical_maneuverability(graph, kind),
-                    "practical": practical_maneuverability(emb, kind, lm_sample, should_stop=should_stop)}
+    kinds = sorted({a[0] for a in graph.actions if a is not None})
+    if progress and kinds:
+        progress(0.85, "local maneuverability: " + ", ".join(kinds))
+    practical = practical_maneuverability(emb, kinds, lm_sample, should_stop=should_stop)
+    lm = {kind: {"theoretical": theoretical_maneuverability(graph, kind), "practical": practical[kind]}
+          for kind in kinds}
     result = {"environment": env.name, "nodes": emb.n_nodes, "embed_seconds": t_embed, "coverage_xy": cov["xy"],
               "coverage_xya": cov["xya"], "coverage_map": cov["map"], "free": cov["free"],
               "action_coverage": {k: v["coverage"] for k, v in acts.items()},

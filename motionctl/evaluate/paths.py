@@ -12,32 +12,69 @@ from ..rootframe import to_local, wrap
 from ..synth import FrameTable, Step, SynthState, synthesize, to_clip
 from .embedding import Embedding
 
+class _Reached:
+    """Labels of the nodes a search has reached (cost, true length, previous node, edit row), on
+    their sorted ids: a search touches a corridor of the room, and arrays over every grid node
+    would cost a page of memory for each node reached."""
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = np.unique(ids)
+        self.dist = np.zeros(len(self.ids))
+        self.true = np.zeros(len(self.ids))
+        self.par = np.full(len(self.ids), -1, dtype=np.int64)
+        self.row = np.full(len(self.ids), -1, dtype=np.int64)
+
+    def find(self, ids: np.ndarray):
+        """(position, whether reached) of ``ids``."""
+        j = np.minimum(np.searchsorted(self.ids, ids), len(self.ids) - 1)
+        return j, self.ids[j] == ids
+
+    def get(self, ids: np.ndarray, what: str = "dist") -> np.ndarray:
+        j, hit = self.find(ids)
+        return np.where(hit, getattr(self, what)[j], np.inf)
+
+    def set(self, ids: np.ndarray, dist, true, par, row) -> None:
+        """Labels of ``ids`` (sorted, distinct), reached or not."""
+        j, hit = self.find(ids)
+        cols = (("dist", dist), ("true", true), ("par", par), ("row", row))
+        for name, v in cols:
+            getattr(self, name)[j[hit]] = v[hit]
+        if not hit.all():
+            pos = np.searchsorted(self.ids, ids[~hit])
+            for name, v in (("ids", ids),) + cols:
+                setattr(self, name, np.insert(getattr(self, name), pos, v[~hit]))
+
+
 def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy, bound: float = np.inf,
                   parents: dict | None = None):
-    """Best path (by cost with the 0.5 m/s minimum speed) from any node in ``starts`` to any node
-    with ``goal`` [N] True, by vectorised A*: open nodes are expanded in buckets of cost + straight
-    distance to the goal cell (a node may be reopened when a cheaper way in is found), and
-    nothing that cannot beat the best path found (or ``bound``) is expanded.  Returns (cost, true
-    length), both inf when no path costs less than ``bound``;
+    """Best path (by cost with the 0.5 m/s minimum speed) from any node in ``starts`` to any goal
+    node (``goal``: their ids, or bool [N]), by vectorised A*: open nodes are expanded in buckets of
+    cost + straight distance to the goal cell (a node may be reopened when a cheaper way in is
+    found), and nothing that cannot beat the best path found (or ``bound``) is expanded.  Returns
+    (cost, true length), both inf when no path costs less than ``bound``;
     with ``parents`` given, fills {"end": node, "node": {node: previous}, "row": {node: edit row}}
-    along the best path."""
+    along the best path.  Labels live on the nodes reached only (``_Reached``), so a search costs
+    what it expands, not the size of the grid."""
     exp = emb._expander
     inside = emb.scc.ravel()
-    n = inside.size
-    dist = np.full(n, np.inf)
-    true = np.full(n, np.inf)
-    par = np.full(n, -1, dtype=np.int64) if parents is not None else None
-    prow = np.full(n, -1, dtype=np.int64) if parents is not None else None
-    starts = np.asarray(starts, dtype=np.int64)
-    dist[starts] = 0.0
-    true[starts] = 0.0
-    best, best_true, best_node = bound, np.inf, -1
-    gx, gy = goal_xy
-    hit = starts[goal[starts]]
+    goal = np.asarray(goal)
+    goal_ids = np.flatnonzero(goal) if goal.dtype == bool else np.unique(goal.astype(np.int64))
+    starts = np.unique(np.asarray(starts, dtype=np.int64))
+    if not len(starts) or not len(goal_ids):
+        return np.inf, np.inf
+
+    def is_goal(ids):
+        j = np.minimum(np.searchsorted(goal_ids, ids), len(goal_ids) - 1)
+        return goal_ids[j] == ids
+
+    hit = starts[is_goal(starts)]
     if len(hit):
         if parents is not None:
             parents.update(end=int(hit[0]), node={}, row={})
         return 0.0, 0.0
+    lab = _Reached(starts)
+    best, best_true, best_node = bound, np.inf, -1
+    gx, gy = goal_xy
     cell = emb.grid.cell
 
     def heuristic(ids):
@@ -47,9 +84,9 @@ def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy,
     # Best-first in buckets: expand every open node whose cost + straight distance to the goal is
     # within ``bucket`` of the smallest; stop when no open node can beat the best path found.
     bucket = 4 * cell
-    open_ids = np.unique(starts)
+    open_ids = starts
     while len(open_ids):
-        f_open = dist[open_ids] + heuristic(open_ids)
+        f_open = lab.get(open_ids) + heuristic(open_ids)
         f_min = f_open.min()
         if f_min >= best:
             break
@@ -58,11 +95,11 @@ def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy,
         src, tgt, rows = exp.out_edges(frontier)
         keep = inside[tgt]
         src, tgt, rows = src[keep], tgt[keep], rows[keep]
-        c = exp.decode(tgt)[3]
+        c = tgt % exp.C
         step = np.maximum(exp.cost[rows], 0.5 * emb.graph.duration[c])
-        nd = dist[frontier[src]] + step
-        nt = true[frontier[src]] + exp.cost[rows]
-        ok = (nd + heuristic(tgt) < best) & (nd < dist[tgt])
+        nd = lab.get(frontier)[src] + step
+        nt = lab.get(frontier, "true")[src] + exp.cost[rows]
+        ok = (nd + heuristic(tgt) < best) & (nd < lab.get(tgt))
         tgt, nd, nt, srcn, rows = tgt[ok], nd[ok], nt[ok], frontier[src[ok]], rows[ok]
         if len(tgt) == 0:
             continue
@@ -70,25 +107,24 @@ def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy,
         tgt, nd, nt, srcn, rows = tgt[order], nd[order], nt[order], srcn[order], rows[order]
         first = np.r_[True, tgt[1:] != tgt[:-1]]
         tgt, nd, nt, srcn, rows = tgt[first], nd[first], nt[first], srcn[first], rows[first]
-        dist[tgt] = nd
-        true[tgt] = nt
-        if par is not None:
-            par[tgt] = srcn
-            prow[tgt] = rows
-        g = goal[tgt]
+        lab.set(tgt, nd, nt, srcn, rows)
+        g = is_goal(tgt)
         if g.any():
             j = np.argmin(np.where(g, nd, np.inf))
             if nd[j] < best:
                 best, best_true, best_node = float(nd[j]), float(nt[j]), int(tgt[j])
         open_ids = np.union1d(open_ids, tgt[~g])
-    if parents is not None and best_node >= 0:
-        chain, rowmap, node = {}, {}, best_node
-        while par[node] >= 0:
-            chain[node], rowmap[node] = int(par[node]), int(prow[node])
-            node = int(par[node])
-        parents.update(end=best_node, node=chain, row=rowmap)
     if best_node < 0:
         return np.inf, np.inf
+    if parents is not None:
+        chain, rowmap, node = {}, {}, best_node
+        while True:
+            j = lab.find(np.array([node]))[0][0]
+            if lab.par[j] < 0:
+                break
+            chain[node], rowmap[node] = int(lab.par[j]), int(lab.row[j])
+            node = int(lab.par[j])
+        parents.update(end=best_node, node=chain, row=rowmap)
     return best, best_true
 
 
@@ -101,18 +137,14 @@ def sample_best_path(emb: Embedding, seed: int = 0, min_dist: float = 4.0, max_d
     None if no tried pair has a path."""
     exp = emb._expander
     rng = np.random.default_rng(seed)
-    ids = np.flatnonzero(emb.scc.ravel())
-    x, y, _, _ = exp.decode(ids)
-    cells = np.unique(np.column_stack((x, y)), axis=0)
+    cells = np.argwhere(emb.scc.any(axis=(2, 3)))
     for _ in range(tries):
         check_stop(should_stop, "best path")
         a, b = cells[rng.integers(0, len(cells), 2)]
         if not min_dist <= np.hypot(*(a - b)) * emb.grid.cell <= max_dist:
             continue
-        goal = np.zeros(emb.scc.size, dtype=bool)
-        goal[ids[(x == b[0]) & (y == b[1])]] = True
         parents = {}
-        best, _ = shortest_path(emb, ids[(x == a[0]) & (y == a[1])], goal, b, parents=parents)
+        best, _ = shortest_path(emb, emb.cell_nodes(*a), emb.cell_nodes(*b), b, parents=parents)
         if np.isfinite(best):
             out, node = [], parents["end"]
             while node in parents["node"]:
