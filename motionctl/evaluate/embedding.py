@@ -188,16 +188,26 @@ class Expander:
         ground_flat = gw[..., 0] * self.width + gw[..., 1]
         self.path_ok = np.zeros((nx * ny, n_rows), dtype=bool)
         self.needed = np.zeros((nx * ny, len(jr)), dtype=bool)  # [cell, jump row]: crosses an obstacle
-        block = max(1, (1 << 23) // max(1, n_rows * n_sw, len(jr) * max(n_sw, gmax)))
+        # Rows by their number of distinct cells, so each batch of rows tests only as many cells as its
+        # longest (most sweep a few cells; the padding to the longest of all would be most of the work),
+        # on the bitmap in the smallest integer type holding its bits.
+        length = 1 + np.any(self.sw[:, 1:] != self.sw[:, :-1], axis=2).sum(axis=1)
+        order = np.argsort(length, kind="stable")
+        present = int(np.bitwise_or.reduce(self.bits))
+        small = np.min_scalar_type(present)
+        block = max(1, (1 << 23) // max(1, int(length.sum()), len(jr) * max(n_sw, gmax)))
         tiles = [(i, min(i + block, len(base))) for i in range(0, len(base), block)]
 
         def put(i, res):
             a, b = tiles[i]
             self.path_ok[a:b], self.needed[a:b] = res
 
-        parallel_map(_obstacle_tile, tiles, None, Shared(bits=self.bits, base=base, sw_flat=self.sw_flat, forb=forb,
-                                                         jr=jr, ground_flat=ground_flat), should_stop, None,
-                     "embedding tiles", collect=put)
+        parallel_map(_obstacle_tile, tiles, None,
+                     Shared(bits=self.bits.astype(small), base=base, order=order, sw_sorted=self.sw_flat[order],
+                            length_sorted=length[order], forb_sorted=(forb[order] & present).astype(small), jr=jr,
+                            sw_jr=self.sw_flat[jr], ground_flat=ground_flat, chasm=small.type(CHASM & present),
+                            chasm_low=small.type((CHASM | LOW) & present)), should_stop, None, "embedding tiles",
+                     collect=put)
         self.path_ok_flat = self.path_ok.reshape(-1)
         self.node_ok_flat = self.node_ok.reshape(-1)
         self._edge_tables()
@@ -323,17 +333,23 @@ def _ranks(counts: np.ndarray) -> np.ndarray:
     return np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
-def _obstacle_tile(tile, bits, base, sw_flat, forb, jr, ground_flat):
+def _obstacle_tile(tile, bits, base, order, sw_sorted, length_sorted, forb_sorted, jr, sw_jr, ground_flat, chasm,
+                   chasm_low, batch=4096):
     """Cells a:b of ``Expander.path_ok`` and ``Expander.needed``: whether each edit row's swept cells
     avoid what its clip may not touch (jumps: their cells on the ground avoid chasms too), and
-    whether a jump row crosses a chasm or a low obstacle."""
+    whether a jump row crosses a chasm or a low obstacle.  Rows come sorted by their number of
+    distinct cells (``order``), in batches that test only that many."""
     a, b = tile
     cell = base[a:b, None, None]
-    ok = ~np.any(bits[cell + sw_flat[None]] & forb[None, :, None], axis=2)
+    ok = np.empty((b - a, len(order)), dtype=bool)
+    for i in range(0, len(order), batch):
+        j = min(i + batch, len(order))
+        sw = sw_sorted[None, i:j, :int(length_sorted[j - 1])]
+        ok[:, order[i:j]] = ~np.any(bits[cell + sw] & forb_sorted[None, i:j, None], axis=2)
     needed = np.zeros((b - a, len(jr)), dtype=bool)
     if len(jr):
-        ok[:, jr] &= ~np.any(bits[cell + ground_flat[None]] & CHASM, axis=2)
-        needed[:] = np.any(bits[cell + sw_flat[jr][None]] & (CHASM | LOW), axis=2)
+        ok[:, jr] &= ~np.any(bits[cell + ground_flat[None]] & chasm, axis=2)
+        needed[:] = np.any(bits[cell + sw_jr[None]] & chasm_low, axis=2)
     return ok, needed
 
 
@@ -363,19 +379,17 @@ def flood(exp: Expander, seeds: np.ndarray, forward: bool, within: np.ndarray | 
         check_stop(should_stop, "embedding")
         pieces = [(frontier[i:i + chunk], forward, backbone) for i in range(0, len(frontier), chunk)]
         found = parallel_map(_expand_piece, pieces, None, shared, should_stop, None, "embedding flood")
-        tgt = np.unique(np.concatenate(found))
-        frontier = tgt[~reached[tgt]]
+        tgt = np.concatenate(found)
+        frontier = np.unique(tgt[~reached[tgt]])  # sort only what is new
         reached[frontier] = True
     return reached
 
 
 def _expand_piece(piece, exp, within, allow):
-    """Distinct nodes one edge after (forward) or before the nodes ``ids``, inside ``within``."""
+    """Nodes one edge after (forward) or before the nodes ``ids``, inside ``within`` (with repeats)."""
     ids, forward, backbone = piece
     tgt = exp.out_edges(ids, allow, backbone)[1] if forward else exp.in_edges(ids, allow, backbone)[1]
-    if within is not None:
-        tgt = tgt[within[tgt]]
-    return np.unique(tgt)
+    return tgt[within[tgt]] if within is not None else tgt
 
 
 def strongly_connected(exp: Expander, seed: int, within: np.ndarray | None = None, allow=None,
