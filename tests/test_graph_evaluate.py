@@ -212,10 +212,13 @@ def test_shortest_path_search_matches_dijkstra():
         goal[ids[(x == bx[0]) & (y == by[0])]] = True
         dist = dijkstra(adj, indices=starts, min_only=True)
         expected = dist[goal].min()
-        got, _ = shortest_path(emb, starts, goal, (bx[0], by[0]))
+        got, _ = shortest_path(emb, starts, goal)
         assert got == pytest.approx(expected, rel=1e-9, abs=1e-9)
         if expected > 0:  # a bound below the best cost finds nothing, and says so
-            assert shortest_path(emb, starts, goal, (bx[0], by[0]), bound=0.5 * expected) == (np.inf, np.inf)
+            assert shortest_path(emb, starts, goal, bound=0.5 * expected) == (np.inf, np.inf)
+        for _ in range(10):  # goals of scattered nodes, as an action's are (the bound at a goal is not 0)
+            scattered = rng.choice(ids, 40, replace=False)
+            assert shortest_path(emb, starts, scattered)[0] == pytest.approx(dist[scattered].min(), rel=1e-9, abs=1e-9)
 
 
 @pytest.fixture(scope="module")

@@ -430,13 +430,11 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
     domain = valid & np.broadcast_to(backbone[None, None, None, :], exp.shape).ravel()
     if not domain.any():
         raise MotionctlError("no grid node is free: the environment is too cluttered for the character")
-    # Seeds: first the open cell farthest from obstacles with the best-connected locomotion clip,
-    # then random nodes of the part searched, preferring the more open half of the floor.
+    # Seeds: first a node of the open cell farthest from obstacles (``first_seed``), then random
+    # nodes of the part searched, preferring the more open half of the floor.
     room = distance_transform_edt(grid.free())
-    degree = np.bincount(graph.edges[:, 0], minlength=graph.n) + np.bincount(graph.edges[:, 1], minlength=graph.n)
-    degree = np.where(backbone, degree, -1)
     ox, oy = np.unravel_index(np.argmax(room), room.shape)
-    first_seed = int(exp.encode(ox, oy, 0, int(np.argmax(degree))))
+    first_seed = _first_seed(exp, domain, backbone, int(ox), int(oy))
     open_cells = np.broadcast_to((room >= 0.5 * room.max())[:, :, None, None], exp.shape).ravel()
     sub = (lambda f, m: progress(0.05 + 0.5 * f, m)) if progress else None
     best, search = largest_component(exp, domain, backbone, first_seed, open_cells, np.random.default_rng(s.seed),
@@ -459,6 +457,34 @@ def embed(graph: MotionGraph, env: Environment, settings: EmbedSettings | None =
     if progress:
         progress(1.0, f"embedded: {out.n_nodes} nodes in the SCC")
     return out
+
+
+def _first_seed(exp: Expander, domain: np.ndarray, allow: np.ndarray, x: int, y: int) -> int:
+    """The node of cell (x, y) most likely in the largest component, so the first search finds it
+    and the parts left are too small to search: its clip is in the largest strongly connected set
+    of clips (every cycle of the embedded graph plays clips of one such set), and it has the most
+    edges both in and out within ``domain`` (a node without both is in no cycle at all), ties
+    going to the clip with the most transitions."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    graph, C = exp.graph, exp.C
+    e = graph.edges[allow[graph.edges[:, 0]] & allow[graph.edges[:, 1]]]
+    _, label = connected_components(csr_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(C, C)),
+                                    directed=True, connection="strong")
+    sizes = np.bincount(label, weights=allow.astype(float))
+    clip_ok = allow & (label == np.argmax(sizes))
+    block = exp.H * C
+    ids = (x * exp.shape[1] + y) * block + np.arange(block)
+    ids = ids[domain[ids] & clip_ok[ids % C]]
+    if not len(ids):
+        ids = np.flatnonzero(domain)[:1]
+    src, tgt, _ = exp.out_edges(ids, allow, backbone=True)
+    out_deg = np.bincount(src[domain[tgt]], minlength=len(ids))
+    t, src = exp.in_edges(ids, allow, backbone=True)
+    in_deg = np.bincount(t[domain[src]], minlength=len(ids))
+    clip_deg = np.bincount(e.ravel(), minlength=C)[ids % C]
+    return int(ids[np.lexsort((-clip_deg, -np.minimum(out_deg, in_deg)))[0]])
 
 
 def unused_clips(graph: MotionGraph, scc: np.ndarray) -> list:

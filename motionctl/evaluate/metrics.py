@@ -184,7 +184,7 @@ def _efficiency_piece(pair, emb, nodes, cx, cy):
     goal = nodes[(cx == b[0]) & (cy == b[1])] if to_action else emb.cell_nodes(*b)
     if not len(goal):
         return None
-    best, length = shortest_path(emb, emb.cell_nodes(*a), goal, b, bound=max(HORIZON * d_ref, 10.0))
+    best, length = shortest_path(emb, emb.cell_nodes(*a), goal, bound=max(HORIZON * d_ref, 10.0))
     return length / d_ref if np.isfinite(best) else None
 
 

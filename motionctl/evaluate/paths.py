@@ -12,6 +12,9 @@ from ..rootframe import to_local, wrap
 from ..synth import FrameTable, Step, SynthState, synthesize, to_clip
 from .embedding import Embedding
 
+BUCKET_CELLS = 1.0  # A* expands the open nodes within this many cells of the smallest cost + distance
+
+
 class _Reached:
     """Labels of the nodes a search has reached (cost, true length, previous node, edit row), on
     their sorted ids: a search touches a corridor of the room, and arrays over every grid node
@@ -45,13 +48,42 @@ class _Reached:
                 setattr(self, name, np.insert(getattr(self, name), pos, v[~hit]))
 
 
-def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy, bound: float = np.inf,
+def _cost_left(emb: Embedding, goal_ids: np.ndarray) -> np.ndarray:
+    """float [cells]: a lower bound of the cost from any node on a cell to a goal node.  A path
+    into a goal ends with an edge from some cell s (edges into the goals, from the component), so
+    it costs at least the straight distance to s plus that last edge's cost (steps are never
+    shorter than their path, nor their path than its displacement): the least of these over s is
+    admissible, and tighter than the distance to the goals' own cells, most of all for an action,
+    whose goal nodes are reached only along the action clip, from its start."""
+    exp = emb._expander
+    nx, ny = emb.grid.shape
+    t, src, rows = exp._edges(goal_ids, None, False, False)
+    keep = emb.scc.ravel()[src]
+    t, src, rows = t[keep], src[keep], rows[keep]
+    left = np.full(nx * ny, np.inf)
+    if not len(src):
+        return left
+    step = np.maximum(exp.cost[rows], 0.5 * emb.graph.duration[goal_ids[t] % exp.C])
+    s_cell = src // (exp.H * exp.C)
+    order = np.lexsort((step, s_cell))
+    s_cell, step = s_cell[order], step[order]
+    first = np.r_[True, s_cell[1:] != s_cell[:-1]]
+    s_cell, step = s_cell[first], step[first]
+    sx, sy = np.divmod(s_cell, ny)
+    gx, gy = np.divmod(np.arange(nx * ny), ny)
+    for i in range(0, len(s_cell), 256):
+        d = np.hypot(gx[:, None] - sx[None, i:i + 256], gy[:, None] - sy[None, i:i + 256]) * emb.grid.cell
+        left = np.minimum(left, (d + step[None, i:i + 256]).min(axis=1))
+    return left
+
+
+def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, bound: float = np.inf,
                   parents: dict | None = None):
     """Best path (by cost with the 0.5 m/s minimum speed) from any node in ``starts`` to any goal
     node (``goal``: their ids, or bool [N]), by vectorised A*: open nodes are expanded in buckets of
-    cost + straight distance to the goal cell (a node may be reopened when a cheaper way in is
-    found), and nothing that cannot beat the best path found (or ``bound``) is expanded.  Returns
-    (cost, true length), both inf when no path costs less than ``bound``;
+    cost + a lower bound of the cost left (``_cost_left``), a node may be reopened when a cheaper
+    way in is found, and nothing that cannot beat the best path found (or ``bound``) is expanded.
+    Returns (cost, true length), both inf when no path costs less than ``bound``;
     with ``parents`` given, fills {"end": node, "node": {node: previous}, "row": {node: edit row}}
     along the best path.  Labels live on the nodes reached only (``_Reached``), so a search costs
     what it expands, not the size of the grid."""
@@ -74,16 +106,15 @@ def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy,
         return 0.0, 0.0
     lab = _Reached(starts)
     best, best_true, best_node = bound, np.inf, -1
-    gx, gy = goal_xy
-    cell = emb.grid.cell
+    left = _cost_left(emb, goal_ids)
+    block = exp.H * exp.C
 
     def heuristic(ids):
-        x, y = exp.decode(ids)[:2]
-        return np.hypot(x - gx, y - gy) * cell
+        return left[ids // block]
 
-    # Best-first in buckets: expand every open node whose cost + straight distance to the goal is
-    # within ``bucket`` of the smallest; stop when no open node can beat the best path found.
-    bucket = 4 * cell
+    # Best-first in buckets: expand every open node whose cost + cost left is within ``bucket`` of
+    # the smallest; stop when no open node can beat the best path found.
+    bucket = BUCKET_CELLS * emb.grid.cell
     open_ids = starts
     while len(open_ids):
         f_open = lab.get(open_ids) + heuristic(open_ids)
@@ -99,7 +130,7 @@ def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, goal_xy,
         step = np.maximum(exp.cost[rows], 0.5 * emb.graph.duration[c])
         nd = lab.get(frontier)[src] + step
         nt = lab.get(frontier, "true")[src] + exp.cost[rows]
-        ok = (nd + heuristic(tgt) < best) & (nd < lab.get(tgt))
+        ok = (nd + np.where(is_goal(tgt), 0.0, heuristic(tgt)) < best) & (nd < lab.get(tgt))
         tgt, nd, nt, srcn, rows = tgt[ok], nd[ok], nt[ok], frontier[src[ok]], rows[ok]
         if len(tgt) == 0:
             continue
@@ -144,7 +175,7 @@ def sample_best_path(emb: Embedding, seed: int = 0, min_dist: float = 4.0, max_d
         if not min_dist <= np.hypot(*(a - b)) * emb.grid.cell <= max_dist:
             continue
         parents = {}
-        best, _ = shortest_path(emb, emb.cell_nodes(*a), emb.cell_nodes(*b), b, parents=parents)
+        best, _ = shortest_path(emb, emb.cell_nodes(*a), emb.cell_nodes(*b), parents=parents)
         if np.isfinite(best):
             out, node = [], parents["end"]
             while node in parents["node"]:
