@@ -327,14 +327,10 @@ def _frames_to(exp, inside: np.ndarray, centre: np.ndarray, d: np.ndarray, f: np
             src, cand = src[better], cand[better]
             if len(src) == 0:
                 continue
-            order = np.lexsort((cand, src))
-            src, cand = src[order], cand[order]
-            first = np.r_[True, src[1:] != src[:-1]]
-            src, cand = src[first], cand[first]
             cs = src % C
             old = np.minimum(centre[cs], d[cs] + f[src])
-            f[src] = cand
-            new.append(src[d[cs] + cand < old])
+            np.minimum.at(f, src, cand)  # repeats keep the least
+            new.append(src[d[cs] + f[src] < old])
         frontier = np.unique(np.concatenate(new)) if new else np.zeros(0, dtype=np.int64)
 
 
