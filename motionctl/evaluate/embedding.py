@@ -591,11 +591,8 @@ def augmented_nodes(exp: Expander, scc: np.ndarray, depth: int, should_stop=None
     the augmented SCC is then found; and the ids of the nodes one step off."""
     added = scc.copy()
     ids = np.flatnonzero(scc)
-    off = []
-    for i in range(0, len(ids), chunk):
-        check_stop(should_stop, "embedding")
-        _, tgt, _ = exp.out_edges(ids[i:i + chunk])
-        off.append(np.unique(tgt[~scc[tgt]]))
+    off = parallel_map(_expand_piece, [(ids[i:i + chunk], True, False) for i in range(0, len(ids), chunk)], None,
+                       (exp.shared(), Shared(within=~scc, allow=None)), should_stop, None, "embedding actions")
     first = np.unique(np.concatenate(off)) if off else np.zeros(0, np.int64)
     added[first] = True
     frontier = first
