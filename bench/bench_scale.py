@@ -203,7 +203,8 @@ def merged(args) -> tuple[list, list]:
     # Local runs this one repeats stay as the cluster runs' partners (same commit).
     args.superseded = old.get("superseded", []) + [r for r in everything if r not in runs and "error" not in r]
     rerun_cluster = args.cluster_minutes and args.cluster_minutes in args.sizes
-    cluster_runs = [] if rerun_cluster else [dict(r, commit=r.get("commit", commit)) for r in old["cluster_runs"]]
+    cluster_runs = [dict(r, commit=r.get("commit", commit)) for r in old["cluster_runs"]
+                    if not (rerun_cluster and r["engine"] in args.engines)]
     if not rerun_cluster and old["cluster_runs"]:
         args.cluster_minutes = old["cluster_runs"][0]["minutes"]
     return runs, cluster_runs
@@ -212,7 +213,7 @@ def merged(args) -> tuple[list, list]:
 def report(runs, cluster_runs, args, env) -> None:
     ok = [r for r in runs if "error" not in r]
     growth = {}
-    for e in args.engines:
+    for e in [e for e in ENGINES if any(r["engine"] == e for r in runs)]:  # merged ones too
         rs = sorted((r for r in ok if r["engine"] == e), key=lambda r: r["minutes"])
         if len(rs) >= 2:
             m = [r["minutes"] for r in rs]
