@@ -270,7 +270,7 @@ NOTES = [
     "Against the paper's baseline (path 1.87 / 1.11, action 2.85 / 2.59, LM 6.6 s) our congested room is easy for the "
     "0.3 s graph (1.01 / 1.01, 1.08 / 1.04, 3.3 s), but the 0.5 s graph, about the paper's size (96 clips, 75 s), "
     "comes close to the paper: XYθ 44.7% (paper 60.6), LM 4.4 s, path mean 1.16 with a tail (p90 1.27), action "
-    "2.65 / 1.20 with 7 of 25 kicks unreachable. So the gap to the paper's Table I is mostly the graph's clip length "
+    "2.65 / 1.23 with 7 of 25 kicks unreachable. So the gap to the paper's Table I is mostly the graph's clip length "
     "and branching, a property of the graph we choose to build, not of the room or the metrics.",
     "Table II: larger graphs raise XYθ coverage (79 -> 100%) and cut maneuverability (3.3 -> 1.0 s), the paper's "
     "ordering.  Table III: larger footprints raise XYθ coverage 77.5 -> 88.0%, also the paper's ordering.",
