@@ -169,7 +169,7 @@ def main():
     if args.job:
         return child(args)
     env = environment()
-    commit = env.get("commit", "?")[:10] + ("+dirty" if env.get("dirty") else "")
+    commit = short_commit(env)
     runs, cluster_runs = merged(args)
     for m in args.sizes:  # the report is rewritten after every job, so a stopped run keeps what it measured
         for e in args.engines:
@@ -189,13 +189,18 @@ def main():
             os.environ.update(before)
 
 
+def short_commit(env: dict) -> str:
+    """The commit a results environment records, short, marked when the tree was dirty."""
+    return env.get("commit", "?")[:10] + ("+dirty" if env.get("dirty") else "")
+
+
 def merged(args) -> tuple[list, list]:
     """(runs, cluster runs) kept from ``--merge``'s file: every job this run does not repeat."""
     if not args.merge:
         return [], []
     with open(args.merge) as fh:
         old = json.load(fh)
-    commit = old["environment"].get("commit", "?")[:10] + ("+dirty" if old["environment"].get("dirty") else "")
+    commit = short_commit(old["environment"])
     args.merged_commands = old.get("commands", [old["command"]])
     again = {(e, round(m)) for e in args.engines for m in args.sizes}
     everything = [dict(r, commit=r.get("commit", commit)) for r in old["runs"]]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import quat
+from .arrays import ranks
 from .clip import Clip
 from .errors import MotionctlError
 from .rootframe import displacement, heading, integrate, root_frame, to_world
@@ -203,7 +204,7 @@ def synthesize(table: FrameTable, steps, state: SynthState | None = None, crossf
         counts[i] = len(parts[i][1])
     total = int(counts.sum())
     step_of = np.repeat(np.arange(len(steps)), counts)
-    within = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+    within = ranks(counts)
     n_joints = table.local_rot.shape[1]
     rot, height, motion = np.empty((total, n_joints, 4)), np.empty(total), np.empty((total, 3))
     heavy = np.array([s.heaviest() if s.frames is None else (-1, -1, 0) for s in steps], dtype=np.int64).reshape(-1, 3)

@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.ndimage import distance_transform_edt
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
+from ..arrays import ranks
 from ..engines.graph.build import ACTION_TYPES, MotionGraph
 from ..errors import MotionctlError
 from ..jobs import Shared, check_memory, check_stop, n_workers, parallel_map
@@ -208,8 +211,6 @@ class Expander:
                             sw_jr=self.sw_flat[jr], ground_flat=ground_flat, chasm=small.type(CHASM & present),
                             chasm_low=small.type((CHASM | LOW) & present)), should_stop, None, "embedding tiles",
                      collect=put)
-        self.path_ok_flat = self.path_ok.reshape(-1)
-        self.node_ok_flat = self.node_ok.reshape(-1)
         self._edge_tables()
 
     def _edge_tables(self):
@@ -236,11 +237,11 @@ class Expander:
         # Out: key (h, c) -> each successor c2 (in order), each edit row of (h, c2).
         n_succ = np.diff(self.succ_ptr)
         k_of = np.repeat(np.arange(H * C), n_succ[ck])
-        c2 = self.succ[self.succ_ptr[ck[k_of]] + _ranks(n_succ[ck])]
+        c2 = self.succ[self.succ_ptr[ck[k_of]] + ranks(n_succ[ck])]
         cnt = self.fp_count[hk[k_of], c2]
         k_of, c2 = np.repeat(k_of, cnt), np.repeat(c2, cnt)
         h = hk[k_of]
-        self.out_row = self.fp_start[h, c2] + _ranks(cnt)
+        self.out_row = self.fp_start[h, c2] + ranks(cnt)
         dx, dy, dh = self.off[self.out_row].T
         self.out_ptr = np.r_[0, np.cumsum(np.bincount(k_of, minlength=H * C))]
         self.out_clip = c2
@@ -250,7 +251,7 @@ class Expander:
         n_pred = np.diff(self.pred_ptr)
         per_key = self.rev_count.ravel() * n_pred[ck]
         k_of = np.repeat(np.arange(H * C), per_key)
-        r = _ranks(per_key)
+        r = ranks(per_key)
         nrev = np.maximum(self.rev_count.ravel()[k_of], 1)
         rev = self.rev[self.rev_start[hk[k_of], ck[k_of]] + r % nrev]
         cp = self.pred[self.pred_ptr[ck[k_of]] + r // nrev]
@@ -310,7 +311,7 @@ class Expander:
         src, e, far_cell = src[ok], e[ok], far_cell[ok]
         rows = row_of[e]
         path_cell = cell[src] if forward else self.cell_unpad[far_cell]  # the edge's path starts at its source
-        ok = self.path_ok_flat[path_cell * self.path_ok.shape[1] + rows]
+        ok = self.path_ok.reshape(-1)[path_cell * self.path_ok.shape[1] + rows]
         if backbone and self.needed.shape[1]:
             j = self.jump_row[rows]
             ok &= (j < 0) | self.needed[path_cell, np.maximum(j, 0)]
@@ -326,11 +327,6 @@ class Expander:
     def in_edges(self, ids: np.ndarray, allow=None, backbone: bool = False):
         """(target index into ids, source node ids) of valid edges into nodes ``ids``."""
         return self._edges(ids, allow, backbone, False)[:2]
-
-
-def _ranks(counts: np.ndarray) -> np.ndarray:
-    """0, 1, ..., counts[i] - 1 for each i, concatenated."""
-    return np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
 def _obstacle_tile(tile, bits, base, order, sw_sorted, length_sorted, forb_sorted, jr, sw_jr, ground_flat, chasm,
@@ -465,9 +461,6 @@ def _first_seed(exp: Expander, domain: np.ndarray, allow: np.ndarray, x: int, y:
     of clips (every cycle of the embedded graph plays clips of one such set), and it has the most
     edges both in and out within ``domain`` (a node without both is in no cycle at all), ties
     going to the clip with the most transitions."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
     graph, C = exp.graph, exp.C
     e = graph.edges[allow[graph.edges[:, 0]] & allow[graph.edges[:, 1]]]
     _, label = connected_components(csr_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(C, C)),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import quat
+from ..arrays import find_sorted
 from ..clip import Clip
 from ..jobs import check_stop
 from ..rootframe import to_local, wrap
@@ -27,18 +28,14 @@ class _Reached:
         self.par = np.full(len(self.ids), -1, dtype=np.int64)
         self.row = np.full(len(self.ids), -1, dtype=np.int64)
 
-    def find(self, ids: np.ndarray):
-        """(position, whether reached) of ``ids``."""
-        j = np.minimum(np.searchsorted(self.ids, ids), len(self.ids) - 1)
-        return j, self.ids[j] == ids
-
     def get(self, ids: np.ndarray, what: str = "dist") -> np.ndarray:
-        j, hit = self.find(ids)
+        """The label ``what`` of ``ids`` (inf where not reached)."""
+        j, hit = find_sorted(self.ids, ids)
         return np.where(hit, getattr(self, what)[j], np.inf)
 
     def set(self, ids: np.ndarray, dist, true, par, row) -> None:
         """Labels of ``ids`` (sorted, distinct), reached or not."""
-        j, hit = self.find(ids)
+        j, hit = find_sorted(self.ids, ids)
         cols = (("dist", dist), ("true", true), ("par", par), ("row", row))
         for name, v in cols:
             getattr(self, name)[j[hit]] = v[hit]
@@ -96,8 +93,7 @@ def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, bound: f
         return np.inf, np.inf
 
     def is_goal(ids):
-        j = np.minimum(np.searchsorted(goal_ids, ids), len(goal_ids) - 1)
-        return goal_ids[j] == ids
+        return find_sorted(goal_ids, ids)[1]
 
     hit = starts[is_goal(starts)]
     if len(hit):
@@ -128,8 +124,9 @@ def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, bound: f
         src, tgt, rows = src[keep], tgt[keep], rows[keep]
         c = tgt % exp.C
         step = np.maximum(exp.cost[rows], 0.5 * emb.graph.duration[c])
-        nd = lab.get(frontier)[src] + step
-        nt = lab.get(frontier, "true")[src] + exp.cost[rows]
+        at = find_sorted(lab.ids, frontier)[0][src]  # open nodes are all reached
+        nd = lab.dist[at] + step
+        nt = lab.true[at] + exp.cost[rows]
         ok = (nd + np.where(is_goal(tgt), 0.0, heuristic(tgt)) < best) & (nd < lab.get(tgt))
         tgt, nd, nt, srcn, rows = tgt[ok], nd[ok], nt[ok], frontier[src[ok]], rows[ok]
         if len(tgt) == 0:
@@ -149,10 +146,7 @@ def shortest_path(emb: Embedding, starts: np.ndarray, goal: np.ndarray, bound: f
         return np.inf, np.inf
     if parents is not None:
         chain, rowmap, node = {}, {}, best_node
-        while True:
-            j = lab.find(np.array([node]))[0][0]
-            if lab.par[j] < 0:
-                break
+        while lab.par[j := int(find_sorted(lab.ids, np.array([node]))[0][0])] >= 0:  # the path's nodes are reached
             chain[node], rowmap[node] = int(lab.par[j]), int(lab.row[j])
             node = int(lab.par[j])
         parents.update(end=best_node, node=chain, row=rowmap)

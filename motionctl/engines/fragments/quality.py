@@ -22,6 +22,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 from ... import quat
+from ...arrays import ranks
 from ...errors import MotionctlError
 from ...jobs import Shared, check_memory, memory_budget, n_workers, parallel_map
 from ...rootframe import displacement
@@ -282,8 +283,7 @@ def stutter_mask(fs: FragmentSet, window: float) -> tuple[np.ndarray, np.ndarray
     hi = np.searchsorted(key, base + last, side="right")
     counts = hi - lo
     rows = np.repeat(np.arange(fs.n), counts)
-    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    cols = order[np.repeat(lo, counts) + within]
+    cols = order[np.repeat(lo, counts) + ranks(counts)]
     return rows, cols
 
 

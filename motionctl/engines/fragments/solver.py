@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...arrays import find_sorted
 from ...errors import MotionctlError
 from ...jobs import Shared, check_stop, n_workers, parallel_map
 from ...settings import setting
@@ -176,20 +177,12 @@ class Transitions:
             rows = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.indptr))
             self._keys = rows * self.n + self.indices
         out = np.zeros(f.shape, dtype=np.float32)
-        pos, hit = _find(self._keys, f.astype(np.int64) * self.n + g)
+        pos, hit = find_sorted(self._keys, f.astype(np.int64) * self.n + g)
         out[hit] = self.data[pos[hit]]
         if self.n_hubs:
-            h, hit = _find(self.hub, g)
+            h, hit = find_sorted(self.hub, g)
             out[hit] = np.maximum(out[hit], self.hub_data[f[hit], h[hit]])
         return out
-
-
-def _find(keys: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(position, found) of each of ``q`` in the sorted ``keys``."""
-    if len(keys) == 0:
-        return np.zeros(q.shape, dtype=np.int64), np.zeros(q.shape, dtype=bool)
-    pos = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
-    return pos, keys[pos] == q
 
 
 # ----------------------------------------------------------------------------- backups
