@@ -9,6 +9,8 @@ import subprocess
 import sys
 from importlib import metadata
 
+from packaging.markers import Marker
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl", "bpy", "dask", "distributed")
 THREAD_VARIABLES = ("MOTIONCTL_JOBS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -55,8 +57,8 @@ def _snapshot() -> dict:
 
 
 def unpinned() -> dict:
-    """{package: (installed, pinned)} for every package of constraints.txt installed at another version
-    (or missing); printed as a warning, since figures are only reproducible in the pinned environment."""
+    """{package: (installed, pinned)} for every package of constraints.txt that applies to this Python
+    installed at another version (or missing); printed as a warning, since figures are only reproducible in the pinned environment."""
     out = {}
     try:
         with open(os.path.join(ROOT, "constraints.txt"), encoding="utf-8") as fh:
@@ -64,7 +66,10 @@ def unpinned() -> dict:
     except OSError:
         return {"constraints.txt": ("missing", "")}
     for pin in filter(None, pins):
-        name, _, version = pin.partition("==")
+        pin, _, marker = pin.partition(";")
+        if marker and not Marker(marker).evaluate():  # a pin for the other stack (Python 3.11 or 3.13)
+            continue
+        name, _, version = pin.strip().partition("==")
         try:
             have = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -85,10 +90,13 @@ def _cpu() -> str:
 
 
 def _simd() -> list:
-    try:
-        from numpy.core._multiarray_umath import __cpu_features__
+    try:  # numpy 2 renamed numpy.core to numpy._core (the old name warns)
+        from numpy._core._multiarray_umath import __cpu_features__
     except ImportError:
-        return []
+        try:
+            from numpy.core._multiarray_umath import __cpu_features__
+        except ImportError:
+            return []
     return sorted(k for k, v in __cpu_features__.items() if v)
 
 

@@ -217,9 +217,12 @@ def _parse_motion(data: bytes, n_channels: int, n_frames: int, path: str, first_
             f"'Frames: {n_frames}' does not match the {len(nonblank)} frame lines that follow",
             first_line + int(nonblank[n_frames]),
         )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # partial parses are caught below
-        values = np.fromstring(data, dtype=np.float64, sep=" ")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # numpy 1.x: a partial parse, caught below
+            values = np.fromstring(data, dtype=np.float64, sep=" ")
+    except ValueError:  # numpy 2.x raises on the first token that is not a number: find it below
+        values = np.empty(0)
     if len(values) != n_frames * n_channels:
         # A token made only of numeric characters but not a number ("1.2.3", "--5").
         for k, tok in enumerate(data.split()):
