@@ -10,19 +10,13 @@ from __future__ import annotations
 
 import bpy
 import numpy as np
-from bpy_extras import anim_utils
 
 from ..motionctl import quat
 from ..motionctl.clip import Clip, resample
 from ..motionctl.skeleton import Skeleton
+from .compat import assign_action, new_action, new_fcurve
 
-SLOT_NAME = "motionctl"
 LINEAR = 1  # keyframe interpolation enum value
-
-
-def slotted_actions() -> bool:
-    """Blender 4.4+ stores channels in slots/layers/strips; 4.2 and 4.3 in Action.fcurves."""
-    return bpy.app.version >= (4, 4, 0)
 
 
 def build_armature(context, skeleton: Skeleton, name: str):
@@ -109,17 +103,7 @@ def pose_channels(ob, clip: Clip, root_motion: str = "BONE"):
     return basis, loc, moving, object_loc
 
 
-def _new_fcurve(channels, path: str, index: int, group: str):
-    try:
-        return channels.fcurves.new(path, index=index, group_name=group)  # 5.0+
-    except TypeError:
-        try:
-            return channels.fcurves.new(path, index=index, action_group=group)  # legacy actions
-        except TypeError:
-            return channels.fcurves.new(path, index=index)  # 4.4 channelbags
-
-
-def _set_keys(fc, times: np.ndarray, values: np.ndarray) -> None:
+def set_keys(fc, times: np.ndarray, values: np.ndarray) -> None:
     kp = fc.keyframe_points
     kp.add(len(times))
     co = np.empty(2 * len(times), dtype=np.float32)
@@ -128,31 +112,6 @@ def _set_keys(fc, times: np.ndarray, values: np.ndarray) -> None:
     kp.foreach_set("co", co)
     kp.foreach_set("interpolation", np.full(len(times), LINEAR, dtype=np.int32))
     fc.update()
-
-
-def new_action(name: str, id_root: str = "OBJECT"):
-    """An empty action and the channel container to fill (channelbag of a slot on 4.4+)."""
-    act = bpy.data.actions.new(name)
-    act.use_fake_user = True  # kept in the .blend even when not assigned
-    if slotted_actions():
-        slot = act.slots.new(id_type=id_root, name=SLOT_NAME)
-        return act, slot, anim_utils.action_ensure_channelbag_for_slot(act, slot)
-    act.id_root = id_root
-    return act, None, act
-
-
-def action_fcurves(act) -> list:
-    """Every F-curve of an action (all slots' channelbags on 4.4+, ``Action.fcurves`` on 4.2)."""
-    if not slotted_actions():
-        return list(act.fcurves)
-    return [fc for layer in act.layers for strip in layer.strips for bag in strip.channelbags for fc in bag.fcurves]
-
-
-def assign_action(ob, act, slot=None) -> None:
-    ad = ob.animation_data or ob.animation_data_create()
-    ad.action = act
-    if slotted_actions():
-        ad.action_slot = slot if slot is not None else (act.slots[0] if len(act.slots) else None)
 
 
 def bake_clip(ob, clip: Clip, action_name: str, frame_start: int = 1, scene_fps: float | None = None,
@@ -173,13 +132,13 @@ def bake_clip(ob, clip: Clip, action_name: str, frame_start: int = 1, scene_fps:
     for j, jname in enumerate(names):
         esc = bpy.utils.escape_identifier(jname)
         for i in range(4):
-            _set_keys(_new_fcurve(channels, f'pose.bones["{esc}"].rotation_quaternion', i, jname), times, basis[:, j, i])
+            set_keys(new_fcurve(channels, f'pose.bones["{esc}"].rotation_quaternion', i, jname), times, basis[:, j, i])
         if moving[j]:  # with root motion on the object the root bone is keyed at rest (zeros)
             for i in range(3):
-                _set_keys(_new_fcurve(channels, f'pose.bones["{esc}"].location', i, jname), times, loc[:, j, i])
+                set_keys(new_fcurve(channels, f'pose.bones["{esc}"].location', i, jname), times, loc[:, j, i])
     if object_loc is not None:
         for i in range(3):
-            _set_keys(_new_fcurve(channels, "location", i, "Object Transforms"), times, object_loc[:, i])
+            set_keys(new_fcurve(channels, "location", i, "Object Transforms"), times, object_loc[:, i])
     act["motionctl_fps"] = float(clip.fps)
     act["motionctl_clip"] = clip.name
     if assign:

@@ -6,7 +6,8 @@ in ``.npz``/``.csv`` files.  Each file's caches are named ``<id>_<kind>_<data-bl
 unsaved sessions, never share a cache.  Unsaved, they live in ``<temp>/motionctl_cache/<id>/``;
 saved, in ``//motionctl_cache/`` beside the .blend, referenced by relative paths.  Saving to a
 new place (Save As, Save Copy) gives the new file its own id and copies its caches beside it
-(moved, from the temp folder), so the file that stays behind keeps its own; opening a .blend that
+(a Save As of an unsaved file then removes the temp ones), so the file that stays behind keeps
+its own; opening a .blend that
 was copied outside Blender does the same.  Scene properties that hold cache paths are listed in
 ``CACHE_PROPERTIES``.
 """
@@ -132,7 +133,9 @@ def on_save_pre(filepath, *_):
                    os.path.join(tempfile.gettempdir(), FOLDER, file_id(st)))
         new_dir = os.path.join(os.path.dirname(target), FOLDER)
         new_id = uuid.uuid4().hex[:10]
-        undo = relocate(st, old_dir, new_dir, new_id, move=not bpy.data.filepath)
+        # Copied, not moved, even from the temp folder: a Save Copy keeps working on the old files
+        # (save_post removes the temp ones after a Save As).
+        undo = relocate(st, old_dir, new_dir, new_id, move=False)
         _PENDING[scene.name] = (st.file_id, st.owner, undo, bool(bpy.data.filepath))
         st.file_id = new_id
         st.owner = target
@@ -142,6 +145,12 @@ def on_save_pre(filepath, *_):
 def on_save_post(filepath, *_):
     """After a Save Copy the open file is still the old one: give it back its own caches."""
     if os.path.abspath(bpy.data.filepath) == os.path.abspath(filepath):
+        for old_id, _, undo, was_saved in _PENDING.values():  # a Save As of an unsaved file: its temp
+            if not was_saved:                                 # caches now live beside the .blend
+                for value in undo.values():
+                    if os.path.isfile(value) and os.path.dirname(os.path.dirname(value)) == \
+                            os.path.join(tempfile.gettempdir(), FOLDER):
+                        os.remove(value)
         _PENDING.clear()
         return
     for scene in bpy.data.scenes:

@@ -12,6 +12,7 @@ from ..motionctl.engines import ENGINES
 from ..motionctl.errors import Cancelled, MotionctlError
 from ..motionctl.settings import options
 from .cache import resolve
+from .compat import require_animatable
 
 
 def settings(context):
@@ -50,15 +51,17 @@ def chosen_group(context):
     return group
 
 
-def target_armature(context, group=None):
-    """The active armature if motionctl made it, else the chosen group's."""
+def target_armature(context, group=None, what: str = "Preview"):
+    """The active armature if motionctl made it, else the chosen group's; refused in one line when
+    it could not keep an action (linked from a library without an override)."""
     ob = context.active_object
-    if ob is not None and ob.type == "ARMATURE" and "motionctl_joints" in ob:
-        return ob
-    group = group or chosen_group(context)
-    if group.armature is None:
-        raise MotionctlError("select an armature imported by motionctl")
-    return group.armature
+    if not (ob is not None and ob.type == "ARMATURE" and "motionctl_joints" in ob):
+        group = group or chosen_group(context)
+        if group.armature is None:
+            raise MotionctlError("select an armature imported by motionctl")
+        ob = group.armature
+    require_animatable(ob, what)
+    return ob
 
 
 def ticked_clip_tags(st, group) -> dict:

@@ -250,7 +250,7 @@ class MOTIONCTL_OT_bake_best_path(BackgroundJobOperator, bpy.types.Operator):
         if model.own_graph() is None:
             raise MotionctlError(f"best paths are baked for motion graphs; the evaluation is of a "
                                  f"{ENGINES[engine].label} model")
-        self._target = target_armature(context, group)
+        self._target = target_armature(context, group, "Bake a Best Path")
         table = model.frame_table(group_clips(context, group))
         embedding = maps.get("embedding") or STATE.embedding
         env = settings_ = None

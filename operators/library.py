@@ -17,7 +17,8 @@ from bpy_extras.io_utils import ImportHelper
 
 from ..motionctl.errors import MotionctlError
 from ..motionctl.library import ImportSettings, LibraryImport, import_library
-from .armature import assign_action, bake_clip, build_armature
+from .armature import bake_clip, build_armature
+from .compat import assign_action
 from .background import BackgroundJobOperator
 from .cache import cache_path, safe_name, stored
 from .common import settings

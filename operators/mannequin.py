@@ -7,6 +7,7 @@ import bpy
 import numpy as np
 
 from .common import report_error, target_armature
+from .compat import enable_material_nodes
 
 SIDES = 8
 
@@ -76,8 +77,7 @@ def solid_material(name: str, color) -> "bpy.types.Material":
     """A plain material with the same colour in the viewport and in renders."""
     mat = bpy.data.materials.get(name) or bpy.data.materials.new(name)
     mat.diffuse_color = color
-    if bpy.app.version < (5, 0, 0):
-        mat.use_nodes = True  # always on from 5.0 (the property is deprecated there)
+    enable_material_nodes(mat)
     bsdf = mat.node_tree.nodes.get("Principled BSDF") if mat.node_tree else None
     if bsdf is not None:
         bsdf.inputs["Base Color"].default_value = color
@@ -96,7 +96,7 @@ class MOTIONCTL_OT_add_mannequin(bpy.types.Operator):
         try:
             ob = context.active_object  # any armature: a retargeted character without a mesh too
             if ob is None or ob.type != "ARMATURE":
-                ob = target_armature(context)
+                ob = target_armature(context, what="Add Mannequin")
         except Exception as exc:  # noqa: BLE001
             return report_error(self, context, exc, "Add Mannequin")
         body = add_mannequin(context, ob)

@@ -168,12 +168,12 @@ def floor_point(context, event):
     return None if t < 0 else (origin + t * ray)[:2]
 
 
-def playable(context):
+def playable(context, what: str = "Drive"):
     """(model, its frame table, target armature) for the Controller panel's engine."""
     st = settings(context)
     model, group = trained_model(context, st.engine)
     table = model.frame_table(group_clips(context, group))
-    return model, table, target_armature(context, group)
+    return model, table, target_armature(context, group, what)
 
 
 COMPARE_IMAGE = "motionctl_compare"
@@ -373,7 +373,7 @@ class MOTIONCTL_OT_play_trace(BackgroundJobOperator, bpy.types.Operator):
 
     def prepare(self, context):
         prefs = settings(context).preview
-        model, table, self._target = playable(context)
+        model, table, self._target = playable(context, "Play Trace")
         if not prefs.trace_path:
             raise MotionctlError("choose a trace file to play")
         trace = read_trace(bpy.path.abspath(prefs.trace_path))
@@ -419,7 +419,7 @@ def bake_last(context, target=None):
     """Bake the last driven or played run into an action with the Preview settings."""
     prefs = settings(context).preview
     clip = last_run(context)
-    target = target or target_armature(context)
+    target = target or target_armature(context, what="Bake")
     scene = context.scene
     act = bake_clip(target, clip, prefs.action_name, frame_start=prefs.frame_start,
                     scene_fps=scene.render.fps / scene.render.fps_base, root_motion=prefs.root_motion)

@@ -24,7 +24,9 @@ from ..motionctl.jobs import check_stop
 from ..motionctl.retarget import (RetargetSettings, Rig, auto_map, find_roles, load_preset, quality, retarget,
                                   save_preset, with_root_bone)
 from ..motionctl.session import Session, commands_from_controls
-from .armature import _new_fcurve, _set_keys, assign_action, new_action
+from .armature import set_keys
+from .compat import (assign_action, new_action, new_fcurve, require_animatable, require_editable_bones,
+                     set_strip_slot)
 from .background import BackgroundJobOperator
 from .common import (chosen_group, clip_tags, database_path, load_clips, model_entry, model_file, report_error, settings,
                      ticked_clip_tags)
@@ -121,11 +123,11 @@ def bake_retargeted(ob, res, action_name: str, frame_start: int = 1, assign: boo
         path, values = rotation_channels(res.rotation[:, k], bone.rotation_mode)
         esc = bpy.utils.escape_identifier(name)
         for i in range(values.shape[1]):
-            _set_keys(_new_fcurve(channels, f'pose.bones["{esc}"].{path}', i, name), times, values[:, i])
+            set_keys(new_fcurve(channels, f'pose.bones["{esc}"].{path}', i, name), times, values[:, i])
     for name, loc in res.locations.items():
         esc = bpy.utils.escape_identifier(name)
         for i in range(3):
-            _set_keys(_new_fcurve(channels, f'pose.bones["{esc}"].location', i, name), times, loc[:, i])
+            set_keys(new_fcurve(channels, f'pose.bones["{esc}"].location', i, name), times, loc[:, i])
     if res.object_loc is not None:
         if ob.parent is not None:
             raise MotionctlError(f"armature {ob.name!r} has a parent: Root Motion on the Armature Object needs one "
@@ -134,9 +136,9 @@ def bake_retargeted(ob, res, action_name: str, frame_start: int = 1, assign: boo
         world_loc = res.object_loc
         path, values = rotation_channels(quat.mul(res.object_rot, r0[None]), ob.rotation_mode)
         for i in range(3):
-            _set_keys(_new_fcurve(channels, "location", i, "Object Transforms"), times, world_loc[:, i])
+            set_keys(new_fcurve(channels, "location", i, "Object Transforms"), times, world_loc[:, i])
         for i in range(values.shape[1]):
-            _set_keys(_new_fcurve(channels, path, i, "Object Transforms"), times, values[:, i])
+            set_keys(new_fcurve(channels, path, i, "Object Transforms"), times, values[:, i])
     act["motionctl_fps"] = float(res.fps)
     act["motionctl_clip"] = res.name
     if assign:
@@ -156,8 +158,7 @@ def push_to_nla(ob, actions: list, track_name: str) -> None:
         first, last = (float(x) for x in act.frame_range)
         at = first if start is None else max(first, start)
         strip = track.strips.new(act.name, int(round(at)), act)
-        if hasattr(strip, "action_slot") and len(act.slots):
-            strip.action_slot = act.slots[0]
+        set_strip_slot(strip, act)
         start = strip.frame_end + 1
 
 
@@ -232,11 +233,13 @@ class MOTIONCTL_OT_retarget(BackgroundJobOperator, bpy.types.Operator):
     def prepare(self, context):
         rt = settings(context).retarget
         self._target = rt.target
+        require_animatable(rt.target, "Retarget")
         target = rig_from_object(rt.target)
         inputs = what_to_retarget(context, rt.source)
         self._new_root = None
         roles = find_roles(target)
         if rt.root_motion == "BONE" and "root" not in roles:
+            require_editable_bones(rt.target, f"Root Motion 'Bone' adds a {ROOT_BONE!r} bone")
             target, length = with_root_bone(target, roles, ROOT_BONE)
             kids = [target.names[b] for b in np.flatnonzero(target.parents == len(target.names) - 1)]
             self._new_root = (target.names[-1], length, kids)

@@ -16,6 +16,7 @@ from bpy.types import PropertyGroup
 from ..motionctl.engines import ENGINES
 from ..motionctl.settings import options
 from ..operators.active import on_candidate_index
+from ..operators.compat import PATH_OPTIONS
 from ..operators.library import show_clip
 
 UNITS = {"LENGTH": "LENGTH", "TIME": "TIME_ABSOLUTE", "VELOCITY": "VELOCITY", "ROTATION": "ROTATION"}
@@ -91,7 +92,7 @@ class MOTIONCTL_PG_model(PropertyGroup):
     """A trained model of one engine on a group: its file and its summary (JSON)."""
 
     engine: StringProperty(name="Engine")
-    path: StringProperty(name="Model", subtype="FILE_PATH", options={"PATH_SUPPORTS_BLEND_RELATIVE"})
+    path: StringProperty(name="Model", subtype="FILE_PATH", options=PATH_OPTIONS)
     summary: StringProperty(name="Summary")
 
 
@@ -100,7 +101,7 @@ class MOTIONCTL_PG_group(PropertyGroup):
 
     armature: PointerProperty(name="Armature", type=bpy.types.Object)
     database: StringProperty(name="Database", subtype="FILE_PATH", description="The group's .npz cache",
-                             options={"PATH_SUPPORTS_BLEND_RELATIVE"})
+                             options=PATH_OPTIONS)
     summary: StringProperty(name="Summary")
     fps: FloatProperty(name="FPS")
     models: CollectionProperty(type=MOTIONCTL_PG_model)
@@ -108,7 +109,7 @@ class MOTIONCTL_PG_group(PropertyGroup):
 
 class MOTIONCTL_PG_trace(PropertyGroup):
     path: StringProperty(name="Trace", subtype="FILE_PATH", description="A control trace (CSV or JSON)",
-                         options={"PATH_SUPPORTS_BLEND_RELATIVE"})
+                         options=PATH_OPTIONS)
 
 
 ENGINE_ITEMS = [(e.name, e.label, e.description) for e in ENGINES.values()]
@@ -145,7 +146,7 @@ class MOTIONCTL_PG_preview(PropertyGroup):
     record: BoolProperty(name="Record Trace", default=False,
                          description="Save the controls you drive as a trace file (training data for the user model)")
     trace_path: StringProperty(name="Trace File", subtype="FILE_PATH", description="Trace to play through the controller",
-                               options={"PATH_SUPPORTS_BLEND_RELATIVE"})
+                               options=PATH_OPTIONS)
     action_name: StringProperty(name="Action", default="motionctl_run")
     frame_start: IntProperty(name="Start Frame", default=1)
     root_motion: EnumProperty(name="Root Motion", default="BONE", items=[
@@ -184,8 +185,8 @@ class MOTIONCTL_PG_evaluate(PropertyGroup):
     seconds: FloatProperty()
     details: StringProperty()
     result_path: StringProperty(subtype="FILE_PATH", description="The evaluation's maps and the room (cache)",
-                                options={"PATH_SUPPORTS_BLEND_RELATIVE"})
-    map_path: StringProperty(subtype="FILE_PATH", options={"PATH_SUPPORTS_BLEND_RELATIVE"})
+                                options=PATH_OPTIONS)
+    map_path: StringProperty(subtype="FILE_PATH", options=PATH_OPTIONS)
 
 
 class MOTIONCTL_PG_active_candidate(PropertyGroup):
@@ -294,7 +295,7 @@ class MOTIONCTL_PG_settings(PropertyGroup):
     active: PointerProperty(type=MOTIONCTL_PG_active)
     retarget: PointerProperty(type=MOTIONCTL_PG_retarget)
     last_run: StringProperty(subtype="FILE_PATH", description="The last driven or played run (cache), for Bake",
-                             options={"PATH_SUPPORTS_BLEND_RELATIVE"})
+                             options=PATH_OPTIONS)
     job_progress: FloatProperty(name="Progress", min=0.0, max=1.0, subtype="FACTOR")
     job_message: StringProperty(name="Job")
     job_running: BoolProperty()

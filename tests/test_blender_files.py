@@ -92,6 +92,18 @@ def test_saving_moves_caches_beside_the_blend_and_save_copy_keeps_the_open_files
     assert st.file_id != own[0] and os.path.exists(bpy.path.abspath(st.groups[0].database))
 
 
+def test_save_copy_of_an_unsaved_session_keeps_its_caches(bpy_clean, demo_library, tmp_path):
+    bpy = bpy_clean
+    st = import_clips(bpy, demo_library, SMALL)
+    temp_db = bpy.path.abspath(st.groups[0].database)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "copy.blend"), copy=True)
+    st = bpy.context.scene.motionctl
+    assert bpy.path.abspath(st.groups[0].database) == temp_db and os.path.exists(temp_db)  # still usable
+    assert len(cache_files(str(tmp_path))) == 1
+    quick_fragments(st)
+    assert bpy.ops.motionctl.train(engine="fragments") == {"FINISHED"}
+
+
 def test_a_blend_copied_outside_blender_gets_its_own_caches(bpy_clean, demo_library, tmp_path):
     bpy = bpy_clean
     import_clips(bpy, demo_library, SMALL)

@@ -104,7 +104,7 @@ def test_a_controller_run_on_a_mixamo_rig_with_root_motion_on_the_object(walks, 
     assert bpy.ops.motionctl.retarget() == {"FINISHED"}
     assert ob.data.bones.get("root") is None  # the object carries the root motion: no bone added
     act = ob.animation_data.action
-    paths = {fc.data_path for fc in ext.operators.armature.action_fcurves(act)}
+    paths = {fc.data_path for fc in ext.operators.compat.action_fcurves(act)}
     assert {"location", "rotation_euler"} <= paths
     clip = ext.operators.preview.last_run(bpy.context)
     clip = ext.motionctl.clip.resample(clip, 30.0)
