@@ -3,13 +3,15 @@
     .venv/bin/python tools/build_extension.py --out dist                        # every platform
     .venv/bin/python tools/build_extension.py --out dist --platforms linux-x64  # one
 
-Steps: copy the extension's files into a staging folder; for each platform let pip resolve the
+Steps: copy the extension's files into a staging folder; for each platform and each Python that a
+supported Blender embeds (``PYTHONS``: 3.11 in Blender 4.2-5.0, 3.13 from 5.1) let pip resolve the
 whole dependency closure of our requirements (scikit-learn, scipy and whatever they import:
-joblib, threadpoolctl, narwhals, cloudpickle...) as cp311 wheels for that platform, against the
-numpy Blender ships (``BLENDER_NUMPY``), and drop numpy itself (never bundled: Blender has it);
-write the manifest's ``wheels`` and ``platforms``; validate; then ``blender_ext.py build
---split-platforms``, which keeps in each zip only the wheels for its platform.  The builder and
-validator come from the ``bpy`` wheel.
+joblib, threadpoolctl, narwhals, cloudpickle...) as wheels for that platform and Python, against
+the numpy that Blender ships with it, and drop numpy itself (never bundled: Blender has it); write
+the manifest's ``wheels`` (cp311 and cp313 side by side: Blender installs the ones that match its
+own Python) and ``platforms``; validate; then ``blender_ext.py build --split-platforms``, which
+keeps in each zip only the wheels for its platform.  The builder and validator come from the
+``bpy`` wheel.
 """
 
 from __future__ import annotations
@@ -24,11 +26,20 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from tools.blender_releases import RELEASES, plain_constraints  # noqa: E402
+
 INCLUDE = ["__init__.py", "blender_manifest.toml", "LICENSE", "README.md", "motionctl", "operators", "panels"]
-# What the engine imports; pip adds their own dependencies.  Pinned to versions that run on
-# Blender's numpy and Python 3.11 (checked with the bpy 5.0.1 module).
+# What the engine imports; pip adds their own dependencies.  One version for every Blender: each
+# declares a numpy range that holds both numpy 1.26 and 2.x (scipy 1.17.1: numpy>=1.26.4,<2.7;
+# scikit-learn 1.9.1: numpy>=1.24.1), and has wheels for cp311 and cp313.
 PACKAGES = ["scikit-learn==1.9.1", "scipy==1.17.1"]
-BLENDER_NUMPY = "numpy==1.26.4"  # what Blender 4.4-5.0 ship: dependencies must accept it
+# Each Python a supported Blender embeds -> the oldest numpy shipped with it, which the wheels must
+# accept (3.11: Blender 4.2 LTS - 5.0 with numpy 1.26; 3.13: Blender 5.1 and newer with numpy 2.x).
+PYTHONS = {py: min((r.numpy for r in RELEASES if r.python == py), key=lambda v: tuple(map(int, v.split("."))))
+           for py in sorted({r.python for r in RELEASES})}
 PROVIDED_BY_BLENDER = ("numpy",)
 PLATFORMS = {
     "linux-x64": ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"],
@@ -65,20 +76,21 @@ def stage(dest: str) -> None:
             shutil.copy2(src, os.path.join(dest, name))
 
 
-def download_wheels(dest: str, platforms) -> list:
-    """Every wheel the engine needs on each platform (pip resolves the closure), minus numpy."""
+def download_wheels(dest: str, platforms, pythons=tuple(PYTHONS)) -> list:
+    """Every wheel the engine needs on each platform and Python (pip resolves the closure), minus numpy."""
     os.makedirs(dest, exist_ok=True)
+    constraints = plain_constraints(os.path.join(ROOT, "build", "wheel_pins"))  # outside the staged extension
     for plat in platforms:
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:",
-               "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311", "--abi", "abi3", "--abi", "none",
-               "-d", dest]
-        for tag in PLATFORMS[plat]:
-            cmd += ["--platform", tag]
-        cmd += ["--platform", "any"]
-        print(f"resolving and downloading wheels for {plat}", flush=True)
-        constraints = os.path.join(ROOT, "constraints.txt")  # the same versions the tests and benchmarks ran
-        subprocess.run(cmd + (["-c", constraints] if os.path.exists(constraints) else []) + PACKAGES + [BLENDER_NUMPY],
-                       check=True)
+        for version in pythons:
+            abi, numpy = "cp" + version.replace(".", ""), "numpy==" + PYTHONS[version]
+            cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:",
+                   "--python-version", version, "--implementation", "cp", "--abi", abi, "--abi", "abi3",
+                   "--abi", "none", "-d", dest]
+            for tag in PLATFORMS[plat]:
+                cmd += ["--platform", tag]
+            cmd += ["--platform", "any"]
+            print(f"resolving and downloading wheels for {plat}, Python {version}", flush=True)
+            subprocess.run(cmd + (["-c", constraints] if constraints else []) + PACKAGES + [numpy], check=True)
     for name in PROVIDED_BY_BLENDER:
         for whl in glob.glob(os.path.join(dest, f"{name}-*.whl")):
             os.remove(whl)
@@ -112,7 +124,8 @@ def main(argv=None) -> int:
     build.append("--split-platforms")
     subprocess.run(build, check=True)
     for z in sorted(glob.glob(os.path.join(args.out, "*.zip"))):
-        print(f"{os.path.basename(z)}: {os.path.getsize(z) / 2**20:.1f} MB")
+        subprocess.run([sys.executable, cli, "validate", z], check=True, stdout=subprocess.DEVNULL)
+        print(f"{os.path.basename(z)}: {os.path.getsize(z) / 2**20:.1f} MB, validated")
     return 0
 
 
