@@ -135,7 +135,13 @@ def main(argv=None) -> int:
     pc.add_argument("folder")
     tb = sub.add_parser("table", help="the markdown table of the zip tests' results (JSON lines)")
     tb.add_argument("record")
+    rq = sub.add_parser("requirements", help="pip requirements of the oldest or newest release's bpy and numpy")
+    rq.add_argument("which", choices=("oldest", "newest"))
     args = ap.parse_args(argv)
+    if args.command == "requirements":
+        r = OLDEST if args.which == "oldest" else NEWEST
+        print(f"bpy=={r.blender} numpy=={r.numpy}")
+        return 0
     if args.command == "plain-constraints":
         print(plain_constraints(args.folder))
         return 0
