@@ -23,6 +23,7 @@ from .errors import MotionFileError
 from .clip import Clip
 from .tags import apply_tags
 from .store import read_bytes
+from .roots import extra_root, fold_root
 from .orient import Orientation, floor_lift, orient
 from .skeleton import POS_CHANNELS, ROT_CHANNELS, Skeleton, axis_conversion
 
@@ -248,7 +249,7 @@ _MOTION = re.compile(rb"^[ \t]*MOTION[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
 
 def parse_bvh_oriented(data: bytes, path: str = "<memory>", unit_scale: float | None = None,
                        name: str | None = None, axis_forward: str | None = None, axis_up: str | None = None,
-                       floor: str = "keep") -> tuple[Clip, Orientation]:
+                       floor: str = "keep", fold_roots: bool = True) -> tuple[Clip, Orientation]:
     """A Clip (Z up, metres) from the bytes of a BVH file, and what was decided about its units,
     axes and floor (``motionctl.orient``).
 
@@ -256,6 +257,8 @@ def parse_bvh_oriented(data: bytes, path: str = "<memory>", unit_scale: float | 
     axis_forward, axis_up   the file's axes, as in Blender's importer ("-Z", "Y" for most files);
                  None: up detected from the motion, forward paired with it
     floor        "keep", "auto" (stance feet on z = 0) or "lowest" (lowest point on z = 0)
+    fold_roots   fold a root with a single child (an extra root above the hips: ``motionctl.roots``)
+                 into it, so the hips carry the root motion; False keeps the file's joints
     """
     if b"\n" not in data and b"\r" in data:
         data = data.replace(b"\r", b"\n")  # classic Mac line endings
@@ -296,9 +299,15 @@ def parse_bvh_oriented(data: bytes, path: str = "<memory>", unit_scale: float | 
 
     skel_file, root_pos, local_rot, local_pos = _to_motion(names, parents, offsets, channels, end_parent,
                                                            end_offsets, values)
+    why = extra_root(skel_file, root_pos, local_rot, local_pos) if fold_roots else None
+    if why:
+        note = f"extra root {skel_file.names[0]!r} folded into {skel_file.names[1]!r} (it {why})"
+        skel_file, root_pos, local_rot, local_pos = fold_root(skel_file, root_pos, local_rot, local_pos)
     try:
         skeleton, root_pos, local_rot, local_pos, info = orient(skel_file, root_pos, local_rot, local_pos, unit_scale,
                                                                 axis_up, axis_forward)
+        if why:
+            info.notes.append(note)
         info.floor = floor_lift(skeleton, root_pos, local_rot, local_pos, floor)
     except ValueError as exc:  # an axis or floor setting that is not one
         raise MotionFileError(path, str(exc)) from None
@@ -347,19 +356,20 @@ def _to_motion(names, parents, offsets_file, channels, end_parent, end_offsets_f
 
 
 def read_bvh_oriented(path, unit_scale: float | None = None, tags: bool = True, axis_forward: str | None = None,
-                      axis_up: str | None = None, floor: str = "keep") -> tuple[Clip, Orientation]:
+                      axis_up: str | None = None, floor: str = "keep",
+                      fold_roots: bool = True) -> tuple[Clip, Orientation]:
     """Read a BVH file into a Clip (Z up, metres) and its Orientation; tags from a sidecar JSON
     (its tags or description) or the file name."""
     path = os.fspath(path)
     clip, info = parse_bvh_oriented(read_bytes(path), path, unit_scale, axis_forward=axis_forward, axis_up=axis_up,
-                                    floor=floor)
+                                    floor=floor, fold_roots=fold_roots)
     return (apply_tags(clip, path) if tags else clip), info
 
 
 def read_bvh(path, unit_scale: float | None = None, tags: bool = True, axis_forward: str | None = None,
-             axis_up: str | None = None, floor: str = "keep") -> Clip:
+             axis_up: str | None = None, floor: str = "keep", fold_roots: bool = True) -> Clip:
     """Read a BVH file into a Clip (see ``read_bvh_oriented``)."""
-    return read_bvh_oriented(path, unit_scale, tags, axis_forward, axis_up, floor)[0]
+    return read_bvh_oriented(path, unit_scale, tags, axis_forward, axis_up, floor, fold_roots)[0]
 
 
 # --------------------------------------------------------------------------- writing

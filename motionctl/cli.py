@@ -46,9 +46,16 @@ def out_path(path: str, ext: str) -> str:
 
 # ----------------------------------------------------------------------------- library commands
 
+def import_settings(args) -> ImportSettings:
+    """The import options of the command line (``ImportSettings``' own declaration, as the panel's)."""
+    from .settings import from_args
+
+    return from_args(ImportSettings, args)
+
+
 def cmd_info(args) -> int:
     """``info``: the skeleton groups of files or folders and each file's decisions."""
-    settings = ImportSettings(unit_scale=args.unit_scale, keep_calibration=args.keep_calibration)
+    settings = import_settings(args)
     t0 = time.perf_counter()
     result = import_library(args.paths, settings)
     print(result.summary())
@@ -65,19 +72,25 @@ def cmd_convert(args) -> int:
     """``convert``: any readable clip written as BVH."""
     from .bvh import write_bvh
 
-    clip, info, _ = load_clip(args.input, ImportSettings(unit_scale=args.unit_scale))
+    clip, info, notes = load_clip(args.input, import_settings(args))
+    for note in notes:
+        print(f"  {note}")
     out = out_path(args.output, ".bvh")
     write_bvh(clip, out)
     print(f"wrote {out}: {clip.n_frames} frames at {clip.fps:g} fps, {clip.skeleton.n_joints} joints ({info.describe()})")
     return 0
 
 
-def load_group(paths, group: int | None = None):
-    """(MotionDatabase, absolute source paths) of one skeleton group of ``paths``."""
+def load_group(paths, group: int | None = None, settings: ImportSettings | None = None):
+    """(MotionDatabase, absolute source paths) of one skeleton group of ``paths``, read with the
+    import ``settings``; each file's warnings are printed."""
     for p in paths:
         if not os.path.lexists(p):
             raise MotionctlError(f"--clips: {p}: no such file or folder")
-    result = import_library(paths)
+    result = import_library(paths, settings)
+    for path, info in result.orientations.items():
+        for w in info.warnings:
+            print(f"warning: {path}: {w}", file=sys.stderr)
     for path, msg in result.failed:
         print(f"warning: {msg}", file=sys.stderr)
     if not result.groups:
@@ -97,7 +110,7 @@ def model_clips(model, args):
     paths = args.clips or model.info.get("sources")
     if not paths:
         raise MotionctlError("--clips: the model does not record its clips; pass them")
-    return load_group(paths, args.group)[0].clips
+    return load_group(paths, args.group, import_settings(args))[0].clips
 
 
 # ----------------------------------------------------------------------------- engine commands
@@ -106,7 +119,8 @@ def cmd_train(engine, args) -> int:
     """``<engine> train``: fit the engine on clips and save the model (.npz)."""
     from .jobs import PrintProgress
 
-    fit_and_save(engine, args, args.clips, progress=PrintProgress(engine.name))
+    with PrintProgress(engine.name) as progress:
+        fit_and_save(engine, args, args.clips, progress=progress)
     return 0
 
 
@@ -117,7 +131,7 @@ def fit_and_save(engine, args, paths, **fit_args):
 
     settings = from_args(engine.Settings, args)
     out = out_path(args.out, ".npz")
-    db, sources = load_group(paths, args.group)
+    db, sources = load_group(paths, args.group, import_settings(args))
     t0 = time.perf_counter()
     model = engine.fit(db, settings, **fit_args)
     model.info["sources"] = sources
@@ -196,8 +210,8 @@ def cmd_eval(engine, args) -> int:
         table = model.frame_table(model_clips(model, args)) if model.own_graph() is None else None
         settings = EmbedSettings(cell=args.cell, headings=args.headings, radius=args.radius,
                                  edit=EditModel(scale=args.edit_scale))
-        res = certify(model, table, env, settings, pairs=args.pairs, lm_sample=args.lm_sample,
-                      progress=PrintProgress("evaluate"))
+        with PrintProgress("evaluate") as progress:
+            res = certify(model, table, env, settings, pairs=args.pairs, lm_sample=args.lm_sample, progress=progress)
         print_room_metrics(res, args.json)
         if args.map:
             path = out_path(args.map, ".npy")
@@ -218,12 +232,13 @@ def eval_fragments(model, args) -> int:
 
     clips = model_clips(model, args)
     s = model.settings
-    fm = FragmentModel.build(clips, s.fragments, s.quality, PrintProgress("fragments"))
+    with PrintProgress("fragments") as progress:
+        fm = FragmentModel.build(clips, s.fragments, s.quality, progress)
     traces = [read_trace(p) for p in args.traces] if args.traces else \
         evaluation_traces(fm.fragments, args.count, args.seed, args.trace_seconds)
     kind = s.policy.kind
-    res = evaluate_controllers(fm, {kind: model.table}, model.bins, traces, s.quality, {"opt": None},
-                               PrintProgress("eval"))
+    with PrintProgress("eval") as progress:
+        res = evaluate_controllers(fm, {kind: model.table}, model.bins, traces, s.quality, {"opt": None}, progress)
     r = res[kind]
     print(f"{kind}: {r['mean']:.1f}% of the off-line optimum (std {r['std']:.1f}) over {len(traces)} traces")
     return 0
@@ -287,6 +302,7 @@ def add_engine_commands(sub) -> None:
         def clip_args(q, required):
             q.add_argument("--clips", nargs="+", required=required, help="BVH/AMC files or folders")
             q.add_argument("--group", type=int, help="skeleton group to use when the clips form several")
+            add_import_arguments(q)
 
         names = ["train", "build"] if engine.name == "graph" else ["train"]
         for name in names:
@@ -339,6 +355,13 @@ def add_engine_commands(sub) -> None:
             g.set_defaults(func=cmd_trace)
 
 
+def add_import_arguments(parser) -> None:
+    """The import options (units, axes, floor, extra roots, calibration frames, AMC rate) as a group."""
+    from .settings import add_arguments
+
+    add_arguments(parser.add_argument_group("import options (as the Library panel's)"), ImportSettings)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m motionctl``."""
     p = argparse.ArgumentParser(prog="python -m motionctl", description=__doc__.split("\n\n")[0])
@@ -348,13 +371,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     i = sub.add_parser("info", help="print the skeleton groups of files or folders")
     i.add_argument("paths", nargs="+")
-    i.add_argument("--unit-scale", type=_positive(float), help="metres per file unit (default: from the motion)")
-    i.add_argument("--keep-calibration", action="store_true", help="keep leading T-pose frames")
+    add_import_arguments(i)
     i.set_defaults(func=cmd_info)
     c = sub.add_parser("convert", help="write a BVH or AMC clip as BVH")
     c.add_argument("input")
     c.add_argument("output")
-    c.add_argument("--unit-scale", type=_positive(float))
+    add_import_arguments(c)
     c.set_defaults(func=cmd_convert)
     add_engine_commands(sub)
     return p

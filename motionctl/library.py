@@ -1,11 +1,13 @@
 """Import files and folders of capture into one MotionDatabase per skeleton.
 
-Real folders mix skeletons.  Clips are grouped by topology after three normalisations that keep
-every joint's world position: known naming conventions of the same rig are renamed to one
-(CMU's ASF names, its 3ds Max-friendly and MotionBuilder-friendly BVH releases); an extra root
-that only carries the translation above the group's root is folded into it; and rest poses that
-differ (arms down versus T-pose) are retargeted onto the group's rest pose, keeping each clip's
-own bone lengths.  Files that cannot be read are listed with the reason: none is dropped silently.
+Real folders mix skeletons.  Each file's extra root (a root joint with a single child: a still
+joint_Root at the origin, RL_BoneRoot, a game rig's root) is folded into the hips when it is read
+(``motionctl.roots``; ``fold_roots``), so the hips carry the root motion.  Clips are then grouped by
+topology after two normalisations that keep every joint's world position: known naming
+conventions of the same rig are renamed to one (CMU's ASF names, its 3ds Max-friendly and
+MotionBuilder-friendly BVH releases), and rest poses that differ (arms down versus T-pose) are
+retargeted onto the group's rest pose, keeping each clip's own bone lengths.  Files that cannot be
+read are listed with the reason: none is dropped silently.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ import numpy as np
 from . import quat
 from .asfamc import AsfSkeleton, find_asf_for, read_amc_oriented, read_asf
 from .bvh import read_bvh_oriented
-from .errors import MotionFileError
+from .errors import MotionctlError, MotionFileError
 from .jobs import check_stop
 from .body import detect_calibration_frames
 from .clip import Clip, MotionDatabase, resample
-from .orient import FLOOR_MODES, Orientation, floor_lift, level_floor
-from .skeleton import AXES, Skeleton, forward_kinematics
+from .orient import FEET_NEAR_FLOOR, Orientation, feet_off_floor, floor_lift, level_floor
+from .roots import fold_root
+from .settings import setting, validate as settings_validate
+from .skeleton import AXES, Skeleton
 
 MOTION_EXTENSIONS = (".bvh", ".amc")
 # Rest poses whose bone directions differ by more than this are reported as another rest pose
@@ -55,43 +59,61 @@ NAMING_CONVENTIONS = {
 }
 
 
+AXIS_CHOICES = (("auto", "Automatic", "Decide from the body: the way its head points from its feet"),) + tuple(
+    (a, a, f"The file's {a} axis") for a in AXES)
+
+
 @dataclass
 class ImportSettings:
-    """How files become clips.  None means "decide from the motion" (``motionctl.orient``).
+    """How files become clips: one declaration for the Library panel's import options and the
+    command line's (``motionctl.settings``).  "auto" and an unset unit mean "decide from the
+    motion" (``motionctl.orient``)."""
 
-    unit_scale        metres per file unit; None: ASF files use their own units, BVH files the
-                      unit that makes the body human-sized
-    axis_up           the file's up axis ("Y", "-Z", ...); None: detected (ASF: its convention, Y)
-    axis_forward      the file's forward axis, with ``axis_up`` (default: paired with up)
-    floor             "auto": stance feet on z = 0; "keep": the file's floor; "lowest": the
-                      lowest point of the clip on z = 0
-    keep_calibration  keep leading calibration frames (T-pose) instead of trimming them
-    amc_fps           frame rate of AMC files (not stored in them; CMU's is 120)
-    """
+    unit_scale: float | None = setting(
+        None, "Metres per Unit", "Metres per file unit (centimetres: 0.01); off: the unit that makes the body "
+        "human-sized (ASF files: their own units)", min=1e-6, max=1e3, soft_max=10.0, optional=True, on_value=0.01,
+        group="Units and axes")
+    axis_up: str = setting("auto", "Up", "The file's up axis; Automatic: from the body (head above feet)",
+                           choices=AXIS_CHOICES, group="Units and axes")
+    axis_forward: str = setting("auto", "Forward", "The file's forward axis, with a given Up (Automatic: paired "
+                                "with Up as Blender's importer does)", choices=AXIS_CHOICES, group="Units and axes")
+    floor: str = setting("auto", "Floor", "Where the floor goes", choices=(
+        ("auto", "Feet on the Floor", "Level a tilted capture floor and put stance feet on z = 0"),
+        ("keep", "As in the File", "Keep the file's floor (Blender's importer does)"),
+        ("lowest", "Lowest Point", "Put the lowest point of each clip on z = 0")), group="Units and axes")
+    fold_roots: bool = setting(True, "Fold Extra Roots", "Fold a root joint with a single child (a still "
+                               "joint_Root at the origin, RL_BoneRoot, a game rig's root) into the hips, so the "
+                               "hips carry the root motion the engines read; off: keep the file's joints")
+    keep_calibration: bool = setting(False, "Keep Calibration Frames",
+                                     "Keep leading T-pose calibration frames instead of trimming them")
+    amc_fps: float = setting(120.0, "AMC Frame Rate", "AMC files do not store it; CMU's is 120", min=0.1, max=10000.0,
+                             unit=None)
 
-    unit_scale: float | None = None
-    axis_up: str | None = None
-    axis_forward: str | None = None
-    floor: str = "auto"
-    keep_calibration: bool = False
-    amc_fps: float = 120.0
+    def __post_init__(self):
+        for name in ("axis_up", "axis_forward"):  # None, as older callers say, means automatic
+            if getattr(self, name) is None:
+                setattr(self, name, "auto")
+
+    @property
+    def up(self) -> str | None:
+        """The given up axis, or None to detect it."""
+        return None if self.axis_up == "auto" else self.axis_up
+
+    @property
+    def forward(self) -> str | None:
+        """The given forward axis (only with a given up axis), or None."""
+        return None if self.axis_forward == "auto" or self.up is None else self.axis_forward
 
     def validate(self) -> None:
-        """Raise ValueError naming the setting that is out of range."""
-        if self.unit_scale is not None and not (np.isfinite(self.unit_scale) and 1e-6 <= self.unit_scale <= 1e3):
-            raise ValueError(f"unit_scale must be between 1e-6 and 1000 metres per unit, got {self.unit_scale}")
-        for name in ("axis_up", "axis_forward"):
-            value = getattr(self, name)
-            if value is not None and value not in AXES:
-                raise ValueError(f"{name} must be one of {', '.join(AXES)}, got {value!r}")
-        if self.axis_forward is not None and self.axis_up is None:
-            raise ValueError("axis_forward needs axis_up (the up axis is detected otherwise)")
-        if self.axis_up and self.axis_forward and self.axis_up.lstrip("-") == self.axis_forward.lstrip("-"):
-            raise ValueError(f"axis_forward {self.axis_forward!r} and axis_up {self.axis_up!r} must differ")
-        if self.floor not in FLOOR_MODES:
-            raise ValueError(f"floor must be one of {', '.join(FLOOR_MODES)}, got {self.floor!r}")
-        if not (np.isfinite(self.amc_fps) and 0.1 <= self.amc_fps <= 10000):
-            raise ValueError(f"amc_fps must be between 0.1 and 10000, got {self.amc_fps}")
+        """Raise MotionctlError naming the setting that is out of range."""
+        settings_validate(self)
+
+    def check(self) -> None:
+        """The rules between settings (``settings.validate`` runs them after each one's range)."""
+        if self.axis_forward != "auto" and self.up is None:
+            raise MotionctlError("axis_forward needs axis_up (the up axis is detected otherwise)")
+        if self.up and self.forward and self.up.lstrip("-") == self.forward.lstrip("-"):
+            raise MotionctlError(f"axis_forward {self.forward!r} and axis_up {self.up!r} must differ")
 
 
 @dataclass
@@ -216,13 +238,13 @@ def read_clip(path: str, settings: ImportSettings, asf_cache: dict | None = None
         asf = cache[asf_path]
         if isinstance(asf, MotionFileError):
             raise MotionFileError(path, f"its skeleton cannot be read: {asf}")
-        up = settings.axis_up or "Y"  # the ASF convention; its own units
-        clip, info = read_amc_oriented(path, asf, settings.amc_fps, axis_up=up,
-                                       axis_forward=settings.axis_forward)
+        up = settings.up or "Y"  # the ASF convention; its own units
+        clip, info = read_amc_oriented(path, asf, settings.amc_fps, axis_up=up, axis_forward=settings.forward)
         info.declared = ({"unit"} if settings.unit_scale is None else set()) | \
-            ({"up"} if settings.axis_up is None else set())
+            ({"up"} if settings.up is None else set())
         return clip, info
-    return read_bvh_oriented(path, settings.unit_scale, axis_forward=settings.axis_forward, axis_up=settings.axis_up)
+    return read_bvh_oriented(path, settings.unit_scale, axis_forward=settings.forward, axis_up=settings.up,
+                             fold_roots=settings.fold_roots)
 
 
 def load_clip(path: str, settings: ImportSettings, asf_cache: dict | None = None):
@@ -253,10 +275,14 @@ def prepare_clip(clip: Clip, info: Orientation, settings: ImportSettings, path: 
         root = clip.root_pos.copy()
         root[:, 2] += info.floor
         clip = replace(clip, root_pos=root, tags=set(clip.tags))
+    off = feet_off_floor(clip.skeleton, clip.root_pos, clip.local_rot, clip.local_pos)
+    if off > FEET_NEAR_FLOOR:
+        info.warnings.append(f"the feet never come near the floor (lowest {100 * off:.0f} cm above it): set Floor "
+                             f"(--floor) or Up (--axis-up) if the body is not standing on it")
     clip, renamed = blender_safe_names(clip)
     if renamed:
         notes.append(f"{renamed} joint name(s) shortened to Blender's {MAX_NAME_BYTES} bytes")
-    return clip, info, notes
+    return clip, info, info.notes + [f"WARNING: {w}" for w in info.warnings] + notes
 
 
 def import_library(paths, settings: ImportSettings | None = None, progress=None, should_stop=None) -> LibraryImport:
@@ -282,7 +308,7 @@ def import_library(paths, settings: ImportSettings | None = None, progress=None,
     check_stop(should_stop, "import")
     if progress is not None:
         progress(0.9, f"grouping {len(clips)} clip(s) by skeleton")
-    groups = group_clips(clips, notes)
+    groups = group_clips(clips, notes, fold=settings.fold_roots)
     if progress is not None:
         progress(1.0, f"{len(groups)} group(s)")
     return LibraryImport(groups, failed, skipped, orientations)
@@ -339,28 +365,12 @@ def _key(skeleton: Skeleton, names: list) -> frozenset:
 
 
 def fold_extra_root(clip: Clip) -> Clip:
-    """Remove a root that has one child, composing its motion into that child."""
-    sk = clip.skeleton
-    kids = sk.children(0)
-    if len(kids) != 1 or kids[0] != 1:
-        raise ValueError(f"clip {clip.name!r}: root {sk.names[0]!r} has {len(kids)} children")
-    pos, rot = forward_kinematics(sk, clip.root_pos, clip.local_rot, clip.local_pos)
-    keep = np.arange(1, sk.n_joints)
-    parents = np.where(sk.parents[keep] > 0, sk.parents[keep] - 1, -1)
-    ends = sk.end_parent >= 1
-    new_sk = Skeleton([sk.names[k] for k in keep], parents, sk.offsets[keep], [sk.channels[k] for k in keep],
-                      sk.end_parent[ends] - 1, sk.end_offsets[ends], sk.unit_scale)
-    # The child's rest offset from the old root becomes its position; ensure it has channels.
-    if not any(c.endswith("position") for c in new_sk.channels[0]):
-        chans = list(new_sk.channels)
-        chans[0] = ("Xposition", "Yposition", "Zposition") + tuple(chans[0])
-        new_sk = Skeleton(new_sk.names, new_sk.parents, new_sk.offsets, chans, new_sk.end_parent,
-                          new_sk.end_offsets, new_sk.unit_scale)
-    local_rot = clip.local_rot[:, keep].copy()
-    local_rot[:, 0] = rot[:, 1]
-    local_pos = None if clip.local_pos is None else clip.local_pos[:, keep].copy()
-    return replace(clip, skeleton=new_sk, root_pos=pos[:, 1].copy(), local_rot=local_rot, local_pos=local_pos,
-                   tags=set(clip.tags))
+    """Remove a root that has one child, composing its motion into that child (``roots.fold_root``)."""
+    try:
+        sk, root, rot, pos = fold_root(clip.skeleton, clip.root_pos, clip.local_rot, clip.local_pos)
+    except ValueError as exc:
+        raise ValueError(f"clip {clip.name!r}: {exc}") from None
+    return replace(clip, skeleton=sk, root_pos=root, local_rot=rot, local_pos=pos, tags=set(clip.tags))
 
 
 def _alignment(ref: Skeleton, sk: Skeleton) -> np.ndarray:
@@ -437,8 +447,9 @@ def conform(clip: Clip, ref: Skeleton, names: list) -> tuple[Clip, bool]:
     return replace(clip, skeleton=moved, local_rot=local_rot, local_pos=local_pos, tags=set(clip.tags)), major
 
 
-def group_clips(items, notes: dict | None = None) -> list:
-    """Group (path, clip) pairs by skeleton; see the module docstring for what is normalised."""
+def group_clips(items, notes: dict | None = None, fold: bool = True) -> list:
+    """Group (path, clip) pairs by skeleton; see the module docstring for what is normalised
+    (``fold``: an extra root whose body matches another group is folded into it)."""
     notes = notes if notes is not None else {}
     info = []
     for path, clip in items:
@@ -449,7 +460,7 @@ def group_clips(items, notes: dict | None = None) -> list:
     for row in info:
         path, clip, conv, names, key = row
         sk = clip.skeleton
-        if len(sk.children(0)) == 1 and sk.n_joints > 2 and sk.children(0)[0] == 1:
+        if fold and len(sk.children(0)) == 1 and sk.n_joints > 2 and sk.children(0)[0] == 1:
             folded = fold_extra_root(clip)
             fconv, fnames = _canonical(folded.skeleton)
             fkey = _key(folded.skeleton, fnames)

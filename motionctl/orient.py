@@ -1,23 +1,32 @@
-"""Units, up axis and floor of a clip, decided from its motion rather than its rest pose.
+"""Units, up axis and floor of a clip, decided from the body and its motion, not the file's origin.
 
-Exporters disagree about everything a rest pose could tell: Rokoko-style rigs rest with their
-bones along X, Z-up exports lie down in a Y-up reader, Character Creator puts the floor a metre
-below the feet.  What every capture of a person shares is the motion: a body about 1.7 m tall
-whose feet come back to one floor.  So, with the clip read in its file's own frame and units:
+Exporters disagree about everything a rest pose or a root joint could tell: Rokoko-style rigs rest
+with their bones along X, Z-up exports lie down in a Y-up reader, Character Creator puts the floor
+a metre below the feet, DCC tools add a motionless root at the origin with the body metres away
+(folded into the hips when the file is read: ``motionctl.roots``).  What every capture of a person
+shares is the body: head above hips above feet, feet coming back to one floor, travel along the
+ground.  So, with the clip read in its file's own frame and units, and only the body counted (the
+hips, the first joint with more than one child, and everything below it):
 
-- up axis: the axis along which the body is tallest in most frames (the median over frames of
-  the joints' extent along each axis, clearly taller than the other two, else the file's
-  convention, Y), signed so the head (or, without a joint named head, the upper body: the
-  largest subtree below the first branching joint) is above the hips;
+- up axis: the mean direction from the feet (the ends of the legs: the smaller subtrees at the
+  hips) to the head (a joint named head, else the largest subtree there), over frames, signed
+  so the head is up; its evidence (how well that direction holds frame by frame, how much taller
+  the body is along it than across it, whether the hips travel across it rather than along it)
+  gives a confidence.  With weak evidence the file's convention (Y) is kept unless the body
+  clearly points elsewhere, and the import report says so with the setting to change;
 - unit: the candidate (metres, decimetres, centimetres, millimetres, inches, CMU's 1/0.45-inch
-  units, feet) that makes the body's height (the 75th percentile over frames of the extent
-  along up, arms raised or crouching aside) closest to a human's 1.7 m, on a log scale;
+  units, feet) that makes the body's stature closest to a human's 1.7 m, on a log scale;
+- stature: floor to the top of the head as animators measure a character: the highest point of
+  the skeleton (end sites included) above its lowest, the 75th percentile over frames (arms
+  raised or crouching aside); a head joint without an end site or child gets its top estimated
+  (``HEAD_TOP``);
 - floor: levelled first when the capture's floor is slightly tilted (the plane through each
   frame's lowest point, 0.2-5 degrees), then the 20th percentile over frames of the lowest joint
   or end site, so stance feet stand on z = 0 and airborne frames (jumps) do not lift the floor.
 
 Each decision is either given by the user (kept as is) or detected, and ``Orientation`` records
-which, with the measured height, for the import report.
+which, with the measured stature, the evidence and any warning (a body over 2.3 m or under 1 m
+tall, feet never near the floor, an up axis the body does not clearly show), for the import report.
 """
 
 from __future__ import annotations
@@ -45,6 +54,12 @@ HUMAN_HEIGHT = 1.7  # metres
 FORWARD_FOR_UP = {"Y": "-Z", "-Y": "Z", "Z": "Y", "-Z": "-Y", "X": "Y", "-X": "Y"}
 MAX_FRAMES = 600  # frames sampled for the detection (evenly spread)
 CLEAR_RATIO = 1.25  # the up axis must be this much taller than the others (a walking body: about 2x)
+CLEAR_ALIGNMENT = 0.7  # mean unit feet-to-head vector along the axis: an upright body gives 0.95-1
+# A head joint without an end site sits at the skull base, at about 0.91 of stature (ear level in
+# standard anthropometric proportions): its top is estimated this share of its height above it.
+HEAD_TOP = 1 / 0.91 - 1
+PLAUSIBLE_STATURE = (1.0, 2.3)  # metres: outside, the import report says which setting to check
+FEET_NEAR_FLOOR = 0.15  # metres: feet whose lowest point stays higher than this "never reach the floor"
 
 
 @dataclass
@@ -63,6 +78,10 @@ class Orientation:
     tilt: float = 0.0
     detected: set = field(default_factory=set)
     declared: set = field(default_factory=set)
+    evidence: str = ""                                # what the up axis was decided from
+    confidence: float = float("nan")                  # 0-1: how clearly the body shows its up axis
+    warnings: list = field(default_factory=list)      # one line each, naming the setting to check
+    notes: list = field(default_factory=list)         # what reading did (an extra root folded...)
 
     def source(self, what: str) -> str:
         """How a decision ("unit", "up", "floor") was made: detected, from the file, or set."""
@@ -72,11 +91,18 @@ class Orientation:
         """One line for the import report."""
         unit = self.unit or f"{self.unit_scale:g} m per unit"
         src = {k: self.source(k) for k in ("unit", "up", "floor")}
-        text = f"units {unit} ({src['unit']}; body {self.height:.2f} m tall), up axis {self.up} ({src['up']})"
+        text = f"units {unit} ({src['unit']}; body {self.height:.2f} m tall), up axis {self.up} ({src['up']}"
+        if "up" in self.detected and self.evidence:
+            text += f": {self.evidence}"
+        text += ")"
         if abs(self.floor) >= 0.005:
             text += f", floor: moved {100 * self.floor:+.1f} cm ({src['floor']})"
         if self.tilt:
             text += f", floor levelled by {self.tilt:.1f}°"
+        for note in self.notes:
+            text += f"; {note}"
+        for warning in self.warnings:
+            text += f"; WARNING: {warning}"
         return text
 
 
@@ -131,32 +157,154 @@ def _subtree(skeleton: Skeleton, j: int) -> np.ndarray:
     return np.flatnonzero(inside)
 
 
+LIMB_LEVELS = 4  # a leg is this many joints deep below the hips (thigh, shin, foot, toe); a game rig's
+                 # ik_hand_root -> ik_hand_gun -> ik_hand_l is 3
+
+
 def branch_joint(skeleton: Skeleton) -> int:
-    """The first joint (from the root) with more than one child: the hips of a human rig."""
+    """The hips of a human rig: following the largest subtree from the root, the first joint with
+    at least two children whose subtrees are ``LIMB_LEVELS`` deep (the legs and the spine), so a
+    root's helper children (a prop, a game rig's ik_foot_root) are passed by; for a rig with no
+    such joint, the first joint with more than one child."""
+    deepest = np.zeros(skeleton.n_joints, dtype=np.int64)  # levels of the deepest joint below each
+    size = np.ones(skeleton.n_joints, dtype=np.int64)
+    for k in range(skeleton.n_joints - 1, 0, -1):  # children after parents
+        p = skeleton.parents[k]
+        deepest[p] = max(deepest[p], deepest[k] + 1)
+        size[p] += size[k]
+    j = 0
+    while True:
+        kids = skeleton.children(j)
+        if len(kids) == 0:
+            break
+        if np.count_nonzero(deepest[kids] + 1 >= LIMB_LEVELS) >= 2:
+            return j
+        j = int(kids[np.argmax(size[kids])])
     j = 0
     while len(skeleton.children(j)) == 1:
         j = int(skeleton.children(j)[0])
     return j
 
 
-def detect_up(skeleton: Skeleton, points: np.ndarray, default: str = "Y") -> str:
-    """The file axis pointing up ("Y", "-Z", ...) from sampled positions [F, P, 3] (joints first);
-    ``default`` (BVH's convention) when no axis is clearly the tallest (a T-pose, a body lying
-    down, a synthetic rig), so only clear evidence overrides the file's convention."""
-    extent = np.median(points.max(axis=1) - points.min(axis=1), axis=0)  # [3]
-    order = np.argsort(extent)[::-1]
-    axis = int(order[0])
-    if not extent[axis] >= CLEAR_RATIO * extent[order[1]]:
-        axis = "XYZ".index(default.lstrip("-"))
+def body_joints(skeleton: Skeleton) -> np.ndarray:
+    """The hips (``branch_joint``) and every joint below them: the body, without extra roots above."""
+    return _subtree(skeleton, branch_joint(skeleton))
+
+
+def body_points(skeleton: Skeleton, points: np.ndarray) -> np.ndarray:
+    """[F, P', 3] the body's joints and end sites among sampled positions [F, J + E, 3]."""
+    body = body_joints(skeleton)
+    if len(body) == skeleton.n_joints:
+        return points
+    return np.concatenate((points[:, body], points[:, skeleton.n_joints:][:, np.isin(skeleton.end_parent, body)]),
+                          axis=1)
+
+
+def leg_ends(skeleton: Skeleton) -> np.ndarray:
+    """The last joint of each leg: the deepest joint of every subtree at the hips other than the
+    upper body (toes or ankles on a human rig).  Empty for a rig with no such subtrees."""
     hips = branch_joint(skeleton)
-    upper = upper_body(skeleton)
-    above = float(np.median(points[:, upper, axis].mean(axis=1) - points[:, hips, axis]))
-    return ("" if above >= 0 else "-") + "XYZ"[axis]
+    upper = set(upper_body(skeleton).tolist())
+    depth = skeleton.depth()
+    out = []
+    for k in skeleton.children(hips):
+        sub = _subtree(skeleton, int(k))
+        if upper & set(sub.tolist()):
+            continue
+        out.append(int(sub[np.argmax(depth[sub])]))
+    return np.array(out, dtype=np.int64)
+
+
+def head_joint(skeleton: Skeleton) -> int | None:
+    """The joint named head (the shallowest), or None."""
+    names = [n.lower() for n in skeleton.names]
+    depth = skeleton.depth()
+    heads = [j for j, n in enumerate(names) if "head" in n and "end" not in n and "top" not in n]
+    return min(heads, key=lambda j: depth[j]) if heads else None
+
+
+def detect_up(skeleton: Skeleton, points: np.ndarray, default: str = "Y") -> tuple[str, float, str]:
+    """(the file axis pointing up, e.g. "Y" or "-Z"; confidence 0-1; the evidence in words) from
+    sampled positions [F, P, 3] (joints first, then end sites), counting the body only.
+
+    The axis is the one the mean feet-to-head direction lies along (``CLEAR_ALIGNMENT``: upright
+    bodies give 0.95-1), or, for a rig without legs and head, the one the body is clearly tallest
+    along (``CLEAR_RATIO``); ``default`` (BVH's convention) when neither is clear.  Confidence is
+    low when the evidence is weak or contradicted (the hips travelling along the chosen axis)."""
+    pts = body_points(skeleton, points)
+    extent = np.median(pts.max(axis=1) - pts.min(axis=1), axis=0)  # [3]
+    hips = branch_joint(skeleton)
+    upper, legs = upper_body(skeleton), leg_ends(skeleton)
+    sizes = sorted(len(_subtree(skeleton, int(k))) for k in skeleton.children(hips))
+    if head_joint(skeleton) is None and (len(sizes) < 2 or sizes[-1] == sizes[-2]):
+        legs = legs[:0]  # no head and no subtree larger than the others: nothing tells the upper body
+        upper = np.array([hips]) if len(sizes) < 1 else upper
+    if len(legs):
+        v = points[:, upper].mean(axis=1) - points[:, legs].mean(axis=1)  # feet to head, [F, 3]
+    else:
+        v = points[:, upper].mean(axis=1) - points[:, hips]
+    u = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+    mean = u.mean(axis=0)
+    axis = int(np.argmax(np.abs(mean)))
+    alignment = float(abs(mean[axis]))
+    ratio = float(extent[axis] / max(np.delete(extent, axis).max(), 1e-12))
+    clear = alignment >= CLEAR_ALIGNMENT if len(legs) else ratio >= CLEAR_RATIO
+    if not clear:
+        by_extent = int(np.argmax(extent))
+        if len(legs) == 0 or ratio < CLEAR_RATIO:
+            axis = "XYZ".index(default.lstrip("-"))
+            alignment = float(abs(mean[axis]))
+        else:
+            axis = by_extent
+    sign = 1.0 if mean[axis] >= 0 else -1.0
+    head_up = float(np.mean(sign * u[:, axis] > 0))
+    # The hips travel along the ground: their farthest point from the start lying along the axis
+    # contradicts it (only when they go farther than half the body's size: a jump does not).
+    away = points[:, hips] - points[:0 + 1, hips]
+    far = away[int(np.argmax(np.linalg.norm(away, axis=1)))]
+    moved = float(np.linalg.norm(far)) > 0.5 * extent.max()
+    along = float(abs(far[axis]) / np.linalg.norm(far)) if moved else 0.0
+    confidence = float(np.clip(min(alignment / CLEAR_ALIGNMENT, 1.0) * head_up * (1.0 - max(0.0, along - 0.5)), 0, 1))
+    if not clear:
+        confidence = min(confidence, 0.5)
+    travel = f", travels {100 * (1 - along):.0f}% across it" if moved else ""
+    evidence = (f"head above {'feet' if len(legs) else 'hips'} in {100 * head_up:.0f}% of frames, "
+                f"alignment {alignment:.2f}, body {ratio:.1f}x taller than wide{travel}")
+    return ("" if sign > 0 else "-") + "XYZ"[axis], confidence, evidence
+
+
+def upright_share(skeleton: Skeleton, points: np.ndarray) -> float:
+    """Share of frames in which the head (or upper body) stands clearly above the feet (by a third of
+    the body's length along the feet-to-head direction), in Z-up sampled positions [F, P, 3]; 1 for a
+    rig without legs (nothing to tell)."""
+    legs = leg_ends(skeleton)
+    if len(legs) == 0:
+        return 1.0
+    v = points[:, upper_body(skeleton)].mean(axis=1) - points[:, legs].mean(axis=1)
+    return float(np.mean(v[:, 2] > np.linalg.norm(v, axis=1) / 3))
 
 
 def body_height(points_z: np.ndarray) -> float:
     """The body's height from vertical positions [F, P]: 75th percentile of the per-frame extent."""
     return float(np.percentile(points_z.max(axis=1) - points_z.min(axis=1), 75))
+
+
+def stature(skeleton: Skeleton, points_z: np.ndarray) -> float:
+    """Floor to top of head, as animators measure a character, from vertical positions [F, P]
+    (joints, then end sites) of an upright body: ``body_height`` of the body's points, with a
+    head joint that has neither an end site nor a child joint given its estimated top (``HEAD_TOP``
+    of its height above the body's lowest point)."""
+    head = head_joint(skeleton)
+    lengths = np.linalg.norm(skeleton.end_offsets, axis=1) if len(skeleton.end_parent) else np.zeros(0)
+    size = max(float(np.linalg.norm(skeleton.offsets, axis=1).sum()), 1e-12)
+    has_top = head is not None and (len(skeleton.children(head)) > 0 or
+                                     bool(np.any(lengths[skeleton.end_parent == head] > 0.005 * size)))
+    body = body_points(skeleton, points_z[..., None])[..., 0]
+    if head is None or has_top:
+        return body_height(body)
+    low = body.min(axis=1)
+    top = np.maximum(body.max(axis=1), points_z[:, head] + HEAD_TOP * (points_z[:, head] - low))
+    return float(np.percentile(top - low, 75))
 
 
 def floor_height(points_z: np.ndarray) -> float:
@@ -186,24 +334,34 @@ def orient(skeleton: Skeleton, root_pos, local_rot, local_pos=None, unit_scale: 
     Returns (skeleton, root_pos [F, 3], local_rot [F, J, 4], local_pos or None, Orientation).
     """
     detected = set()
-    points = None
+    points = sample_points(skeleton, root_pos, local_rot, local_pos)
+    confidence, evidence = float("nan"), ""
     if axis_up is None:
-        points = sample_points(skeleton, root_pos, local_rot, local_pos)
-        axis_up = detect_up(skeleton, points)
+        axis_up, confidence, evidence = detect_up(skeleton, points)
         if not axis_forward or axis_forward.lstrip("-") == axis_up.lstrip("-"):
             axis_forward = FORWARD_FOR_UP[axis_up]
         detected.add("up")
     axis_forward = axis_forward or FORWARD_FOR_UP.get(axis_up, "-Z")
     conv = axis_conversion(axis_forward, axis_up)
-    if points is None:
-        points = sample_points(skeleton, root_pos, local_rot, local_pos)
-    height_file = body_height((points @ conv.T)[..., 2])
+    height_file = stature(skeleton, (points @ conv.T)[..., 2])
     if unit_scale is None:
         unit_scale = guess_unit_scale(height_file)
         detected.add("unit")
     sk, root, rot, lpos = reorient(skeleton, root_pos, local_rot, local_pos, conv, unit_scale)
     info = Orientation(up=axis_up, forward=axis_forward, unit_scale=float(unit_scale), unit=unit_name(unit_scale),
-                       height=height_file * unit_scale, detected=detected)
+                       height=height_file * unit_scale, detected=detected, evidence=evidence, confidence=confidence)
+    standing = upright_share(skeleton, points @ conv.T)
+    if "up" not in detected and standing < 0.5:
+        info.warnings.append(f"with up axis {axis_up} the body does not stand (head above the feet in "
+                             f"{100 * standing:.0f}% of frames): check Up (--axis-up), or leave it Automatic")
+    if "up" in detected and confidence < 0.5:
+        info.warnings.append(f"the body does not clearly show which way is up ({evidence}): up axis {axis_up} "
+                             f"kept; set Up (--axis-up) if the body lies down")
+    lo, hi = PLAUSIBLE_STATURE
+    if not lo <= info.height <= hi:
+        how = "detected" if "unit" in detected else "set"
+        info.warnings.append(f"the body comes out {info.height:.2f} m tall in {info.unit or 'the given unit'} ({how}):"
+                             f" set Units (--unit-scale) if that is wrong")
     return sk, root, rot, lpos, info
 
 
@@ -236,7 +394,7 @@ def level_floor(skeleton: Skeleton, root_pos, local_rot, local_pos=None):
     metres) so the feet's plane is level: a rotation about a horizontal axis through the contacts'
     centre, applied to the root.  Returns (root_pos, local_rot, degrees turned); tilts under
     ``MIN_TILT`` or over ``MAX_TILT`` degrees are left alone (0 degrees returned)."""
-    points = sample_points(skeleton, root_pos, local_rot, local_pos)
+    points = body_points(skeleton, sample_points(skeleton, root_pos, local_rot, local_pos))
     grad, pivot = floor_tilt(points)
     normal = np.array([-grad[0], -grad[1], 1.0])
     normal /= np.linalg.norm(normal)
@@ -250,6 +408,19 @@ def level_floor(skeleton: Skeleton, root_pos, local_rot, local_pos=None):
     return root, rot, degrees
 
 
+def feet_off_floor(skeleton: Skeleton, root_pos, local_rot, local_pos=None) -> float:
+    """Metres (Z up, floor at z = 0): how high the legs' lowest point (joints and end sites below
+    the hips other than the upper body) stays in the frames where it is lowest (10th percentile).
+    Capture of a person standing, walking or running gives about 0; NaN for a rig with no legs."""
+    legs = np.setdiff1d(body_joints(skeleton), np.concatenate((upper_body(skeleton), [branch_joint(skeleton)])))
+    if len(legs) == 0:
+        return float("nan")
+    points = sample_points(skeleton, root_pos, local_rot, local_pos)
+    n_j = skeleton.n_joints
+    z = np.concatenate((points[:, legs, 2], points[:, n_j:][:, np.isin(skeleton.end_parent, legs), 2]), axis=1)
+    return float(np.percentile(z.min(axis=1), 10))
+
+
 def floor_lift(skeleton: Skeleton, root_pos, local_rot, local_pos=None, mode: str = "auto") -> float:
     """Metres to raise (+) or lower (-) Z-up motion so its feet stand on z = 0: "auto" the floor
     the stance feet stand on (``floor_height``), "lowest" the lowest point of any frame, "keep" 0."""
@@ -258,11 +429,12 @@ def floor_lift(skeleton: Skeleton, root_pos, local_rot, local_pos=None, mode: st
     if mode == "keep":
         return 0.0
     max_frames = MAX_FRAMES if mode == "auto" else len(root_pos)
-    z = sample_points(skeleton, root_pos, local_rot, local_pos, max_frames)[..., 2]
+    z = body_points(skeleton, sample_points(skeleton, root_pos, local_rot, local_pos, max_frames))[..., 2]
     lift = -(floor_height(z) if mode == "auto" else float(z.min()))
     return lift if abs(lift) >= 1e-6 else 0.0
 
 
-__all__ = ["FLOOR_MODES", "FORWARD_FOR_UP", "HUMAN_HEIGHT", "Orientation", "UNITS", "body_height", "detect_up",
-           "floor_height", "floor_lift", "guess_unit_scale", "orient", "reorient", "sample_points", "unit_name"]
+__all__ = ["FLOOR_MODES", "FORWARD_FOR_UP", "HUMAN_HEIGHT", "Orientation", "UNITS", "body_height", "body_joints",
+           "detect_up", "feet_off_floor", "floor_height", "floor_lift", "guess_unit_scale", "head_joint", "leg_ends",
+           "orient", "reorient", "sample_points", "stature", "unit_name"]
 

@@ -10,8 +10,8 @@ import traceback
 from ..motionctl.clip import MotionDatabase
 from ..motionctl.engines import ENGINES
 from ..motionctl.errors import Cancelled, MotionctlError
-from ..motionctl.settings import options
 from .cache import resolve
+from . import props
 from .compat import require_animatable
 
 
@@ -107,21 +107,7 @@ def load_clips(database: str, clip_tags: dict) -> list:
 def settings_values(engine, pg) -> dict:
     """{option name: value} of an engine's generated property group (``panels.properties``): what
     ``motionctl.settings.from_flat`` takes; an optional option switched off is None."""
-    out = {}
-    for o in options(engine.Settings):
-        if not o.ui:
-            continue
-        v = getattr(pg, o.name)
-        if o.kind in ("floats", "ints"):
-            v = tuple(v)
-        if o.kind == "float":  # Blender stores float32: 0.999 reads back as 0.99900001...
-            v = float(f"{v:.7g}")
-        elif o.kind == "floats":
-            v = tuple(float(f"{x:.7g}") for x in v)
-        if o.optional and not getattr(pg, "use_" + o.name):
-            v = None
-        out[o.name] = v
-    return out
+    return props.settings_values(engine.Settings, pg)
 
 
 def model_entry(group, engine: str):

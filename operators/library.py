@@ -11,21 +11,19 @@ from __future__ import annotations
 import os
 
 import bpy
-from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
+from bpy.props import CollectionProperty, EnumProperty, StringProperty
 from bpy.types import Operator, OperatorFileListElement
 from bpy_extras.io_utils import ImportHelper
 
 from ..motionctl.errors import MotionctlError
 from ..motionctl.library import ImportSettings, LibraryImport, import_library
+from ..motionctl.settings import options
 from .armature import bake_clip, build_armature
 from .compat import assign_action
 from .background import BackgroundJobOperator
 from .cache import cache_path, safe_name, stored
 from .common import settings
-
-_AXES = [("AUTO", "Automatic", "Decide from the motion (the axis the body is tallest along)")] + \
-    [(a, a, f"The file's {a} axis") for a in ("X", "Y", "Z", "-X", "-Y", "-Z")]
-
+from .props import setting_properties, settings_from
 
 def add_library(context, result: LibraryImport, timing: str = "SCENE", built: dict | None = None):
     """Put imported groups into the scene, a clip at a time (a generator yielding (fraction,
@@ -128,40 +126,33 @@ class MOTIONCTL_OT_import_bvh(BackgroundJobOperator, Operator, ImportHelper):
     files: CollectionProperty(type=OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
 
-    unit_mode: EnumProperty(
-        name="Units",
-        items=[("AUTO", "Automatic", "Decide from the motion: the unit that makes the body human-sized (ASF: its "
-                "own units)"), ("MANUAL", "Manual", "Use the scale below")],
-        default="AUTO",
-    )
-    unit_scale: FloatProperty(name="Metres per Unit", default=1.0, min=1e-6, soft_max=10.0, precision=6,
-                              description="Metres per file unit when Units is Manual (centimetres: 0.01)")
-    axis_up: EnumProperty(name="Up", items=_AXES, default="AUTO", description="The file's up axis")
-    axis_forward: EnumProperty(name="Forward", items=_AXES, default="AUTO",
-                               description="The file's forward axis (with a given up axis)")
-    floor: EnumProperty(name="Floor", default="AUTO", items=[
-        ("AUTO", "Feet on the Floor", "Level a tilted capture floor and put stance feet on z = 0"),
-        ("KEEP", "As in the File", "Keep the file's floor (Blender's importer does)"),
-        ("LOWEST", "Lowest Point", "Put the lowest point of each clip on z = 0")])
-    keep_calibration: BoolProperty(name="Keep Calibration Frames", default=False,
-                                   description="Keep leading T-pose calibration frames instead of trimming them")
     timing: EnumProperty(
         name="Timing",
         items=[("SCENE", "Scene Rate", "Resample each clip to the scene frame rate, a key on every frame"),
                ("NATIVE", "Captured Frames", "One key per captured frame (plays faster or slower than captured)")],
         default="SCENE",
     )
-    amc_fps: FloatProperty(name="AMC Frame Rate", default=120.0, min=1.0, description="AMC files do not store it; CMU's is 120")
 
     def invoke(self, context, event):
         return ImportHelper.invoke(self, context, event)  # the file browser, then execute()
 
+    def draw(self, context):
+        """The file browser's side panel: the import options (as declared), then the timing."""
+        layout = self.layout
+        for o in options(ImportSettings):
+            if o.optional:
+                row = layout.row(align=True)
+                row.prop(self, "use_" + o.name, text=f"Manual {o.label}")
+                sub = row.row()
+                sub.active = getattr(self, "use_" + o.name)
+                sub.prop(self, o.name, text="")
+            else:
+                layout.prop(self, o.name)
+        layout.prop(self, "timing")
+
     def import_settings(self) -> ImportSettings:
-        up = None if self.axis_up == "AUTO" else self.axis_up
-        forward = None if self.axis_forward == "AUTO" or up is None else self.axis_forward
-        return ImportSettings(unit_scale=self.unit_scale if self.unit_mode == "MANUAL" else None, axis_up=up,
-                              axis_forward=forward, floor=self.floor.lower(), keep_calibration=self.keep_calibration,
-                              amc_fps=self.amc_fps)
+        """The options as ``ImportSettings`` (their properties are generated from it, as the CLI's)."""
+        return settings_from(ImportSettings, self)
 
     def prepare(self, context):
         paths = [os.path.join(self.directory, f.name) for f in self.files if f.name]
@@ -170,7 +161,6 @@ class MOTIONCTL_OT_import_bvh(BackgroundJobOperator, Operator, ImportHelper):
         if not any(paths):
             raise MotionctlError("choose files or a folder to import")
         opts = self.import_settings()
-        opts.validate()
         self._built = {}
         return import_library, {"paths": paths, "settings": opts}
 
@@ -186,6 +176,9 @@ class MOTIONCTL_OT_import_bvh(BackgroundJobOperator, Operator, ImportHelper):
 
     def abort(self, context) -> None:
         remove_built(context, getattr(self, "_built", {}))
+
+
+MOTIONCTL_OT_import_bvh.__annotations__.update(setting_properties(ImportSettings))  # the CLI's options too
 
 
 class MOTIONCTL_OT_show_clip(Operator):

@@ -9,63 +9,20 @@ Blender code and the defaults are written once.
 from __future__ import annotations
 
 import bpy
-from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, FloatVectorProperty,
-                       IntProperty, IntVectorProperty, PointerProperty, StringProperty)
+from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty)
 from bpy.types import PropertyGroup
 
 from ..motionctl.engines import ENGINES
-from ..motionctl.settings import options
 from ..operators.active import on_candidate_index
 from ..operators.compat import PATH_OPTIONS
+from ..operators.props import setting_properties
 from ..operators.library import show_clip
-
-UNITS = {"LENGTH": "LENGTH", "TIME": "TIME_ABSOLUTE", "VELOCITY": "VELOCITY", "ROTATION": "ROTATION"}
-
-
-def _range(o, kw) -> dict:
-    for key in ("min", "max", "soft_max"):
-        if getattr(o, key) is not None:
-            kw[key] = getattr(o, key)
-    return kw
-
-
-def property_for(o):
-    """The bpy property of one settings option."""
-    kw = {"name": o.label, "description": o.description}
-    if o.kind == "bool":
-        return BoolProperty(default=bool(o.default), **kw)
-    if o.kind == "str":
-        if o.choices:
-            return EnumProperty(items=[tuple(c) for c in o.choices], default=o.default, **kw)
-        return StringProperty(default=o.default, subtype=o.subtype or "NONE", **kw)
-    if o.kind == "int":
-        return IntProperty(default=int(o.default), **_range(o, kw))
-    if o.kind == "float":
-        value = o.default if o.default is not None else (o.on_value if o.on_value is not None else (o.min or 0.0))
-        if o.unit in UNITS:
-            kw["unit"] = UNITS[o.unit]
-        if o.subtype:
-            kw["subtype"] = o.subtype
-        return FloatProperty(default=float(value), **_range(o, kw))
-    if o.kind == "floats":
-        return FloatVectorProperty(size=o.size, default=tuple(float(v) for v in o.default), **_range(o, kw))
-    if o.kind == "ints":
-        return IntVectorProperty(size=o.size, default=tuple(int(v) for v in o.default), **_range(o, kw))
-    raise TypeError(f"no Blender property for option {o.name!r} ({o.kind})")
-
 
 def engine_property_group(engine) -> type:
     """MOTIONCTL_PG_<engine>: one property per shown option; an optional one also gets use_<name>."""
-    ann = {}
-    for o in options(engine.Settings):
-        if not o.ui:
-            continue
-        ann[o.name] = property_for(o)
-        if o.optional:
-            ann["use_" + o.name] = BoolProperty(name=o.label, default=o.default is not None,
-                                                description=f"Turn {o.label} on ({o.description})")
     return type(f"MOTIONCTL_PG_{engine.name}", (PropertyGroup,),
-                {"__annotations__": ann, "__doc__": f"{engine.label} settings (generated from its Settings)"})
+                {"__annotations__": setting_properties(engine.Settings),
+                 "__doc__": f"{engine.label} settings (generated from its Settings)"})
 
 
 ENGINE_GROUPS = [engine_property_group(e) for e in ENGINES.values()]

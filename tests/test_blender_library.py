@@ -23,7 +23,7 @@ def blender_import(bpy, path, scale):
 
 
 def our_import(bpy, path, **kw):
-    kw.setdefault("floor", "KEEP")  # Blender's importer and read_bvh keep the file's floor
+    kw.setdefault("floor", "keep")  # Blender's importer and read_bvh keep the file's floor
     bpy.ops.motionctl.import_bvh(directory=os.path.dirname(path) + os.sep, files=[{"name": os.path.basename(path)}], **kw)
     return bpy.context.scene.motionctl.groups[-1].armature
 

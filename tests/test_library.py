@@ -55,10 +55,14 @@ def test_conforming_to_another_convention_keeps_world_positions(mocap, name):
 
 @pytest.mark.mocap
 def test_folding_an_extra_root_keeps_world_positions(mocap):
-    clip = bvh.read_bvh(os.path.join(mocap, "cc_base", "cc_cmu_02_03_run_jog.bvh"))
+    path = os.path.join(mocap, "cc_base", "cc_cmu_02_03_run_jog.bvh")
+    clip = bvh.read_bvh(path, fold_roots=False)
+    assert clip.skeleton.names[0] == "RL_BoneRoot"
     folded = fold_extra_root(clip)
     assert folded.skeleton.n_joints == clip.skeleton.n_joints - 1
     assert np.abs(folded.world()[0] - clip.world()[0][:, 1:]).max() < 1e-9
+    read = bvh.read_bvh(path)  # folded when read, by default
+    assert read.skeleton.names == folded.skeleton.names and np.abs(read.world()[0] - folded.world()[0]).max() < 1e-9
 
 
 def test_unreadable_file_in_a_folder_is_reported_not_dropped(tmp_path, demo_library):

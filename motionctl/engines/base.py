@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import quat
 from ..clip import Clip, MotionDatabase, resample
 from ..body import mirror_clip
 from ..errors import MotionctlError
@@ -45,11 +46,26 @@ class Engine:
     Model: type
 
 
+MIN_TRAVEL = 0.1  # metres: a library whose root never gets this far from where it started cannot move
+MIN_TURN = np.radians(10.0)  # ... nor turn this far
+
+
 def clips_of(library) -> list:
-    """The clips of a library: a MotionDatabase, or any sequence of clips on one skeleton."""
+    """The clips of a library: a MotionDatabase, or any sequence of clips on one skeleton.  A
+    library with no clip, or whose root never moves (travels under ``MIN_TRAVEL`` and turns under
+    ``MIN_TURN`` in every clip), is refused: any controller trained on it would stand still."""
     clips = list(library.clips if isinstance(library, MotionDatabase) else library)
     if not clips:
         raise MotionctlError("no clips to train on: select at least one")
+    travel = max(float(np.linalg.norm(c.root_pos[:, :2] - c.root_pos[:1, :2], axis=1).max()) for c in clips)
+    turn = max(float(quat.angle(quat.mul(quat.conj(c.local_rot[:1, 0]), c.local_rot[:, 0])).max()) for c in clips)
+    if travel < MIN_TRAVEL and turn < MIN_TURN:
+        root = clips[0].skeleton.names[0]
+        raise MotionctlError(
+            f"none of the {len(clips)} clip(s) moves its root {root!r} (at most {100 * travel:.1f} cm from where it "
+            f"starts, {np.degrees(turn):.1f}° of turn): a controller trained on them would never move. If the "
+            f"motion lies on a joint above the hips, import again with Fold Extra Roots on (--fold-roots); or add "
+            f"clips that walk or turn")
     return clips
 
 
