@@ -93,7 +93,8 @@ def main():
                 bpy.data.actions.remove(act)
                 r = rows[-1]
                 print(f"{kind:7s} {name:13s} plant={plant!s:5s} legs {100 * r['legs_error_p95']:.1f} cm arms "
-                      f"{100 * r['arms_error_p95']:.1f} cm stance {100 * r['stance_offset_p95']:.2f} cm skating "
+                      f"{100 * r['arms_error_p95']:.1f} cm soles {100 * r['sole_median']:+.2f} / {100 * r['sole_p95']:.2f} cm "
+                      f"stance {100 * r['stance_offset_p95']:.2f} cm skating "
                       f"{100 * r['skating_scaled']:.1f}% (src {100 * r['source_skating']:.1f}%) core {core_s * 1e3:.0f} ms "
                       f"bake {bake_s * 1e3:.0f} ms", flush=True)
         rigs[kind] = {"bones": len(rig.names), "mapped": len(mapping), "roles": {k: rig.names[v] for k, v in roles.items()}}
@@ -115,15 +116,18 @@ def markdown(res) -> str:
              f"{res['wall_seconds']:.0f} s in all.", "",
              "Rigs: " + "; ".join(f"**{k}** {v['bones']} bones, {v['mapped']} mapped" for k, v in res["rigs"].items()) + ".",
              "", "Errors are against the capture scaled by the leg-length ratio (cm; p95 over frames and joints); "
-             "`stance` is the planted ankle's height against the capture's (scaled) on contact frames; skating is "
+             "`soles` is the planted feet's lowest point (heel, ball, toe tip) above the floor on the capture's "
+             "contact frames (signed median / p95 of its size); `stance` is the planted ankle's height against "
+             "the capture's (scaled) on contact frames; skating is "
              "the share of frames a planted foot slides faster than 0.5 m/s times the scale (the capture's at 0.5 m/s).",
              "", "| rig | clip | frames | foot plant | scale | legs cm (p95) | arms cm (p95) | leg length m | stance cm "
-             "med / p95 | skating % (capture) | skating % raw | core ms | bake ms | playback gap mm |",
-             "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "med / p95 | soles cm med / p95 | skating % (capture) | skating % raw | core ms | bake ms | playback gap mm |",
+             "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in res["rows"]:
         lines.append(f"| {r['rig']} | {r['clip']} | {r['frames']} | {'yes' if r['foot_plant'] else 'no'} | "
                      f"{r['scale']:.3f} | {100 * r['legs_error_p95']:.1f} | {100 * r['arms_error_p95']:.1f} | "
                      f"{r['leg_length']:.2f} | {100 * r['stance_offset_median']:.2f} / {100 * r['stance_offset_p95']:.2f} | "
+                     f"{100 * r['sole_median']:+.2f} / {100 * r['sole_p95']:.2f} | "
                      f"{100 * r['skating_scaled']:.1f} ({100 * r['source_skating']:.1f}) | {100 * r['skating']:.1f} | "
                      f"{r['core_ms']:.0f} | {r['bake_ms']:.0f} | {1e3 * r['playback_gap_m']:.3f} |")
     return "\n".join(lines) + "\n"

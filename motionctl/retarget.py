@@ -67,7 +67,8 @@ class Rig:
     """A skeleton's rest pose in world space: bone ``names``, ``parents`` (int [B], -1 for none),
     ``heads`` [B, 3] and ``rest`` [B, 4] (each bone's rest rotation, world), ``scale`` (world units
     per armature unit, for locations), ``connected`` (bool [B], bones whose head cannot move), the
-    armature object's ``origin`` and rotation ``object_rest``."""
+    armature object's ``origin`` and rotation ``object_rest``; ``tails`` [B, 3] (optional) where each
+    bone ends (a leaf bone's end site, a Blender bone's tail), for the ground of the rest pose."""
 
     names: list
     parents: np.ndarray
@@ -78,7 +79,7 @@ class Rig:
     name: str = "rig"
     origin: np.ndarray | None = None  # [3] the armature object's world location
     object_rest: np.ndarray | None = None  # [4] its world rotation
-
+    tails: np.ndarray | None = None  # [B, 3] where each bone ends (world)
 
     def __post_init__(self):
         self.names = list(self.names)
@@ -89,6 +90,9 @@ class Rig:
         self.connected = np.zeros(n, dtype=bool) if self.connected is None else np.asarray(self.connected, bool)
         self.origin = np.zeros(3) if self.origin is None else np.asarray(self.origin, dtype=float)
         self.object_rest = quat.identity() if self.object_rest is None else np.asarray(self.object_rest, dtype=float)
+        self.tails = None if self.tails is None else np.asarray(self.tails, dtype=float).reshape(-1, 3)
+        if self.tails is not None and len(self.tails) != n:
+            raise ValueError(f"rig {self.name!r}: {len(self.tails)} tails for {n} bones")
         if self.parents.shape != (n,) or len(self.heads) != n or len(self.rest) != n:
             raise ValueError(f"rig {self.name!r}: names, parents, heads and rest disagree")
         depth = np.zeros(n, dtype=np.int64)
@@ -102,9 +106,16 @@ class Rig:
 
     @classmethod
     def from_skeleton(cls, skeleton, name: str = "source") -> "Rig":
-        """A motionctl skeleton: its rest positions, identity rest rotations (rest-aligned axes)."""
-        return cls(skeleton.names, skeleton.parents, skeleton.rest_positions(), quat.identity((skeleton.n_joints,)),
-                   name=name)
+        """A motionctl skeleton: its rest positions, identity rest rotations (rest-aligned axes), each
+        joint's tail the mean of its bone tips (children and end sites; a leaf without one: itself)."""
+        heads = skeleton.rest_positions()
+        joint, tip = skeleton.bone_tips()
+        sums = np.zeros_like(heads)
+        np.add.at(sums, joint, heads[joint] + tip)
+        count = np.bincount(joint, minlength=skeleton.n_joints)[:, None]
+        tails = np.where(count > 0, sums / np.maximum(count, 1), heads)
+        return cls(skeleton.names, skeleton.parents, heads, quat.identity((skeleton.n_joints,)), name=name,
+                   tails=tails)
 
     def subtree(self, top: int) -> np.ndarray:
         """bool [B]: ``top`` and every bone below it."""
@@ -134,9 +145,12 @@ def with_root_bone(rig: Rig, roles: dict, name: str = "root") -> tuple[Rig, floa
         name += "_motion"
     top = ([roles["hips"]] + rig.ancestors(roles["hips"]))[-1]
     parents = np.append(np.where(np.arange(len(rig.names)) == top, len(rig.names), rig.parents), -1)
+    length = 0.2 * rig.height() / rig.scale
+    tails = None if rig.tails is None else np.vstack((rig.tails, rig.origin + quat.rotate(
+        rig.object_rest, np.array([0.0, length * rig.scale, 0.0]))))
     out = Rig(rig.names + [name], parents, np.vstack((rig.heads, rig.origin)), np.vstack((rig.rest, rig.object_rest)),
-              rig.scale, np.append(rig.connected, False), rig.name, rig.origin, rig.object_rest)
-    return out, 0.2 * rig.height() / rig.scale
+              rig.scale, np.append(rig.connected, False), rig.name, rig.origin, rig.object_rest, tails)
+    return out, length
 
 
 # --------------------------------------------------------------------------- roles
@@ -452,18 +466,24 @@ def leg_length(rig: Rig, roles: dict) -> float:
 
 
 def planted_ankle_height(rig: Rig, roles: dict) -> float | None:
-    """How high a flat foot's ankle stands: its rest height above the floor (z = 0) when the rest
-    pose stands on it (both shins point down, the lowest foot bone within a few centimetres of
-    z = 0); None otherwise (the source's planted height, scaled, is used)."""
+    """How high a flat foot's ankle stands above the ground, in the rig's own rest pose: each foot
+    bone's head above the lowest point (heads and tails) of its own subtree (heel, ball, toe tip),
+    when the rest pose stands (both shins point down) and the foot has such points; None otherwise
+    (the source's planted height, scaled, is used).  Where the rest pose stands in the world does
+    not matter: a motionctl armature rests with its hips at the origin."""
     legs = leg_length(rig, roles)
     out = []
     for s in SIDES:
         foot, shin = roles[f"foot.{s}"], roles[f"shin.{s}"]
         d = rig.heads[foot] - rig.heads[shin]
-        lowest = rig.heads[rig.subtree(foot), 2].min() - rig.origin[2]
-        if d[2] > -0.8 * np.linalg.norm(d) or not -0.02 * legs < lowest < 0.06 * legs:
+        if d[2] > -0.8 * np.linalg.norm(d):
             return None
-        out.append(rig.heads[foot, 2] - rig.origin[2])
+        sub = rig.subtree(foot)
+        points = rig.heads[sub] if rig.tails is None else np.vstack((rig.heads[sub], rig.tails[sub]))
+        height = rig.heads[foot, 2] - points[:, 2].min()
+        if not 0.02 * legs < height < 0.3 * legs:  # a foot with no points below its ankle, or not a foot
+            return None
+        out.append(height)
     return float(np.mean(out))
 
 
@@ -497,6 +517,7 @@ class Retargeted:
                  armature object's per frame (root motion on the object), else None
     world        [F, B, 3] every target bone's head in the world as posed (for checks and metrics)
     scale        the root-motion scale used; ``contacts`` [F, 2] the source's planted feet (L, R)
+    planted_height  the world height of a planted ankle (the floor plus the target's own ankle height)
     """
 
     name: str
@@ -511,6 +532,8 @@ class Retargeted:
     object_loc: np.ndarray | None = None
     object_rot: np.ndarray | None = None
     roles: dict = field(default_factory=dict)
+    added_root: tuple | None = None  # (name, length, children): a root bone the rig lacked, to add to it
+    soles: np.ndarray | None = None  # [F, 2] each foot's lowest point above the floor (rigs with bone ends)
 
     @property
     def n_frames(self) -> int:
@@ -602,6 +625,11 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
         raise MotionctlError(f"clip {clip.name!r} has no frames")
     rs = source_roles or find_roles(source)
     rt = target_roles or find_roles(target)
+    added_root = None
+    if st.root_motion == "BONE" and "root" not in rt:  # the root bone Bake adds (any motionctl skeleton)
+        target, length = with_root_bone(target, rt)
+        rt = dict(rt, root=len(target.names) - 1)
+        added_root = (target.names[-1], length, [target.names[b] for b in np.flatnonzero(target.parents == rt["root"])])
     pairs = check_mapping(mapping, source, target)
     tb = np.array([b for b, _ in pairs])
     sj = np.array([j for _, j in pairs])
@@ -634,11 +662,19 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
     contacts = foot_contacts(clip)
     z_s = pos_s[:, [rs["foot.L"], rs["foot.R"]], 2]
     h_s = np.percentile(z_s, 5, axis=0)
-    h_t = planted_ankle_height(target, rt)
-    h_t = float(s * h_s.mean()) if h_t is None else h_t
+    h_t = planted_ankle_height(target, rt)  # on the target's own feet; else the source's, scaled
+    h_t = float(target.origin[2] + (s * h_s.mean() if h_t is None else h_t))  # the floor: the object's height
+    # With both rigs' bone ends known, the soles (each foot's lowest point: heel, ball, toe tip) are
+    # put on the floor, else the ankles at their planted height.
+    sole_s = _soles(source, rs, pos_s, quat.mul(rot_s, quat.conj(source.rest)))
+    soles = sole_s is not None and target.tails is not None
+    if soles:
+        z_s = sole_s
+        h_s = np.percentile(z_s, 5, axis=0)
     if st.floor:
-        z_t = pos[:, [rt["foot.L"], rt["foot.R"]], 2]
-        err = (z_t - h_t) - s * (z_s - h_s)
+        z_t = _soles(target, rt, pos, q) if soles else pos[:, [rt["foot.L"], rt["foot.R"]], 2]
+        # planted soles on the floor; the ankles at their planted height plus the source's lift (scaled)
+        err = z_t - target.origin[2] if soles else (z_t - h_t) - s * (z_s - h_s)
         any_c = contacts.any(axis=1)
         per = np.where(contacts, err, 0.0).sum(1) / np.maximum(contacts.sum(1), 1)
         frames = np.arange(f)
@@ -652,10 +688,14 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
             src = pos_s[:, rs[f"foot.{side}"]]
             cur = pos[:, rt[f"foot.{side}"]]
             goal = _plant_goals(cur, src, contacts[:, k], s, h_t, h_s[k])
+            if soles:  # the ankle where it stands now, less what its sole is still off the floor
+                goal[:, 2] = cur[:, 2] - (_soles(target, rt, pos, q)[:, k] - target.origin[2])
             _two_bone_ik(q, pos, rt[f"thigh.{side}"], rt[f"shin.{side}"], rt[f"foot.{side}"], goal,
                          _segments_weight(contacts[:, k], ramp))
         _fill(target, q, mapped, spine)
         pos = _fk(target, q, hips, hips_pos)
+
+    sole_t = _soles(target, rt, pos, q)  # in the world, before the root motion moves the frame of q
 
     # root motion: the engine's root frame of the retargeted hips
     yaw = np.unwrap(quat.yaw_about_z(q[:, hips], fwd_t))
@@ -667,9 +707,6 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
     root = rt.get("root")
     heads = pos
     if st.root_motion == "BONE":
-        if root is None:
-            raise MotionctlError(f"rig {target.name!r} has no root bone above its hips: add one (Bake does "
-                                 "when Root Motion is Root Bone) or choose Object or In Place")
         q[:, _path(target, root, hips)[:-1]] = turn[:, None]  # the root and any bones down to the hips
         heads = _fk(target, q, root, ground + [0.0, 0.0, target.heads[root, 2]])
         heads[:, body] = pos[:, body]
@@ -695,7 +732,8 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
     keyed = np.flatnonzero(np.abs(basis - quat.identity()).max(axis=(0, 2)) > 1e-7)
     keyed = np.union1d(keyed, [hips])
     return Retargeted(clip.name, clip.fps, [target.names[b] for b in keyed], basis[:, keyed], locations, world, s,
-                      contacts, h_t, object_loc, object_rot, {r: target.names[b] for r, b in rt.items()})
+                      contacts, h_t, object_loc, object_rot, {r: target.names[b] for r, b in rt.items()}, added_root,
+                      None if sole_t is None else sole_t - target.origin[2])
 
 
 def _location(rig: Rig, q, heads, b: int) -> np.ndarray:
@@ -709,6 +747,20 @@ def _location(rig: Rig, q, heads, b: int) -> np.ndarray:
     if rig.connected[b]:
         return np.zeros_like(v)
     return quat.rotate(quat.conj(rig.rest[b])[None], v) / rig.scale
+
+
+def _soles(rig: Rig, roles: dict, pos: np.ndarray, q: np.ndarray) -> np.ndarray | None:
+    """[F, 2] the height of each foot's lowest point (the heads and tails of the foot bone and the
+    bones below it), posed by world heads ``pos`` [F, B, 3] and world deltas ``q`` [F, B, 4];
+    None for a rig whose bone ends are unknown."""
+    if rig.tails is None:
+        return None
+    out = []
+    for side in SIDES:
+        sub = np.flatnonzero(rig.subtree(roles[f"foot.{side}"]))
+        tails = pos[:, sub] + quat.rotate(q[:, sub], rig.tails[sub] - rig.heads[sub])
+        out.append(np.minimum(pos[:, sub, 2].min(axis=1), tails[..., 2].min(axis=1)))
+    return np.stack(out, axis=1)
 
 
 def _plant_goals(cur, src, contact, s, h_t, h_s) -> np.ndarray:
@@ -739,6 +791,8 @@ def quality(result: Retargeted, clip, source: Rig, target: Rig, world=None) -> d
                   ``leg_length`` the target's, to read them against
     stance_offset median / p95 (m) of |planted ankle height - the source's (scaled)| on the source's
                   contact frames
+    sole_median / sole_p95  (rigs with bone ends) the planted feet's lowest point above the floor on
+                  the source's contact frames: the signed median and the p95 of its size (m)
     skating, sliding  ``ankle_skating`` of the target; ``skating_scaled`` with the sliding threshold
                   scaled too (a foot the source slid at 0.5 m/s slides at 0.5 * scale); the source's
     """
@@ -747,7 +801,7 @@ def quality(result: Retargeted, clip, source: Rig, target: Rig, world=None) -> d
     world = result.world if world is None else world
     pos_s, _ = clip.world()
     rs = find_roles(source)
-    rt = {r: target.names.index(b) for r, b in result.roles.items()}
+    rt = {r: target.names.index(b) for r, b in result.roles.items() if b in target.names}  # not an added root
     out = {"scale": result.scale, "leg_length": leg_length(target, rt)}
     for group, roles in LANDMARKS.items():
         roles = [r for r in roles if r in rs and r in rt]
@@ -761,6 +815,10 @@ def quality(result: Retargeted, clip, source: Rig, target: Rig, world=None) -> d
     off = off[result.contacts]
     out["stance_offset_median"] = float(np.median(off)) if off.size else 0.0
     out["stance_offset_p95"] = float(np.percentile(off, 95)) if off.size else 0.0
+    if result.soles is not None:  # planted soles above the floor (signed median, p95 of the distance)
+        sole = result.soles[result.contacts]
+        out["sole_median"] = float(np.median(sole)) if sole.size else 0.0
+        out["sole_p95"] = float(np.percentile(np.abs(sole), 95)) if sole.size else 0.0
     sk_t = ankle_skating(ank, clip.fps)
     sk_s = foot_skating(clip, pos=pos_s)
     out.update(skating=sk_t["skating"], sliding=sk_t["sliding"],

@@ -56,11 +56,14 @@ def rig_from_object(ob) -> Rig:
     heads = np.zeros(n * 3, dtype=np.float32)
     bones.foreach_get("head_local", heads)
     heads = heads.reshape(n, 3).astype(float) @ mw[:3, :3].T + mw[:3, 3]
+    tails = np.zeros(n * 3, dtype=np.float32)
+    bones.foreach_get("tail_local", tails)
+    tails = tails.reshape(n, 3).astype(float) @ mw[:3, :3].T + mw[:3, 3]
     names = [b.name for b in bones]
     parents = [names.index(b.parent.name) if b.parent else -1 for b in bones]
     connected = np.array([b.use_connect for b in bones])
     return Rig(names, parents, heads, quat.from_matrix(r0[None] @ local[:, :3, :3]), scale, connected, ob.name,
-               mw[:3, 3].copy(), quat.from_matrix(r0))
+               mw[:3, 3].copy(), quat.from_matrix(r0), tails)
 
 
 def show_map(context, mapping: dict, target: Rig) -> None:
