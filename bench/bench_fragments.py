@@ -158,7 +158,7 @@ def main():
 
     settings = ControllerSettings()
     model, t_build, mem_build = timed("fragments + motion distances", FragmentModel.build, db, settings.fragments,
-                                      settings.quality, PrintProgress("build", every=5))
+                                      settings.quality, PrintProgress("build", every=5, stalled=0))
     fs = model.fragments
     print(f"{fs.n} fragments, {fs.decision_rate:g} decisions/s")
     top_speed = fs.top_speed()

@@ -57,7 +57,7 @@ def run_job(engine: str, clips, successors: int = SUCCESSORS) -> dict:
     """Train ``engine`` on ``clips``; returns its figures and a digest of what it made."""
     from motionctl.jobs import PrintProgress
 
-    progress = PrintProgress(engine, every=20.0)
+    progress = PrintProgress(engine, every=20.0, stalled=60.0)
     t = time.perf_counter()
     if engine == "fragments":
         from motionctl.engines.fragments import ControllerSettings, fit

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from typing import Callable
 
@@ -214,24 +215,103 @@ def one_blas_thread():
     return threadpool_limits(1, user_api="blas")
 
 
-class PrintProgress:
-    """A ``progress`` callback for the command line: one line per step, throttled."""
+def clock(seconds: float) -> str:
+    """A duration as m:ss (or h:mm:ss)."""
+    seconds = int(round(max(seconds, 0.0)))
+    h, rest = divmod(seconds, 3600)
+    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
 
-    def __init__(self, label: str = "", every: float = 0.5, stream=None):
+
+class Eta:
+    """Time left for a job from its progress so far: elapsed x (1 - f) / f, the job's average pace
+    (a step that stalls makes the estimate grow while the clock runs, which is what it is).  Nothing
+    is estimated before ``MIN_FRACTION`` of the work and ``MIN_SECONDS`` of it have passed."""
+
+    MIN_FRACTION = 0.02
+    MIN_SECONDS = 2.0
+
+    def __init__(self, t0: float | None = None):
+        self.t0 = time.perf_counter() if t0 is None else t0
+        self.fraction = 0.0
+
+    def update(self, fraction: float) -> None:
+        self.fraction = max(self.fraction, min(max(float(fraction), 0.0), 1.0))
+
+    def elapsed(self, now: float | None = None) -> float:
+        return (time.perf_counter() if now is None else now) - self.t0
+
+    def left(self, now: float | None = None) -> float | None:
+        """Seconds left, or None while there is too little to go on."""
+        t = self.elapsed(now)
+        if self.fraction < self.MIN_FRACTION or t < self.MIN_SECONDS or self.fraction >= 1.0:
+            return None
+        return t * (1.0 - self.fraction) / self.fraction
+
+    def text(self, now: float | None = None) -> str:
+        """"1:20 elapsed, about 2:10 left" (or just the elapsed time)."""
+        left = self.left(now)
+        out = f"{clock(self.elapsed(now))} elapsed"
+        return out + (f", about {clock(left)} left" if left is not None else "")
+
+
+class PrintProgress:
+    """A ``progress`` callback for the command line: one line per step (at most every ``every``
+    seconds) with the time elapsed and left; while no step reports for ``stalled`` seconds, a
+    background ticker prints the last step again with the clock, so a long step never looks hung.
+    Use it as a context manager (``with PrintProgress(...) as progress:``) so the ticker stops with
+    the job, however it ends."""
+
+    def __init__(self, label: str = "", every: float = 0.5, stream=None, stalled: float = 5.0):
         self.label = label
         self.every = every
+        self.stalled = stalled
         self.stream = stream or sys.stdout
         self._last = -1.0
         self.t0 = time.perf_counter()
+        self.eta = Eta(self.t0)
+        self._message = ""
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._ticker: threading.Thread | None = None
+
+    def _print(self, now: float) -> None:
+        prefix = f"{self.label}: " if self.label else ""
+        print(f"  {prefix}{100 * self.eta.fraction:5.1f}%  {self._message}  ({self.eta.text(now)})", file=self.stream,
+              flush=True)
+        self._last = now
 
     def __call__(self, fraction: float, message: str) -> None:
         now = time.perf_counter()
-        if now - self._last >= self.every or fraction >= 1.0:
-            self._last = now
-            prefix = f"{self.label}: " if self.label else ""
-            print(f"  {prefix}{100 * fraction:5.1f}%  {message}  ({now - self.t0:.1f} s)", file=self.stream, flush=True)
+        with self._lock:
+            self.eta.update(fraction)
+            self._message = message
+            if now - self._last >= self.every or fraction >= 1.0:
+                self._print(now)
+        if fraction >= 1.0:
+            self._done.set()
+        elif self._ticker is None and self.stalled > 0:
+            self._ticker = threading.Thread(target=self._tick, name="motionctl-progress", daemon=True)
+            self._ticker.start()
+
+    def _tick(self) -> None:
+        while not self._done.wait(min(1.0, self.stalled)):
+            now = time.perf_counter()
+            with self._lock:
+                if now - self._last >= self.stalled:
+                    self._print(now)
+
+    def close(self) -> None:
+        """Stop the ticker (the job ended without reporting 100%, or failed)."""
+        self._done.set()
+
+    def __enter__(self) -> "PrintProgress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
-__all__ = ["Cancelled", "MemoryLimitError", "Progress", "Shared", "StopCheck", "check_memory", "check_stop", "cluster",
+__all__ = ["Cancelled", "Eta", "MemoryLimitError", "Progress", "Shared", "StopCheck", "check_memory", "check_stop", "clock",
+           "cluster",
            "memory_budget", "n_workers", "never_stop", "no_progress", "one_blas_thread", "parallel_map",
            "PrintProgress", "use_scheduler"]

@@ -20,6 +20,7 @@ import types
 
 import bpy
 
+from ..motionctl.jobs import Eta
 from ..motionctl.errors import Cancelled, MotionctlError
 from .common import report_error
 from .state import STATE
@@ -41,6 +42,9 @@ class Job:
         self.orphaned = False  # its file was closed: the result is dropped
         self.done = False
         self.t0 = time.perf_counter()
+        self.eta = Eta(self.t0)
+        self.latest = (0.0, "starting")
+        self.shown = 0.0  # when the panel last showed it
 
     def _progress(self, fraction: float, message: str) -> None:
         self.events.put(("progress", float(fraction), str(message)))
@@ -73,10 +77,15 @@ class Job:
             except queue.Empty:
                 return latest
             if kind == "progress":
-                latest = (fraction, message)
+                latest = self.latest = (fraction, message)
+                self.eta.update(fraction)
 
     def seconds(self) -> float:
         return time.perf_counter() - self.t0
+
+    def status(self) -> str:
+        """The latest step with the time elapsed and left ("training... (0:42 elapsed, about 1:10 left)")."""
+        return f"{self.latest[1]} ({self.eta.text()})"
 
 
 def show_progress(context, fraction: float, message: str, running: bool = True) -> None:
@@ -214,8 +223,10 @@ class BackgroundJobOperator:
         if event.type != "TIMER":
             return {"PASS_THROUGH"}
         latest = job.drain()
-        if latest is not None:
-            show_progress(context, latest[0], latest[1], running=True)
+        now = time.perf_counter()
+        if latest is not None or now - job.shown >= 1.0:  # the clock moves even while a step is long
+            job.shown = now
+            show_progress(context, job.latest[0], job.status(), running=True)
         if not job.done:
             return {"PASS_THROUGH"}
         if job.thread is not None:

@@ -42,7 +42,8 @@ def train_and_run(db, out: str, seed: int, max_seconds: float) -> str:
         total += c.duration
     sub = MotionDatabase(db.skeleton, clips)
     settings = ControllerSettings(trace_seconds=120.0, seed=seed + 1, held_out=0)
-    model = fit(sub, settings, progress=PrintProgress("train", every=2))
+    with PrintProgress("train", every=2) as progress:
+        model = fit(sub, settings, progress=progress)
     policy_path = model.save(os.path.join(out, "model_policy.npz"))
     s = model.summary()
     print(f"model controller on {len(clips)} clips ({total:.0f} s, {s['fragments']} fragments): "
