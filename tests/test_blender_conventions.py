@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 import pytest
-from conventions import write_convention
+from conventions import CONVENTIONS, write_convention
 
 from motionctl.library import ImportSettings, load_clip
 from motionctl.settings import options
@@ -48,3 +48,20 @@ def test_the_panel_reads_a_still_root_z_up_inches_file_at_its_defaults(bpy_clean
     with pytest.raises(RuntimeError, match="never move"):
         bpy.ops.motionctl.train(engine="matching")
     assert "Fold Extra Roots" in st.job_message and "\n" not in st.job_message
+
+
+def test_the_panel_reads_every_convention_standing_and_walking(bpy_clean, ext, mocap, tmp_path):
+    bpy = bpy_clean
+    clip = load_clip(os.path.join(mocap, "cmu_amc", "16", "16_15.amc"), ImportSettings())[0].slice(0, 240)
+    bpy.context.scene.render.fps = 30
+    for i, name in enumerate(CONVENTIONS):
+        write_convention(clip, name, tmp_path / f"take{i}.bvh")
+        assert bpy.ops.motionctl.import_bvh(directory=str(tmp_path) + os.sep, files=[{"name": f"take{i}.bvh"}]) \
+            == {"FINISHED"}
+        ob = bpy.context.scene.motionctl.groups[-1].armature
+        assert ob.data.bones[0].name == "root", name  # any extra root folded
+        first, last = world_heads(bpy, ob, 1), world_heads(bpy, ob, 60)
+        assert np.linalg.norm((last["root"] - first["root"])[:2]) > 0.8, name
+        for h in (first, last):
+            assert h["head"][2] > h["root"][2] > max(h["lfoot"][2], h["rfoot"][2]), name
+            assert min(h["ltoes"][2], h["rtoes"][2]) < 0.15, name
