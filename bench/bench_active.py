@@ -27,17 +27,16 @@ import tracemalloc
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap  # noqa: E402,F401  (first: the checkout on the path)
 
-from bench.record import environment  # noqa: E402
+from harness import environment  # noqa: E402
 from motionctl.engines.active import ActiveSettings  # noqa: E402
 from motionctl.engines.active.controller import Controller  # noqa: E402
 from motionctl.engines.active.learning import (  # noqa: E402
     CoverageSample, Learner, Oracle, Pool, active_step, baseline, coverage)
 from motionctl.engines.active.session import IDLE_STEPS, working  # noqa: E402
 from motionctl.engines.active.tasks import task_named  # noqa: E402
-from motionctl.library import import_library  # noqa: E402
+from motionctl.io.library import import_library  # noqa: E402
 
 WALKS = [f"{i}" for i in range(11, 35)] + ["47", "58"]
 JUMPS = ["01", "02", "03", "04", "05", "06", "07", "09", "10"]
@@ -286,7 +285,7 @@ def write_steps_md(res, env, path) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(p)
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--budget", type=int, default=30)
     p.add_argument("--jump-budget", type=int, default=10)

@@ -21,19 +21,17 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+from harness import ROOT, add_mocap, default_mocap  # noqa: E402,F401  (first: the checkout on the path)
 
-from bench.record import environment  # noqa: E402
+from harness import environment  # noqa: E402
 from conventions import CONVENTIONS, body_figures, write_convention  # noqa: E402
 from motionctl.clip import MotionDatabase  # noqa: E402
-from motionctl.library import ImportSettings, load_clip  # noqa: E402
+from motionctl.io.library import ImportSettings, load_clip  # noqa: E402
 
 SOURCES = {"CMU 16_15 (ASF/AMC)": "cmu_amc/16/16_15.amc", "CC_Base walk": "cc_base/cc_cmu_07_02_walk.bvh"}
 READ = """import json, sys
 sys.path.insert(0, sys.argv[1])
-from motionctl.library import import_library
+from motionctl.io.library import import_library
 res = import_library([sys.argv[2]])
 (group,) = res.groups
 group.database.save(sys.argv[3])
@@ -53,7 +51,7 @@ def read_with(checkout: str, path: str, out: str) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     ap.add_argument("--reader", default=ROOT, help="the checkout whose motionctl reads the files (default: this one)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "conventions"))
     args = ap.parse_args(argv)

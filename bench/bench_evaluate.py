@@ -15,23 +15,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 import tracemalloc
 from dataclasses import replace
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap  # noqa: E402,F401  (first: the checkout on the path)
 
-from bench.record import environment, previous as previous_figures  # noqa: E402
+from harness import environment, previous as previous_figures  # noqa: E402
 from motionctl.engines.fragments import ControllerSettings, PolicySettings, fit  # noqa: E402
 from motionctl.engines.graph import GraphSettings, build_graph  # noqa: E402
 from motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacle, count_edges, evaluate,  # noqa: E402
                                 macro_graph, random_environment)
-from motionctl.evaluate.environment import rasterise  # noqa: E402
-from motionctl.library import import_library  # noqa: E402
+from motionctl.evaluate.room.environment import rasterise  # noqa: E402
+from motionctl.io.library import import_library  # noqa: E402
 from motionctl.settings import to_dict  # noqa: E402
 
 ACTION = "kick"  # the action whose maneuverability and efficiency the tables show (all are in the JSON)
@@ -171,7 +169,7 @@ def graph_row(graph, build_s):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--markdown-only", action="store_true", help="rewrite the .md from the .json")
     args = ap.parse_args()
@@ -230,7 +228,7 @@ def main():
         t = time.perf_counter()
         controller = fit(db, ControllerSettings(policy=PolicySettings(kind="steady"), held_out=0))
         train_s = time.perf_counter() - t
-        cg = macro_graph(controller, controller.frame_table(db.clips))
+        cg = macro_graph(controller, controller.play(db.clips))
         ctrl = run(f"fragment controller (steady, {controller.n} fragments, trained in {train_s:.0f} s): "
                    f"{cg.n} held-control clips, {len(cg.edges)} transitions", cg, congested, pairs=pairs // 2)
         rows["certify"] = [dict(rows["table1"][3], label=base_label), ctrl]

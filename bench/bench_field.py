@@ -32,28 +32,27 @@ import argparse
 import json
 import os
 import re
-import sys
 import time
 import tracemalloc
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap, write_json, write_markdown  # noqa: E402,F401  (first: the checkout on the path)
 
-from bench.record import environment  # noqa: E402
+from harness import environment  # noqa: E402
 from motionctl import quat  # noqa: E402
 from motionctl.body import mirror_clip  # noqa: E402
 from motionctl.clip import resample  # noqa: E402
 from motionctl.engines import ENGINES  # noqa: E402
 from motionctl.engines.field import FieldSettings, fit  # noqa: E402
 from motionctl.engines.field.states import POOL, actions  # noqa: E402
-from motionctl.evaluate.motion import foot_skating, response_time, skating_of, spread  # noqa: E402
-from motionctl.library import import_library  # noqa: E402
+from motionctl.evaluate.scoreboard import foot_skating, response_time, skating_of, spread  # noqa: E402
+from motionctl.io.library import import_library  # noqa: E402
 from motionctl.rootframe import wrap  # noqa: E402
-from motionctl.session import Command, Session  # noqa: E402
+from motionctl.play.session import Session  # noqa: E402
+from motionctl.play.commands import Command  # noqa: E402
 from motionctl.settings import from_flat, to_dict  # noqa: E402
-from motionctl.synth import frame_table  # noqa: E402
+from motionctl.play.synth import frame_table  # noqa: E402
 
 TRIALS = ["08"] + [f"{i:02d}" for i in range(11, 59)]
 SPACINGS = (1, 10, 20, 30)
@@ -180,7 +179,7 @@ def passive_runs(clips, rng, seconds=30.0, n_db=40, n_noise=10):
     out = {"held_out": sorted(names), "rows": []}
     for keep in (0.5, 0.0):
         model = fit(train, FieldSettings(task="none", keep_moving=keep))
-        table = model.frame_table(train)
+        table = model.play(train)
         db = model.db
         if keep:
             s = model.summary()
@@ -262,7 +261,7 @@ def pushes(model, table, rng, sizes=(0.5, 1.0, 2.0, 3.0, 4.0), per=30):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     ap.add_argument("--changes", type=int, default=200)
     ap.add_argument("--line-changes", type=int, default=100)
     ap.add_argument("--quick", action="store_true", help="a few clips and trials (a smoke run)")
@@ -287,9 +286,9 @@ def main():
             print(json.dumps(row), flush=True)
     results["learning"] = learned
     field = models[("direction", 1)]
-    table = field.frame_table(clips)
+    table = field.play(clips)
     for m in models.values():
-        m.frame_table(clips)
+        m.play(clips)
     results["search"] = search_table(field.db, rng)
     print(json.dumps(results["search"]), flush=True)
 
@@ -331,7 +330,7 @@ def main():
     for w, keep in ((0.5, False), (0.5, True), (2.0, True), (4.0, True)):
         model = fit(clips, FieldSettings(task="line", compression=10, line_weight=w, keep_moving_on_task=keep),
                     cache=cache)
-        model.frame_table(clips)
+        model.play(clips)
         row = {"controller": f"motion field, N = 10, w_L = {w}" + ("" if keep else ", no keep-moving term"),
                "task": "line", "stored_kb": model.summary()["value_bytes"] / 1024,
                **agility(model, table, sweep_trials, line=True)}
@@ -347,7 +346,7 @@ def main():
         engine = ENGINES[name]
         t = time.perf_counter()
         model = engine.fit(data, from_flat(engine.Settings, flat))
-        others[label] = (model, model.frame_table(data), time.perf_counter() - t)
+        others[label] = (model, model.play(data), time.perf_counter() - t)
     for label, (model, tab, secs) in others.items():
         # the same clip and frame of each trial, mapped onto this controller's table by clip name
         mapped = [(map_frame(table, tab, f), a, o) for f, a, o in dir_trials]
@@ -391,8 +390,7 @@ def map_frame(src_table, dst_table, frame):
 def write(r, quick):
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
     name = "field_quick" if quick else "field"
-    with open(os.path.join(ROOT, "bench", "results", f"{name}.json"), "w") as fh:
-        json.dump(r, fh, indent=1, default=float)
+    write_json(f"{name}", r)
     L = ["# Motion fields on real capture (paper 002)\n", f"Command: `{r['command']}` (2 cores); wall {r['wall_seconds']:.0f} s.\n",
          (f"Data: {len(r['clips'])} clips of CMU subject 16 ({r['seconds_of_capture']:.0f} s of locomotion), "
           "mirrored; k = 15, δ = 0.1, γ = 0.99.\n"),
@@ -440,8 +438,7 @@ def write(r, quick):
     for x in p["rows"]:
         med = f"{x['median_s']:.2f}" if x["median_s"] is not None else "—"
         L.append(f"| {x['push_m_s']:.1f} | {100 * x['recovered']:.0f}% | {med} |")
-    with open(os.path.join(ROOT, "bench", "results", f"{name}.md"), "w") as fh:
-        fh.write("\n".join(L) + "\n")
+    write_markdown(f"{name}", L)
     print("\n".join(L))
 
 

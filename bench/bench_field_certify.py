@@ -3,7 +3,7 @@ motion graph of the same clips (greedy and Look Ahead: the graph is its own tran
 
     .venv/bin/python bench/bench_field_certify.py [--mocap DIR] [--pairs 50] [--max-clips 600]
 
-The field decides every frame, so its macro-steps stand in for clips (``evaluate.certify``): what
+The field decides every frame, so its macro-steps stand in for clips (``evaluate.room.certify``): what
 it plays while one of the certification commands is held for 0.5 s from an entry state, entries
 (keyed by the nearest captured state) explored breadth-first up to ``--max-clips`` macro clips.
 Writes bench/results/field_certify.md and .json.
@@ -14,26 +14,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap, write_json, write_markdown  # noqa: E402,F401  (first: the checkout on the path)
 
 from bench.bench_evaluate import baseline_room, run  # noqa: E402
 from bench.bench_field import load  # noqa: E402
-from bench.record import environment  # noqa: E402
+from harness import environment  # noqa: E402
 from motionctl.body import mirror_clip  # noqa: E402
 from motionctl.engines import ENGINES  # noqa: E402
-from motionctl.evaluate.certify import transition_graph  # noqa: E402
+from motionctl.evaluate.room.certify import transition_graph  # noqa: E402
 from motionctl.settings import from_flat  # noqa: E402
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     ap.add_argument("--pairs", type=int, default=50)
     ap.add_argument("--max-clips", type=int, default=600)
     args = ap.parse_args()
@@ -54,7 +52,7 @@ def main():
         key = (name, tuple(sorted(flat.items())))
         if key not in models:
             model = engine.fit(data, from_flat(engine.Settings, flat))
-            models[key] = (model, model.frame_table(data), time.perf_counter() - t)
+            models[key] = (model, model.play(data), time.perf_counter() - t)
         model, table, train_s = models[key]
         t = time.perf_counter()
         graph = transition_graph(model, table, budget)
@@ -69,8 +67,7 @@ def main():
            "wall_seconds": time.perf_counter() - t_all, "environment": environment(),
            "settings": {"pairs": args.pairs, "max_clips": args.max_clips}}
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "results", "field_certify.json"), "w") as fh:
-        json.dump(out, fh, indent=1, default=float)
+    write_json("field_certify", out)
     write(out, args.max_clips)
 
 
@@ -94,8 +91,7 @@ def write(out, max_clips):
               "the nearest captured state alone, the ends of the field's macro-steps almost never met an explored "
               "entry: only walking straight on (turns of -3 to +1°) closed into a strongly connected part, which "
               "embedded as a single node (0% coverage).\n")
-    with open(os.path.join(ROOT, "bench", "results", "field_certify.md"), "w") as fh:
-        fh.write("\n".join(md) + "\n")
+    write_markdown("field_certify", md)
     print("\n".join(md))
 
 

@@ -20,20 +20,18 @@ import argparse
 import glob
 import json
 import os
-import sys
 import tempfile
 import time
 from dataclasses import replace
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap, write_json, write_markdown  # noqa: E402,F401  (first: the checkout on the path)
 
-from bench.record import environment, previous as previous_figures  # noqa: E402
+from harness import environment, previous as previous_figures  # noqa: E402
 from motionctl.engines.planning import (FittedSettings, PlannerSettings, PlanningController,  # noqa: E402
                                         bellman_residual, decision_time, rollout, train_planner)
-from motionctl.library import import_library  # noqa: E402
+from motionctl.io.library import import_library  # noqa: E402
 from motionctl.settings import to_dict  # noqa: E402
 
 NAV = {"16": ["15", "17", "11", "21", "13"], "35": ["01", "02"]}
@@ -162,15 +160,14 @@ def summarise(runs):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     ap.add_argument("--seeds", type=int, default=len(SEEDS), help="training seeds per row (0, 1, ...)")
     ap.add_argument("--markdown-only", action="store_true", help="rewrite fitted.md from fitted.json")
     args = ap.parse_args()
     if args.markdown_only:
         with open(os.path.join(ROOT, "bench", "results", "fitted.json")) as fh:
             results = json.load(fh)
-        with open(os.path.join(ROOT, "bench", "results", "fitted.md"), "w") as fh:
-            fh.write(markdown(results, {r["name"]: r for r in results.get("previous", [])}))
+        write_markdown("fitted", markdown(results, {r["name"]: r for r in results.get("previous", [])}))
         return
     env = environment()  # the commit whose code runs, recorded before anything else can change
     nav_files = [os.path.join(args.mocap, "cmu_amc", s, f"{s}_{t}.amc") for s, ts in NAV.items() for t in ts]
@@ -199,10 +196,8 @@ def main():
                          "navigation_polynomial": {"time_s": 7, "samples": 15920, "residual": 6490.31, "reward": -328},
                          "grasping": {"time_s": 1200, "groups": 17, "samples": 178007}}}
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "results", "fitted.json"), "w") as fh:
-        json.dump(results, fh, indent=1)
-    with open(os.path.join(ROOT, "bench", "results", "fitted.md"), "w") as fh:
-        fh.write(markdown(results, previous))
+    write_json("fitted", results)
+    write_markdown("fitted", markdown(results, previous))
     print(markdown(results, previous))
 
 

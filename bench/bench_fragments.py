@@ -20,23 +20,21 @@ import argparse
 import json
 import os
 import resource
-import sys
 import time
 import tracemalloc
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap, write_json, write_markdown  # noqa: E402,F401  (first: the checkout on the path)
 
-from bench.record import environment, previous as previous_figures  # noqa: E402
-from motionctl.engines.fragments import (PLAYER_STYLES, ControllerSettings, FragmentController,  # noqa: E402
-                                         FragmentModel, PolicySettings, bin_occupancy,
-                                         evaluate_controllers, learn_user_model, paper_bins, player_traces,
-                                         scale_player)
+from harness import environment, previous as previous_figures  # noqa: E402
+from motionctl.engines.fragments import (ControllerSettings, FragmentController, FragmentModel,  # noqa: E402
+                                         PolicySettings, bin_occupancy, evaluate_controllers, learn_user_model,
+                                         paper_bins)
+from motionctl.play.commands import Command, PLAYER_STYLES, player_traces, scale_player  # noqa: E402
 from motionctl.jobs import PrintProgress  # noqa: E402
-from motionctl.library import import_library  # noqa: E402
-from motionctl.session import Command, State  # noqa: E402
+from motionctl.io.library import import_library  # noqa: E402
+from motionctl.play.session import State  # noqa: E402
 from motionctl.settings import to_dict  # noqa: E402
 
 CLIPS = {
@@ -135,7 +133,7 @@ def thresholding(model, settings, bins) -> dict:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     ap.add_argument("--quick", action="store_true", help="a few clips and one unit, for a fast check of the script")
     ap.add_argument("--eval-traces", type=int, default=12)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
@@ -144,8 +142,7 @@ def main():
     if args.markdown_only:
         with open(os.path.join(args.out, "fragments.json")) as fh:
             results = json.load(fh)
-        with open(os.path.join(args.out, "fragments.md"), "w") as fh:
-            fh.write(markdown(results))
+        write_markdown("fragments", markdown(results), folder=args.out)
         return
     env = environment()
     chosen = QUICK if args.quick else CLIPS
@@ -246,11 +243,9 @@ def main():
     }
     os.makedirs(args.out, exist_ok=True)
     suffix = "_quick" if args.quick else ""
-    with open(os.path.join(args.out, f"fragments{suffix}.json"), "w") as fh:
-        json.dump(results, fh, indent=1)
+    write_json(f"fragments{suffix}", results, folder=args.out)
     md = markdown(results)
-    with open(os.path.join(args.out, f"fragments{suffix}.md"), "w") as fh:
-        fh.write(md)
+    write_markdown(f"fragments{suffix}", md, folder=args.out)
     print(md)
 
 

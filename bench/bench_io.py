@@ -10,22 +10,19 @@ from __future__ import annotations
 
 import argparse
 import glob
-import json
 import os
-import sys
 import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap, write_json, write_markdown  # noqa: E402,F401  (first: the checkout on the path)
 
-from motionctl import asfamc, bvh  # noqa: E402
+from motionctl.io import asfamc, bvh  # noqa: E402
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     args = ap.parse_args()
     bvhs = sorted(glob.glob(os.path.join(args.mocap, "**", "*.bvh"), recursive=True))
     amcs = sorted(glob.glob(os.path.join(args.mocap, "**", "*.amc"), recursive=True))
@@ -71,26 +68,24 @@ def main():
         "max_joint_difference_m": worst,
         "command": "python bench/bench_io.py",
     }
-    from bench.record import environment
+    from harness import environment
 
     res["environment"] = environment()
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "results", "io.json"), "w") as fh:
-        json.dump(res, fh, indent=1)
+    write_json("io", res)
     md = f"""# Reading motion files (`{res['command']}`)
 
 | reader | files | MB | seconds | MB/s |
 | --- | ---: | ---: | ---: | ---: |
-| motionctl BVH (`motionctl.bvh.read_bvh`) | {res['bvh_files']} | {res['bvh_mb']:.1f} | {ours_bvh:.2f} | {res['ours_bvh_mb_s']:.1f} |
+| motionctl BVH (`motionctl.io.bvh.read_bvh`) | {res['bvh_files']} | {res['bvh_mb']:.1f} | {ours_bvh:.2f} | {res['ours_bvh_mb_s']:.1f} |
 | Blender `bpy.ops.import_anim.bvh` (bpy {bpy.app.version_string}) | {res['bvh_files']} | {res['bvh_mb']:.1f} | {theirs:.2f} | {res['blender_bvh_mb_s']:.1f} |
-| motionctl ASF/AMC (`motionctl.asfamc.read_amc`) | {res['amc_files']} | {res['amc_mb']:.1f} | {ours_amc:.2f} | {res['ours_amc_mb_s']:.1f} |
+| motionctl ASF/AMC (`motionctl.io.asfamc.read_amc`) | {res['amc_files']} | {res['amc_mb']:.1f} | {ours_amc:.2f} | {res['ours_amc_mb_s']:.1f} |
 
 Blender's time includes building its armature and keyframes; ours is the parse into arrays.
 Largest world joint-position difference between our reader + FK and Blender's importer over
 5 frames of every BVH file: {worst * 1000:.4f} mm.
 """
-    with open(os.path.join(ROOT, "bench", "results", "io.md"), "w") as fh:
-        fh.write(md)
+    write_markdown("io", md)
     print(md)
 
 

@@ -11,29 +11,26 @@ Writes bench/results/preview.md and bench/results/preview.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
 import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap, write_json, write_markdown  # noqa: E402,F401  (first: the checkout on the path)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     ap.add_argument("--ticks", type=int, default=3000)
     args = ap.parse_args()
-    from bench.record import environment
+    from harness import environment
     from tools.extension import load_extension
 
     ext = load_extension()
     import bpy
 
-    from motionctl.session import Session
+    from motionctl.play.session import Session
 
     pv = ext.operators.preview
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -84,8 +81,7 @@ def main():
         "bake_1000_frames_ms": bake_ms,
     }
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "results", "preview.json"), "w") as fh:
-        json.dump(res, fh, indent=1)
+    write_json("preview", res)
     md = f"""# Live preview and baking (`{res['command']}`, Blender {res['blender']} as a module, headless)
 
 Controller: model, trained in the Controller panel's job on {len(names)} CMU clips of subject 16
@@ -99,8 +95,7 @@ Controller: model, trained in the Controller panel's job on {len(names)} CMU cli
 At the 99th percentile a tick with the depsgraph update allows {res['max_updates_per_second']:.0f} updates per
 second (target: at least 60).  Baking 1,000 frames x {res['bones']} bones into an action: {bake_ms:.1f} ms.
 """
-    with open(os.path.join(ROOT, "bench", "results", "preview.md"), "w") as fh:
-        fh.write(md)
+    write_markdown("preview", md)
     print(md)
 
 

@@ -16,17 +16,13 @@ back and what the core computed.  Writes bench/results/retarget.md and .json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
 import time
 import tracemalloc
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+from harness import ROOT, add_mocap, default_mocap, write_json, write_markdown  # noqa: E402,F401  (first: the checkout on the path)
 
 TAKES = ("16_15", "16_58", "16_35", "16_37")  # walk, walk, run/jog, run veering left
 TRAIN = ("16_15", "16_58", "16_35", "16_37", "16_11", "16_17", "16_19", "16_21", "16_22", "16_36")
@@ -34,9 +30,9 @@ TRAIN = ("16_15", "16_58", "16_35", "16_37", "16_11", "16_17", "16_19", "16_21",
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     args = ap.parse_args()
-    from bench.record import environment
+    from harness import environment
     from rigs import RIGS, make_rig, posed_heads
     from tools.extension import load_extension
 
@@ -44,9 +40,10 @@ def main():
     import bpy
 
     from motionctl.clip import resample
-    from motionctl.engines.fragments import PlayerSettings, generate_trace, resample_trace
+    from motionctl.play.commands import PlayerSettings, generate_trace, resample_trace
     from motionctl.retarget import RetargetSettings, Rig, auto_map, find_roles, quality, retarget, with_root_bone
-    from motionctl.session import Session, commands_from_controls
+    from motionctl.play.session import Session
+    from motionctl.play.commands import commands_from_controls
 
     rows, rigs = [], {}
     t_all = time.perf_counter()
@@ -60,7 +57,7 @@ def main():
         if kind == RIGS[0]:
             assert bpy.ops.motionctl.train(engine="matching") == {"FINISHED"}
             model, _ = ext.operators.common.trained_model(bpy.context, "matching")
-            table = model.frame_table(list(clips.values()))
+            table = model.play(list(clips.values()))
             trace = generate_trace(PlayerSettings(max_speed=2.5), 34.0, 10.0, seed=4)
             commands = commands_from_controls(resample_trace(trace.samples, trace.rate, model.decision_rate))
             run = resample(Session(model, table, warp=1.0).run(commands, None, "matching_run"), 30.0).slice(0, 1000)
@@ -103,10 +100,8 @@ def main():
            "wall_seconds": wall, "environment": environment()}
     out = os.path.join(ROOT, "bench", "results")
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "retarget.json"), "w") as fh:
-        json.dump(res, fh, indent=1)
-    with open(os.path.join(out, "retarget.md"), "w") as fh:
-        fh.write(markdown(res))
+    write_json("retarget", res, folder=out)
+    write_markdown("retarget", markdown(res), folder=out)
     print(f"wrote bench/results/retarget.md ({wall:.0f} s)")
 
 

@@ -34,11 +34,10 @@ import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap  # noqa: E402,F401  (first: the checkout on the path)
 
-from bench.record import environment  # noqa: E402
-from bench.scale_library import DERIVED_NOTE, default_mocap, library  # noqa: E402
+from harness import environment  # noqa: E402
+from bench.scale_library import DERIVED_NOTE, library  # noqa: E402
 
 ENGINES = ("fragments", "graph", "field", "matching")
 SUCCESSORS = 500
@@ -153,7 +152,7 @@ def exponent(minutes, values) -> float | None:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=default_mocap())
+    add_mocap(ap)
     ap.add_argument("--sizes", type=float, nargs="+", default=[5, 11, 30, 60])
     ap.add_argument("--engines", nargs="+", default=list(ENGINES))
     ap.add_argument("--cluster-minutes", type=float, default=5.0)

@@ -1,6 +1,6 @@
 """One scoreboard for every controller (DESIGN.md 3.7): each registered engine, at its documented
 defaults, trained on the same real capture and played through the same commands, measured by one
-metrics module (``motionctl.evaluate.motion``), with motion matching, the game industry's default,
+metrics module (``motionctl.evaluate.scoreboard``), with motion matching, the game industry's default,
 among them.
 
     .venv/bin/python bench/bench_scoreboard.py [--mocap DIR] [--engines a,b] [--quick]
@@ -29,26 +29,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap, write_json, write_markdown  # noqa: E402,F401  (first: the checkout on the path)
 
 from bench.bench_field import TRIALS, load, map_frame  # noqa: E402
 from bench.readme_figures import write_png  # noqa: E402
-from bench.record import environment, previous  # noqa: E402
+from harness import environment, previous  # noqa: E402
 from motionctl.engines import ENGINES  # noqa: E402
-from motionctl.evaluate.motion import (discontinuity, follow_path, foot_skating, model_memory,  # noqa: E402
+from motionctl.evaluate.scoreboard import (discontinuity, follow_path, foot_skating, model_memory,  # noqa: E402
                                        natural_jumps, picture, response_time, responses, run_of, skating_of,
                                        speed_response_time, spread, timed_decisions)
 from motionctl.evaluate.plot import colour_name  # noqa: E402
-from motionctl.session import Command, Session  # noqa: E402
+from motionctl.play.session import Session  # noqa: E402
+from motionctl.play.commands import Command  # noqa: E402
 from motionctl.settings import from_flat, to_dict  # noqa: E402
-from motionctl.synth import frame_table  # noqa: E402
+from motionctl.play.synth import frame_table  # noqa: E402
 
 ANGLES = [s * a for a in (30, 60, 90, 120, 150) for s in (1, -1)] + [180]
 SPEEDS = ((0.7, 1.4), (1.3, 3.0), (3.0, 1.3))
@@ -98,7 +97,7 @@ def score(key: str, clips, source_table, quick: bool, folder: str) -> dict:
     model = engine.fit(clips, settings)
     train = time.perf_counter() - t
     path = model.save(os.path.join(folder, f"{key.replace(':', '_')}.npz"))
-    table = model.frame_table(clips)
+    table = model.play(clips)
     starts = starts_in(source_table, table)[: 2 if quick else None]
     rng = np.random.default_rng(7)
     row = {"engine": name, "variant": key, "label": label, "settings": to_dict(settings), "train_seconds": train,
@@ -139,7 +138,7 @@ def search_speed(clips, fps_list=(30.0, 120.0), seconds: float = 30.0) -> list:
     out = []
     for fps in fps_list:
         model = fit(clips, MatchingSettings(fps=fps))
-        table = model.frame_table(clips)
+        table = model.play(clips)
         asked = []
         search = model._search
 
@@ -180,7 +179,7 @@ def stats(row: dict) -> dict:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     ap.add_argument("--engines", default=",".join(list(ENGINES) + list(VARIANTS)),
                     help="engines (and engine:variant) to score, comma-separated")
     ap.add_argument("--quick", action="store_true", help="fewer trials (a smoke run; results go to scoreboard_quick)")
@@ -220,8 +219,7 @@ def write(r: dict, quick: bool) -> None:
     name = "scoreboard_quick" if quick else "scoreboard"
     out = os.path.join(ROOT, "bench", "results")
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, f"{name}.json"), "w") as fh:
-        json.dump(r, fh, indent=1, default=float)
+    write_json(f"{name}", r, folder=out)
     src = r["source"]
     lines = [f"# One scoreboard for every controller (`{r['command']}`)", "",
              f"Data: {len(r['clips'])} clips of CMU subject 16's locomotion ({r['seconds_of_capture']:.0f} s: "
@@ -268,8 +266,7 @@ def write(r: dict, quick: bool) -> None:
               "dashed: the source capture's skating; a cross at the top: the median was never reached.  Colours: "
               + ", ".join(f"{row['label']} {colour_name(row['engine'])}" + (" (square)" if ":" in row.get("variant", "")
                                                                            else "") for row in r["rows"]) + "."]
-    with open(os.path.join(out, f"{name}.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    write_markdown(f"{name}", lines, folder=out)
     write_png(os.path.join(out, f"{name}.png"), (scoreboard_picture(r)[..., :3] * 255).astype(np.uint8))
 
 

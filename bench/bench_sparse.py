@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import sys
 import time
@@ -27,12 +26,11 @@ import tracemalloc
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap, write_json, write_markdown  # noqa: E402,F401  (first: the checkout on the path)
 
 from bench.bench_fragments import style_traces  # noqa: E402
-from bench.record import environment  # noqa: E402
-from bench.scale_library import default_mocap, real_clips  # noqa: E402
+from harness import environment  # noqa: E402
+from bench.scale_library import real_clips  # noqa: E402
 from motionctl.engines.fragments import (ControllerSettings, FragmentModel, PolicySettings,  # noqa: E402
                                          evaluate_controllers, learn_user_model)
 from motionctl.engines.fragments.quality import KNN_OVERSAMPLE, knn_features, pose_features  # noqa: E402
@@ -130,7 +128,7 @@ def recall(got, exact) -> float:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=default_mocap())
+    add_mocap(ap)
     ap.add_argument("--successors", type=int, nargs="+", default=[200, 500])
     ap.add_argument("--eval-traces", type=int, default=12)
     args = ap.parse_args()
@@ -176,8 +174,7 @@ def main():
     out = {"command": "python bench/bench_sparse.py " + " ".join(sys.argv[1:]), "sources": sources,
            "fragments": fs.n, "bins": bins.n, "evaluation_traces": len(evals), "results": results,
            "searches": searches, "process_peak_rss_mb": rss_mb(), "environment": env}
-    with open(os.path.join(ROOT, "bench", "results", "sparse.json"), "w") as fh:
-        json.dump(out, fh, indent=1)
+    write_json("sparse", out)
     write_md(out)
 
 
@@ -209,8 +206,7 @@ def write_md(out):
     lines += [f"| {s['method']} | {s['build_s']:.2f} | {s['per_query_ms']:.3f} | {s['recall']:.3f} |"
               for s in out["searches"] or []]
     lines += ["", f"Process peak RSS {out['process_peak_rss_mb']:.0f} MB."]
-    with open(os.path.join(ROOT, "bench", "results", "sparse.md"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    write_markdown("sparse", lines)
     print("\n".join(lines))
 
 

@@ -32,14 +32,12 @@ from collections import Counter
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap  # noqa: E402,F401  (first: the checkout on the path)
 
-from motionctl.asfamc import parse_amc, parse_asf  # noqa: E402
-from motionctl.bvh import parse_bvh_oriented  # noqa: E402
+from motionctl.io.asfamc import parse_amc, parse_asf  # noqa: E402
+from motionctl.io.bvh import parse_bvh_oriented  # noqa: E402
 from motionctl.errors import MotionFileError  # noqa: E402
-from motionctl.library import ImportSettings, group_clips, prepare_clip  # noqa: E402
+from motionctl.io.library import ImportSettings, group_clips, prepare_clip  # noqa: E402
 
 TIME_LIMIT = 1.0
 HOSTILE = [b"nan", b"NaN", b"inf", b"-inf", b"1e999", b"-1e999", b"1e308", b"1e-320", b"0", b"-0", b"1e30",
@@ -50,7 +48,7 @@ HOSTILE = [b"nan", b"NaN", b"inf", b"-inf", b"1e999", b"-1e999", b"1e308", b"1e-
 
 
 def mocap_dir(arg=None) -> str:
-    d = arg or os.environ.get("MOTIONCTL_MOCAP_DIR") or os.path.join(ROOT, "..", "shared", "mocap")
+    d = arg or default_mocap()
     if not os.path.isdir(d):
         raise SystemExit(f"no capture folder at {d}: set MOTIONCTL_MOCAP_DIR")
     return d
@@ -245,7 +243,7 @@ def main(argv=None) -> int:
     ap.add_argument("--mocap")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     args = ap.parse_args(argv)
-    from bench.record import environment
+    from harness import environment
 
     env = environment()  # the commit whose code runs
     bvh_seeds, amc_seeds = seeds(mocap_dir(args.mocap))

@@ -11,16 +11,14 @@ from __future__ import annotations
 import argparse
 import os
 import struct
-import sys
 import zlib
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap  # noqa: E402,F401  (first: the checkout on the path)
 
-from motionctl import demo_data  # noqa: E402
-from motionctl.library import ImportSettings, load_clip  # noqa: E402
+from motionctl.io import demo_data  # noqa: E402
+from motionctl.io.library import ImportSettings, load_clip  # noqa: E402
 from motionctl.body import foot_contacts, foot_joints  # noqa: E402
 from motionctl.clip import world_with_ends  # noqa: E402
 from motionctl.rootframe import root_frame  # noqa: E402
@@ -108,7 +106,6 @@ def draw_coverage(mocap: str, path: str, scale: int = 8) -> None:
     """The benchmark's baseline graph embedded in its congested room: covered floor green (brighter
     where more clips and headings land), uncovered free floor grey, walls dark red, the chasm blue,
     the low wall orange (both widened by the character's radius)."""
-    sys.path.insert(0, os.path.join(ROOT, "bench"))
     from bench_evaluate import BASELINE, congested_room, load_clips
 
     from motionctl.engines.graph import build_graph
@@ -131,7 +128,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--clip", help="BVH or AMC file (default: the generated walk turning left)")
     ap.add_argument("--coverage", action="store_true", help="draw the motion graph coverage map instead")
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     ap.add_argument("--out")
     args = ap.parse_args()
     if args.coverage:

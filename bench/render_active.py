@@ -18,9 +18,7 @@ import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+from harness import ROOT, add_mocap, default_mocap  # noqa: E402,F401  (first: the checkout on the path)
 
 WALKS = ("16_15", "16_17", "16_19", "16_21", "16_22", "16_25", "16_32")
 
@@ -37,7 +35,7 @@ def arrow_mesh(bpy, name, length=0.7, width=0.4):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "active_request.png"))
     ap.add_argument("--auto", type=int, default=4, help="Auto steps before the suggestion")
     args = ap.parse_args()

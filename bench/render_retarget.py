@@ -12,25 +12,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+from harness import ROOT, add_mocap, default_mocap  # noqa: E402,F401  (first: the checkout on the path)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "retarget_run.png"))
     ap.add_argument("--frames", type=int, default=5)
     args = ap.parse_args()
     from readme_figures import write_png
     from render_run import render_pixels, studio, with_subject16
 
-    from motionctl.engines.fragments import PlayerSettings, generate_trace, write_trace
+    from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
 
     names = ["16_15", "16_17", "16_19", "16_21", "16_22", "16_35", "16_37", "16_58"]
     ext, bpy, tmp = with_subject16(args.mocap, names)

@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+from harness import ROOT, add_mocap, default_mocap  # noqa: E402,F401  (first: the checkout on the path)
 
 
 def render_pixels(bpy, path):
@@ -78,13 +75,13 @@ def studio(bpy, ext, size: float = 60.0):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--mocap", default=os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap")))
+    add_mocap(ap)
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "controller_run.png"))
     ap.add_argument("--frames", type=int, default=6)
     ap.add_argument("--engine", default="fragments")
     ap.add_argument("--values-out", default="")
     args = ap.parse_args()
-    from motionctl.engines.fragments import EVALUATION_PLAYER, generate_trace, scale_player, write_trace
+    from motionctl.play.commands import EVALUATION_PLAYER, generate_trace, scale_player, write_trace
     from readme_figures import write_png
 
     names = ["16_15", "16_17", "16_19", "16_35", "16_37", "16_39", "16_33"]

@@ -21,28 +21,21 @@ for measuring time and memory at scale, never for quality claims.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from dataclasses import replace
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from harness import ROOT, add_mocap, default_mocap  # noqa: E402,F401  (first: the checkout on the path)
 
 from motionctl import retarget as rt  # noqa: E402
 from motionctl import quat  # noqa: E402
 from motionctl.body import mirror_clip  # noqa: E402
 from motionctl.clip import Clip, resample  # noqa: E402
-from motionctl.library import import_library  # noqa: E402
+from motionctl.io.library import import_library  # noqa: E402
 
 DERIVED_NOTE = ("derived data: real CMU capture plus mirrored, time-warped (0.8x-1.25x) and re-proportioned copies "
                 "of it, for measuring time and memory at scale, not for quality claims")
 WARPS = (0.8, 1.25, 0.9, 1.1, 0.85, 1.2)
-
-
-def default_mocap() -> str:
-    return os.environ.get("MOTIONCTL_MOCAP_DIR", os.path.join(ROOT, "..", "shared", "mocap"))
 
 
 def real_clips(mocap: str | None = None, fps: float = 60.0) -> tuple[list, dict]:
@@ -146,7 +139,7 @@ def library(minutes: float, mocap: str | None = None, seed: int = 0, fps: float 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--minutes", type=float, default=60.0)
-    ap.add_argument("--mocap", default=default_mocap())
+    add_mocap(ap)
     args = ap.parse_args()
     clips, info = library(args.minutes, args.mocap)
     print(f"{info['minutes']:.1f} min in {info['clips']} clips ({DERIVED_NOTE})")

@@ -3,16 +3,13 @@
 info       read files or folders and print the skeleton groups they form, and what was decided
            about each file's units, axes and floor
 convert    write any readable clip (BVH or AMC) as BVH
-fragments  train | run | eval | trace: motion-fragment controllers (paper 000)
-plan       train | run | eval: planning controllers (paper 001)
-graph      train (build) | run | eval (evaluate): motion graphs and what they can do in a room (paper 004)
-field      train | run | eval: motion fields (paper 002)
-active     train | run | eval: active learning (paper 003); ``active run --pool DIR --task walk
-           --budget 30 --out model.npz`` runs a learning session against the pool's oracle and logs
-           each step (candidate, metric, answer, coverage)
+<engine>   train | run | eval (and the engine's own sub-commands): one command per registered
+           engine (``fragments``, ``plan``, ``graph``, ``field``, ``active``, ``matching`` today)
 
-Every engine's command is generated from the registry (``motionctl.engines.ENGINES``) and its
-``Settings``: each setting is an option (``--length``, ``--w-v``...).  ``eval --env room.json``
+Every engine's command is generated from the registry (``motionctl.engines.ENGINES``): its word,
+its ``Settings`` (each setting an option: ``--length``, ``--w-v``...), and the sub-commands and
+options the engine adds itself (``Engine.cli``: ``fragments trace``; ``active run --pool DIR``, a
+learning session against the pool's oracle) and its own ``eval`` figures (``Engine.evaluate``).  ``eval --env room.json``
 certifies any model in a room.  ``--scheduler tcp://HOST:PORT`` (before the command, or
 ``MOTIONCTL_SCHEDULER``) runs the parallel pieces on a running Dask cluster.  A user error
 prints one line naming the file or option and exits with status 2; nothing is left half-written.  The demo (which writes a .blend with Blender) is
@@ -30,10 +27,10 @@ import time
 import numpy as np
 
 from .errors import MotionctlError
-from .library import ImportSettings, import_library, load_clip
-
-COMMANDS = {"fragments": "fragments", "planning": "plan", "graph": "graph"}  # engine -> command word
-
+from .evaluate.room.settings import RoomSettings
+from .io.library import ImportSettings, import_library, load_clip
+from .play.commands import PlaySettings
+from .settings import add_arguments, from_args
 
 def out_path(path: str, ext: str) -> str:
     """Where an output goes, with its extension added if missing; its folder must exist."""
@@ -48,8 +45,6 @@ def out_path(path: str, ext: str) -> str:
 
 def import_settings(args) -> ImportSettings:
     """The import options of the command line (``ImportSettings``' own declaration, as the panel's)."""
-    from .settings import from_args
-
     return from_args(ImportSettings, args)
 
 
@@ -70,7 +65,7 @@ def cmd_info(args) -> int:
 
 def cmd_convert(args) -> int:
     """``convert``: any readable clip written as BVH."""
-    from .bvh import write_bvh
+    from .io.bvh import write_bvh
 
     clip, info, notes = load_clip(args.input, import_settings(args))
     for note in notes:
@@ -127,7 +122,6 @@ def cmd_train(engine, args) -> int:
 def fit_and_save(engine, args, paths, **fit_args):
     """Fit ``engine`` (settings from ``args``) on the clip group of ``paths``, record the sources,
     save the model to ``args.out`` and print its summary: (model, path written)."""
-    from .settings import from_args
 
     settings = from_args(engine.Settings, args)
     out = out_path(args.out, ".npz")
@@ -143,8 +137,8 @@ def fit_and_save(engine, args, paths, **fit_args):
 
 def read_commands(args, model):
     """Commands for a run: a trace file's controls, else a generated evaluation player."""
-    from .engines.fragments import EVALUATION_PLAYER, generate_trace, read_trace, resample_trace, scale_player
-    from .session import commands_from_controls
+    from .play.commands import EVALUATION_PLAYER, generate_trace, read_trace, resample_trace, scale_player
+    from .play.commands import commands_from_controls
 
     if args.trace:
         trace = read_trace(args.trace)
@@ -156,17 +150,19 @@ def read_commands(args, model):
 
 def cmd_run(engine, args) -> int:
     """``<engine> run``: drive a saved model with a trace (or a generated player) and write BVH."""
-    from .bvh import write_bvh
+    from .io.bvh import write_bvh
     from .engines import load_model
-    from .session import Session
+    from .play.session import Session
 
+    if not args.model:
+        raise MotionctlError(f"{engine.word} run: give --model (a saved model, .npz)")
     model = load_model(args.model)
     if model.engine != engine.name:
         raise MotionctlError(f"--model: {args.model} is a {model.engine} model, not {engine.name}")
     out = out_path(args.out, ".bvh")
     table = model.frame_table(model_clips(model, args))
     commands = read_commands(args, model)
-    session = Session(model, table, warp=args.warp)
+    session = Session(model, table, warp=from_args(PlaySettings, args).warp)
     clip = session.run(commands)
     clip.name = os.path.splitext(os.path.basename(out))[0]
     write_bvh(clip, out)
@@ -174,31 +170,10 @@ def cmd_run(engine, args) -> int:
     return 0
 
 
-def cmd_active_run(engine, args) -> int:
-    """``active run``: with ``--pool``, an active-learning session against the pool's oracle,
-    one line per step, the model and the step log (JSON) written; with ``--model``, a drive."""
-    if not args.pool:
-        if not args.model:
-            raise MotionctlError("active run: give --pool DIR (a learning session) or --model (drive a model)")
-        return cmd_run(engine, args)
-
-    def log(e):
-        cov = "" if e.coverage is None else f" coverage {100 * e.coverage:.1f}%"
-        print(f"step {e.step:3d} [{e.metric}] {e.candidate} -> {e.action}: {e.answer}; "
-              f"{e.examples} examples, {e.pseudo} pseudo, {e.clusters} clusters{cov} ({e.seconds:.1f} s)", flush=True)
-
-    model, written = fit_and_save(engine, args, args.pool, log=log, track=True)
-    log_path = os.path.splitext(written)[0] + ".steps.json"
-    with open(log_path, "w") as f:
-        json.dump({"summary": model.summary(), "steps": model.log}, f, indent=1, default=str)
-    print(f"wrote {log_path}")
-    return 0
-
-
 def cmd_eval(engine, args) -> int:
     """``<engine> eval``: certify a model in a room (``--env``), else the engine's own figures."""
     from .engines import load_model
-    from .evaluate import EditModel, EmbedSettings, certify, read_environment
+    from .evaluate import certify, read_environment
 
     model = load_model(args.model)
     if model.engine != engine.name:
@@ -208,40 +183,23 @@ def cmd_eval(engine, args) -> int:
 
         env = read_environment(args.env)
         table = model.frame_table(model_clips(model, args)) if model.own_graph() is None else None
-        settings = EmbedSettings(cell=args.cell, headings=args.headings, radius=args.radius,
-                                 edit=EditModel(scale=args.edit_scale))
+        room = from_args(RoomSettings, args)
         with PrintProgress("evaluate") as progress:
-            res = certify(model, table, env, settings, pairs=args.pairs, lm_sample=args.lm_sample, progress=progress)
+            res = certify(model, table, env, room.embed(), pairs=room.pairs, lm_sample=room.lm_sample,
+                          progress=progress)
         print_room_metrics(res, args.json)
         if args.map:
             path = out_path(args.map, ".npy")
             np.save(path, res["coverage_map"])
             print(f"wrote {path}")
         return 0
-    if engine.name == "fragments":
-        return eval_fragments(model, args)
+    if engine.evaluate is not None:
+        return engine.evaluate(model, args, sys.modules[__name__])
     print(json.dumps(model.summary(), default=str, indent=1))
     return 0
 
 
-def eval_fragments(model, args) -> int:
-    """Percent of the off-line optimum (paper 000's Table 1) on traces."""
-    from .engines.fragments import FragmentModel, evaluate_controllers, read_trace
-    from .engines.fragments.model import evaluation_traces
-    from .jobs import PrintProgress
-
-    clips = model_clips(model, args)
-    s = model.settings
-    with PrintProgress("fragments") as progress:
-        fm = FragmentModel.build(clips, s.fragments, s.quality, progress)
-    traces = [read_trace(p) for p in args.traces] if args.traces else \
-        evaluation_traces(fm.fragments, args.count, args.seed, args.trace_seconds)
-    kind = s.policy.kind
-    with PrintProgress("eval") as progress:
-        res = evaluate_controllers(fm, {kind: model.table}, model.bins, traces, s.quality, {"opt": None}, progress)
-    r = res[kind]
-    print(f"{kind}: {r['mean']:.1f}% of the off-line optimum (std {r['std']:.1f}) over {len(traces)} traces")
-    return 0
+ROOM_OBJECTS = frozenset({"embedding", "coverage_map", "free", "action_maps", "graph"})  # not written as JSON
 
 
 def print_room_metrics(res: dict, json_path: str | None) -> None:
@@ -256,28 +214,17 @@ def print_room_metrics(res: dict, json_path: str | None) -> None:
     if res["unused_clips"]:
         print("clips that never play in this room: " + "; ".join(res["unused_clips"]))
     if json_path:
-        plain = {k: v for k, v in res.items() if k not in ("embedding", "coverage_map", "free", "action_maps", "graph")}
+        plain = {k: v for k, v in res.items() if k not in ROOM_OBJECTS}
         path = out_path(json_path, ".json")
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(plain, fh, indent=1, default=lambda v: v.tolist() if isinstance(v, np.ndarray) else float(v))
         print(f"wrote {path}")
 
 
-def cmd_trace(args) -> int:
-    """``fragments trace``: write a generated player's trace."""
-    from .engines.fragments import EVALUATION_PLAYER, TRAINING_PLAYERS, generate_trace, scale_player, write_trace
-
-    players = {p.name: p for p in TRAINING_PLAYERS + (EVALUATION_PLAYER,)}
-    out = out_path(args.out, ".json" if args.out.endswith(".json") else ".csv")
-    trace = generate_trace(scale_player(players[args.player], args.max_speed), args.seconds, args.rate, args.seed)
-    write_trace(trace, out)
-    print(f"wrote {out}: {len(trace.samples)} samples at {trace.rate:g} Hz from player {args.player!r}")
-    return 0
-
-
 # ----------------------------------------------------------------------------- parser
 
-def _positive(kind):
+def positive(kind):
+    """An argparse type: a positive finite number of ``kind``."""
     def parse(text):
         try:
             value = kind(text)
@@ -289,76 +236,68 @@ def _positive(kind):
     return parse
 
 
+def add_settings(parser, engine) -> None:
+    """An engine's settings as options of ``parser``."""
+    add_arguments(parser, engine.Settings)
+
+
+class EngineCommands:
+    """One engine's sub-commands while the parser is built: ``train``, ``run`` and ``eval`` (the
+    generic ones), and ``add(name, help=...)`` for the engine's own (``Engine.cli``)."""
+
+    def __init__(self, engine, subparsers):
+        self.engine = engine
+        self._sub = subparsers
+        self.train = self.run = self.eval = None
+
+    def add(self, name: str, **kw):
+        return self._sub.add_parser(name, aliases=self.engine.aliases_of(name), **kw)
+
+
 def add_engine_commands(sub) -> None:
-    """One sub-command per registered engine with train/run/eval, options from its Settings."""
+    """One sub-command per registered engine with train/run/eval (options from its Settings), then
+    whatever the engine adds itself (``Engine.cli``)."""
     from .engines import ENGINES
-    from .settings import add_arguments
 
     for engine in ENGINES.values():
-        word = COMMANDS.get(engine.name, engine.name)
-        p = sub.add_parser(word, help=f"{engine.label}: {engine.description}")
-        esub = p.add_subparsers(dest=f"{word}_command", required=True)
+        p = sub.add_parser(engine.word, help=f"{engine.label}: {engine.description}")
+        commands = EngineCommands(engine, p.add_subparsers(dest=f"{engine.word}_command", required=True))
 
         def clip_args(q, required):
             q.add_argument("--clips", nargs="+", required=required, help="BVH/AMC files or folders")
             q.add_argument("--group", type=int, help="skeleton group to use when the clips form several")
             add_import_arguments(q)
 
-        names = ["train", "build"] if engine.name == "graph" else ["train"]
-        for name in names:
-            t = esub.add_parser(name, help=f"train a {engine.label} model and save it (.npz)")
-            clip_args(t, True)
-            t.add_argument("--out", required=True, help="model file to write (.npz)")
-            add_arguments(t, engine.Settings)
-            t.set_defaults(func=lambda a, e=engine: cmd_train(e, a))
-        active = engine.name == "active"
-        r = esub.add_parser("run", help="drive a model with a trace and write the motion as BVH" + (
-            "; with --pool, an active-learning session (writes the model and its step log)" if active else ""))
-        r.add_argument("--model", required=not active)
+        t = commands.train = commands.add("train", help=f"train a {engine.label} model and save it (.npz)")
+        clip_args(t, True)
+        t.add_argument("--out", required=True, help="model file to write (.npz)")
+        add_settings(t, engine)
+        t.set_defaults(func=lambda a, e=engine: cmd_train(e, a))
+        r = commands.run = commands.add("run", help="drive a model with a trace and write the motion as BVH")
+        r.add_argument("--model", help="a saved model (.npz)")
         clip_args(r, False)
-        if active:
-            r.add_argument("--pool", nargs="+", help="capture the oracle answers from (files or folders)")
-            add_arguments(r, engine.Settings)
         r.add_argument("--trace", help="trace file (CSV/JSON); default: a generated evaluation player")
-        r.add_argument("--trace-seconds", type=_positive(float), default=20.0)
+        r.add_argument("--trace-seconds", type=positive(float), default=20.0)
         r.add_argument("--seed", type=int, default=7)
-        r.add_argument("--warp", type=float, default=0.0, help="0: root motion from the data, 1: follow the control")
-        r.add_argument("--out", required=True, help="BVH file to write (the model .npz with --pool)")
-        r.set_defaults(func=lambda a, e=engine, f=(cmd_active_run if active else cmd_run): f(e, a))
-        for name in (["eval", "evaluate"] if engine.name == "graph" else ["eval"]):
-            e = esub.add_parser(name, help="measure a model: in a room (--env), or by its own figures")
-            flags = ("--model", "--graph") if engine.name == "graph" else ("--model",)
-            e.add_argument(*flags, dest="model", required=True, help="a saved model (.npz)")
-            clip_args(e, False)
-            e.add_argument("--env", help="room JSON: certify the model in it (paper 004's metrics)")
-            e.add_argument("--cell", type=_positive(float), default=0.2)
-            e.add_argument("--headings", type=int, default=18)
-            e.add_argument("--radius", type=float, default=0.25, help="character radius (m)")
-            e.add_argument("--edit-scale", type=_positive(float), default=1.0, help="editing footprint (1 = 100%%)")
-            e.add_argument("--pairs", type=int, default=100, help="Monte-Carlo path pairs 4-7 m apart")
-            e.add_argument("--lm-sample", type=_positive(float), default=0.1, help="share of nodes for maneuverability")
-            e.add_argument("--json", help="write the room metrics as JSON")
-            e.add_argument("--map", help="write the XY coverage map as .npy (cells x, y: ways to be there)")
-            e.add_argument("--traces", nargs="*", default=[], help="fragments: evaluation traces (CSV/JSON)")
-            e.add_argument("--trace-seconds", type=_positive(float), default=10.0)
-            e.add_argument("--count", type=int, default=12, help="fragments: generated evaluation traces")
-            e.add_argument("--seed", type=int, default=7)
-            e.set_defaults(func=lambda a, en=engine: cmd_eval(en, a))
-        if engine.name == "fragments":
-            g = esub.add_parser("trace", help="write a generated player trace (CSV or JSON)")
-            g.add_argument("--player", default="evaluator", choices=["steady", "twitchy", "evaluator"])
-            g.add_argument("--seconds", type=_positive(float), default=60.0)
-            g.add_argument("--rate", type=_positive(float), default=10.0)
-            g.add_argument("--max-speed", type=_positive(float), default=3.5)
-            g.add_argument("--seed", type=int, default=0)
-            g.add_argument("--out", required=True)
-            g.set_defaults(func=cmd_trace)
+        add_arguments(r.add_argument_group("play options (as the Preview panel's)"), PlaySettings)
+        r.add_argument("--out", required=True, help="BVH file to write (a model .npz for an engine that learns here)")
+        r.set_defaults(func=lambda a, e=engine: cmd_run(e, a))
+        e = commands.eval = commands.add("eval", help="measure a model: in a room (--env), or by its own figures")
+        e.add_argument(*engine.model_flags, dest="model", required=True, help="a saved model (.npz)")
+        clip_args(e, False)
+        e.add_argument("--env", help="room JSON: certify the model in it (paper 004's metrics)")
+        add_arguments(e.add_argument_group("room options (as the Evaluate panel's)"), RoomSettings)
+        e.add_argument("--json", help="write the room metrics as JSON")
+        e.add_argument("--map", help="write the XY coverage map as .npy (cells x, y: ways to be there)")
+        e.add_argument("--trace-seconds", type=positive(float), default=10.0)
+        e.add_argument("--seed", type=int, default=7)
+        e.set_defaults(func=lambda a, en=engine: cmd_eval(en, a))
+        if engine.cli is not None:
+            engine.cli(commands, sys.modules[__name__])
 
 
 def add_import_arguments(parser) -> None:
     """The import options (units, axes, floor, extra roots, calibration frames, AMC rate) as a group."""
-    from .settings import add_arguments
-
     add_arguments(parser.add_argument_group("import options (as the Library panel's)"), ImportSettings)
 
 

@@ -36,6 +36,14 @@ def never_stop() -> bool:
     return False
 
 
+def progress_range(progress: Progress | None, lo: float, hi: float) -> Progress | None:
+    """A ``progress`` callback for one part of a job: its fractions 0-1 reported as ``lo``-``hi``
+    of the whole (None when there is no progress to report)."""
+    if progress is None:
+        return None
+    return lambda f, m: progress(lo + (hi - lo) * f, m)
+
+
 def check_stop(should_stop: StopCheck | None, what: str = "job") -> None:
     """Raise Cancelled when the caller asked to stop (call between chunks of work)."""
     if should_stop is not None and should_stop():
@@ -311,7 +319,7 @@ class PrintProgress:
         self.close()
 
 
-__all__ = ["Cancelled", "Eta", "MemoryLimitError", "Progress", "Shared", "StopCheck", "check_memory", "check_stop", "clock",
+__all__ = ["Cancelled", "Eta", "progress_range", "MemoryLimitError", "Progress", "Shared", "StopCheck", "check_memory", "check_stop", "clock",
            "cluster",
            "memory_budget", "n_workers", "never_stop", "no_progress", "one_blas_thread", "parallel_map",
            "PrintProgress", "use_scheduler"]

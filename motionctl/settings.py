@@ -19,7 +19,7 @@ from .errors import MotionctlError
 
 def setting(default, label: str, description: str, *, min=None, max=None, soft_max=None, unit: str | None = None,
             choices=None, group: str = "", optional: bool = False, subtype: str | None = None, ui: bool = True,
-            name: str | None = None, kind: str | None = None, on_value=None):
+            name: str | None = None, kind: str | None = None, on_value=None, shown_when: tuple | None = None):
     """A dataclass field that describes itself.
 
     min, max     allowed range (inclusive); soft_max: where a slider stops
@@ -32,11 +32,13 @@ def setting(default, label: str, description: str, *, min=None, max=None, soft_m
     name         flat name when the field's own name would clash with another group's
     kind         "paths" for a tuple of file paths (else found from the default)
     on_value     for an optional setting whose default is None (off): its value when turned on
+    shown_when   (option name, value): the panel shows this option only then; a "paths" option is
+                 shown as the scene's list of trace files, which fills it
     """
     meta = {"setting": True, "label": label, "description": description, "min": min, "max": max,
             "soft_max": soft_max, "unit": unit, "choices": tuple(choices) if choices else None, "group": group,
             "optional": optional, "subtype": subtype, "ui": ui, "name": name, "kind": kind,
-            "on_value": on_value}
+            "on_value": on_value, "shown_when": tuple(shown_when) if shown_when else None}
     return field(default=default, metadata=meta)
 
 
@@ -67,6 +69,7 @@ class Option:
     ui: bool = True
     size: int = 0
     on_value: object = None
+    shown_when: tuple | None = None
 
 
 def _kind(value, f) -> tuple[str, int]:
@@ -94,7 +97,7 @@ def options(cls, _path=(), _group="") -> list:
             kind, size = (m["kind"], 0) if m.get("kind") else _kind(f.default, f)
             out.append(Option(m["name"] or f.name, _path + (f.name,), kind, f.default, m["label"], m["description"],
                               m["min"], m["max"], m["soft_max"], m["unit"], m["choices"], m["group"] or _group,
-                              m["optional"], m["subtype"], m["ui"], size, m.get("on_value")))
+                              m["optional"], m["subtype"], m["ui"], size, m.get("on_value"), m.get("shown_when")))
     names = [o.name for o in out]
     dup = {n for n in names if names.count(n) > 1}
     if dup and not _path:

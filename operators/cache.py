@@ -85,8 +85,7 @@ def cache_properties(st) -> list:
     for g in st.groups:
         out.append((g, "database"))
         out += [(m, "path") for m in g.models]
-    if hasattr(st.engines, "fragments"):
-        out += [(t, "path") for t in st.traces]
+    out += [(t, "path") for t in st.traces]
     return out
 
 

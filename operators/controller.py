@@ -14,9 +14,10 @@ import json
 import bpy
 
 from ..motionctl.engines import ENGINES, train_to_file
-from ..motionctl.engines.fragments import read_trace
+from ..motionctl.play.commands import read_trace
 from ..motionctl.errors import MotionctlError
-from ..motionctl.settings import from_flat
+from ..motionctl.engines.base import summary_lines
+from ..motionctl.settings import from_flat, options
 from .background import BackgroundJobOperator
 from .cache import cache_path, resolve, stored
 from .common import (chosen_group, database_path, load_clips, model_entry, report_error, settings, settings_values,
@@ -59,11 +60,13 @@ def keep_model(group, engine: str, result: dict) -> None:
 
 
 def engine_settings(context, engine: str):
-    """The engine's Settings from its panel (plus what its own UI keeps elsewhere)."""
+    """The engine's Settings from its panel; an option that takes files ("paths") takes the scene's
+    list of trace files (the Controller panel shows it under that option)."""
     st = settings(context)
     values = settings_values(ENGINES[engine], getattr(st.engines, engine))
-    if engine == "fragments":
-        values["trace_files"] = tuple(resolve(t.path) for t in st.traces if t.path)
+    for o in options(ENGINES[engine].Settings):
+        if o.kind == "paths" and not o.ui:
+            values[o.name] = tuple(resolve(t.path) for t in st.traces if t.path)
     return from_flat(ENGINES[engine].Settings, values)
 
 
@@ -95,9 +98,8 @@ class MOTIONCTL_OT_train(BackgroundJobOperator, bpy.types.Operator):
         if group is None:
             raise MotionctlError(f"the clip group {self._group!r} is gone; the model was not kept")
         keep_model(group, self._engine, result)
-        if self._engine == "active" and STATE.active_group == group.name:
-            STATE.active = None  # the panel's session taught the model just replaced: Start again
-        self.report({"INFO"}, f"{ENGINES[self._engine].label}: " + describe(result["summary"]))
+        STATE.live.pop((self._engine, group.name), None)  # an engine panel's session on the model just replaced
+        self.report({"INFO"}, f"{ENGINES[self._engine].label}: " + describe(self._engine, result["summary"]))
 
 
 def picture_name(engine: str, group: str) -> str:
@@ -105,16 +107,9 @@ def picture_name(engine: str, group: str) -> str:
     return f"motionctl {engine} {group}"
 
 
-def describe(summary: dict) -> str:
-    """One line about a model's summary for a report."""
-    keys = ("fragments", "groups", "clips", "transitions", "samples", "percent_of_optimal", "heading_error_deg",
-            "success", "seconds")
-    parts = []
-    for k in keys:
-        v = summary.get(k)
-        if v is not None and not (isinstance(v, float) and v != v):
-            parts.append(f"{k.replace('_', ' ')} {v:.3g}" if isinstance(v, float) else f"{k} {v}")
-    return ", ".join(parts)
+def describe(engine: str, summary: dict) -> str:
+    """One line about a model's summary for a report (its engine's figures, then its warnings)."""
+    return ", ".join(text for text, _ in summary_lines(ENGINES[engine], summary))
 
 
 class MOTIONCTL_OT_trace_add(bpy.types.Operator):

@@ -10,7 +10,7 @@ import os
 
 import bpy
 
-from ..motionctl.bvh import read_bvh
+from ..motionctl.io.bvh import read_bvh
 from .armature import bake_clip
 from .library import show_clip
 

@@ -16,7 +16,7 @@ from bpy.types import Operator, OperatorFileListElement
 from bpy_extras.io_utils import ImportHelper
 
 from ..motionctl.errors import MotionctlError
-from ..motionctl.library import ImportSettings, LibraryImport, import_library
+from ..motionctl.io.library import ImportSettings, LibraryImport, import_library
 from ..motionctl.settings import options
 from .armature import bake_clip, build_armature
 from .compat import assign_action

@@ -17,12 +17,12 @@ import bpy
 import numpy as np
 
 from ..motionctl.clip import MotionDatabase
-from ..motionctl.engines.fragments import Trace, read_trace, resample_trace, write_trace
+from ..motionctl.play.commands import Command, Trace, commands_from_controls, load_timeline, read_trace, resample_trace, save_timeline, write_trace
 from ..motionctl.errors import MotionctlError
 from ..motionctl.rootframe import to_world, yaw_of
 from ..motionctl.engines import ENGINES
-from ..motionctl.evaluate.motion import compare, measure, picture, timeline
-from ..motionctl.session import Command, Session, commands_from_controls, load_timeline, save_timeline
+from ..motionctl.evaluate.scoreboard import compare, measure, picture, timeline
+from ..motionctl.play.session import Session
 from .armature import PoseWriter, bake_clip
 from .background import BackgroundJobOperator
 from .cache import cache_path, resolve, stored
@@ -181,7 +181,7 @@ COMPARE_IMAGE = "motionctl_compare"
 
 def keep_run(context, clip, source: str, figures: dict | None = None, clock=None, engine: str = "") -> None:
     """Remember a run for Bake: in memory, and in a cache file (Bake after reopening the .blend);
-    with its ``figures`` (``evaluate.motion.measure``) and commands on their ``clock``
+    with its ``figures`` (``evaluate.scoreboard.measure``) and commands on their ``clock``
     (``timeline``), for the Compare box."""
     st = settings(context)
     STATE.last_run = clip

@@ -18,12 +18,12 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..motionctl import quat
 from ..motionctl.clip import resample
 from ..motionctl.engines import ENGINES, load_model
-from ..motionctl.engines.fragments import read_trace, resample_trace
+from ..motionctl.play.commands import commands_from_controls, read_trace, resample_trace
 from ..motionctl.errors import MotionctlError
 from ..motionctl.jobs import check_stop
 from ..motionctl.retarget import (RetargetSettings, Rig, auto_map, find_roles, load_preset, quality, retarget,
                                   save_preset, with_root_bone)
-from ..motionctl.session import Session, commands_from_controls
+from ..motionctl.play.session import Session
 from .armature import set_keys
 from .compat import (assign_action, new_action, new_fcurve, require_animatable, require_editable_bones,
                      set_strip_slot)

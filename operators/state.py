@@ -3,7 +3,8 @@
 Everything a .blend needs after it is reopened is on the scene (settings, results) or in its
 cache files; what lives here is only what makes the session quicker or what Blender cannot
 store: the engines' training caches (fragments and warm-start values), the last evaluation's
-embedding, the last driven or played run, the controller being taught (Active Learning), the running jobs and the viewport overlays.  It is
+embedding, the last driven or played run, an engine panel's live session (the controller Active Learning
+teaches), the running jobs and the viewport overlays.  It is
 cleared when another file is opened, when a new file starts and when the extension is
 unregistered (``clear``), so nothing leaks from one file into another.
 """
@@ -19,8 +20,7 @@ class FileState:
         self.evaluation: dict | None = None  # the last evaluation's result (maps and metrics)
         self.embedding = None  # the last evaluation's embedding (rebuilt from its cache when needed)
         self.last_run = None  # the last driven or played Clip
-        self.active = None  # the Active Learning panel's ActiveSession, and the group it teaches
-        self.active_group = ""
+        self.live: dict = {}  # (engine, clip group) -> an engine panel's live session (Active Learning's)
         self.jobs: dict = {}  # job label -> running Job
         self.overlays: dict = {}  # name -> draw handler of a viewport overlay
         self.batches: dict = {}  # name -> GPU batch an overlay draws

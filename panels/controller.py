@@ -4,31 +4,17 @@
 from __future__ import annotations
 
 import json
-import math
 
 import bpy
 from bpy.types import Panel, UIList
 
 from ..motionctl.engines import ENGINES
+from ..motionctl.engines.base import summary_lines
 from ..motionctl.settings import options
 from ..operators.common import model_entry, model_summary
 from ..operators.controller import picture_name
 from ..operators.preview import COMPARE_IMAGE
 from .library import MotionPanel
-
-# How a model's summary reads in the panel: key -> (label, format).
-SUMMARY = {
-    "clips": ("clips", "{:d}"), "fragments": ("fragments", "{:d}"), "segments": ("steps", "{:d}"),
-    "groups": ("groups", "{:d}"), "transitions": ("transitions", "{:d}"), "samples": ("training samples", "{:d}"),
-    "improvements": ("policy improvements", "{:d}"), "converged": ("converged", "{}"), "warm": ("warm start", "{}"),
-    "seconds": ("seconds to train", "{:.1f}"), "percent_of_optimal": ("% of optimal on held-out traces", "{:.1f}"),
-    "residual": ("Bellman residual", "{:.3g}"), "heading_error_deg": ("° off the direction after 20 steps", "{:.1f}"),
-    "success": ("done within 20 steps", "{:.0%}"), "reward_per_step": ("reward per step", "{:.2f}"),
-    "seconds_kept": ("s of capture kept", "{:.1f}"), "seconds_total": ("s of capture in all", "{:.1f}"),
-    "states": ("motion states", "{:d}"), "anchors": ("states storing values", "{:d}"),
-    "sweeps": ("value iteration sweeps", "{:d}"), "value_bytes": ("bytes of values", "{:,d}"),
-}
-
 
 def draw_job(layout, st, label: str) -> bool:
     """Progress bar and Cancel button while a job runs; True if one is running."""
@@ -61,8 +47,16 @@ def draw_settings(layout, engine, pg, skip=()) -> None:
             sub.prop(pg, o.name)
         else:
             box.prop(pg, o.name)
-        if engine.name == "fragments" and o.name == "traces" and pg.traces == "files":
+        for shown in paths_shown_after(engine, pg, o.name):  # files the option asks for: the scene's traces
+            box.label(text=shown.label)
             draw_trace_list(box, bpy.context.scene.motionctl)
+
+
+def paths_shown_after(engine, pg, name: str) -> list:
+    """The engine's file-list options ("paths", filled from the scene's trace list) to show after
+    option ``name`` now: those whose ``shown_when`` names it with its current value."""
+    return [o for o in options(engine.Settings) if o.kind == "paths" and o.shown_when is not None
+            and o.shown_when[0] == name and getattr(pg, name) == o.shown_when[1]]
 
 
 def draw_trace_list(layout, st) -> None:
@@ -73,22 +67,11 @@ def draw_trace_list(layout, st) -> None:
     sub.operator("motionctl.trace_remove", text="", icon="REMOVE")
 
 
-def draw_summary(layout, summary: dict, path: str = "") -> None:
-    """A trained model's summary: the figures the engine reports, labelled."""
+def draw_summary(layout, engine, summary: dict, path: str = "") -> None:
+    """A trained model's summary: the figures its engine reports, labelled, then its warnings."""
     box = layout.box()
-    for key, (label, fmt) in SUMMARY.items():
-        v = summary.get(key)
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            continue
-        try:
-            box.label(text=f"{label}: {fmt.format(v)}")
-        except (ValueError, TypeError):
-            box.label(text=f"{label}: {v}")
-    if summary.get("dropped"):
-        box.label(text="dropped entirely: " + ", ".join(summary["dropped"]), icon="ERROR")
-    if summary.get("dead_ends"):
-        box.label(text=f"{summary['dead_ends']} states cannot keep moving (the capture ends standing): "
-                  + ", ".join(summary.get("dead_end_clips", ())), icon="ERROR")
+    for text, warning in summary_lines(engine, summary):
+        box.label(text=text, icon="ERROR" if warning else "NONE")
     if path:
         box.label(text=bpy.path.basename(path), icon="FILE")
 
@@ -117,7 +100,7 @@ class MOTIONCTL_PT_controller(MotionPanel, Panel):
             layout.operator("motionctl.train", icon="PLAY").engine = engine.name
         entry = model_entry(group, engine.name)
         if entry is not None:
-            draw_summary(layout, model_summary(entry), entry.path)
+            draw_summary(layout, engine, model_summary(entry), entry.path)
             img = bpy.data.images.get(picture_name(engine.name, group.name))
             if img is not None and img.preview is not None:
                 box = layout.box()
@@ -209,6 +192,34 @@ def draw_compare(layout, st) -> None:
             box.template_icon(icon_value=img.preview.icon_id, scale=8.0)
     if not draw_job(layout, st, "Compare"):
         box.operator("motionctl.compare", icon="SORTSIZE")
+
+
+def engine_panel(engine) -> type:
+    """A sidebar panel of an engine's own (``Engine.panel``): the clip group, its settings, its train
+    button (named by its first ``train`` alias: Build) and its summary."""
+    verb = (engine.aliases_of("train") or ["train"])[0].title()
+
+    def draw(self, context):
+        st = context.scene.motionctl
+        layout = self.layout
+        if self.no_clips(layout, st):
+            return
+        layout.prop_search(st, "group", st, "groups", text="Clips")
+        draw_settings(layout, engine, getattr(st.engines, engine.name))
+        if not draw_job(layout, st, f"{verb}ing"):
+            layout.operator("motionctl.train", text=f"{verb} {engine.label}", icon="PLAY").engine = engine.name
+        group = st.groups.get(st.group) or st.groups[0]
+        entry = model_entry(group, engine.name)
+        if entry is not None:
+            draw_summary(layout, engine, model_summary(entry), entry.path)
+
+    name = f"MOTIONCTL_PT_engine_{engine.name}"
+    return type(name, (MotionPanel, Panel), {"bl_label": engine.label, "bl_idname": name, "draw": draw})
+
+
+def engine_panels() -> list:
+    """A panel of its own for each registered engine that asks for one."""
+    return [engine_panel(e) for e in ENGINES.values() if e.panel]
 
 
 classes = (MOTIONCTL_UL_traces, MOTIONCTL_PT_controller, MOTIONCTL_PT_preview)

@@ -10,8 +10,9 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+for _path in (os.path.join(ROOT, "bench"), ROOT):  # the benchmarks' own modules import ``harness``
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 
 def _mocap_dir():
@@ -46,7 +47,7 @@ def mocap_files(pattern_ext: str, sub: str = ""):
 @pytest.fixture(scope="session")
 def demo_library(tmp_path_factory):
     """The generated demo clips written as BVH (with sidecar JSON), once per session."""
-    from motionctl import demo_data
+    from motionctl.io import demo_data
 
     folder = tmp_path_factory.mktemp("demo_bvh")
     demo_data.write_demo_library(str(folder), seed=0)

@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 
 from motionctl import quat
-from motionctl.bvh import write_bvh
+from motionctl.io.bvh import write_bvh
 from motionctl.skeleton import Skeleton
 
 POSITION = ("Xposition", "Yposition", "Zposition")
@@ -77,7 +77,7 @@ def body_figures(clip) -> dict:
     """What an animator checks on an imported clip (Z up, metres): the share of frames with the head
     above the hips above the feet, how high the feet stay off the floor (10th percentile of their
     lowest point), how far the root travels, and the stature (floor to head top, 75th percentile)."""
-    from motionctl.orient import feet_off_floor, head_joint, leg_ends, sample_points, stature
+    from motionctl.io.orient import feet_off_floor, head_joint, leg_ends, sample_points, stature
 
     sk = clip.skeleton
     points = sample_points(sk, clip.root_pos, clip.local_rot, clip.local_pos)

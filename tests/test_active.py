@@ -15,8 +15,9 @@ from motionctl.engines.active.learning import (
     Candidate, CoverageSample, Oracle, Pool, candidates, coverage, pseudoexample)
 from motionctl.engines.active.tasks import task_named
 from motionctl.errors import MotionctlError
-from motionctl.library import import_library
-from motionctl.session import Command, Session
+from motionctl.io.library import import_library
+from motionctl.play.session import Session
+from motionctl.play.commands import Command
 
 
 def test_cubic_profile_values():
@@ -143,7 +144,7 @@ def jump_model(mocap):
 
 def test_the_jump_lands_near_the_target(jump_model):
     model, clips = jump_model
-    table = model.frame_table(clips)
+    table = model.play(clips)
     feats = model.ctrl.example_features()
     assert feats[:, 0].max() > 1.5 and model.summary()["examples"] >= 3
     for forward in (0.6, 1.2):

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from conftest import mocap_files
-from motionctl import asfamc, quat
+from motionctl import quat
+from motionctl.io import asfamc
 from motionctl.errors import MotionFileError
 from motionctl.skeleton import Y_UP_TO_Z_UP, end_site_positions
 

@@ -39,7 +39,7 @@ def test_the_loop_in_the_panel_on_real_walks(walks, ext, tmp_path):
     bpy = walks
     st = bpy.context.scene.motionctl
     a = st.active
-    state = ext.operators.state.STATE
+    teaching = ext.operators.engines.active.teaching_session  # the panel's live session, by clip group
     heads = ext.operators.armature.bone_world_heads
 
     with pytest.raises(RuntimeError, match="press Start"):  # nothing started yet: a clear error
@@ -51,7 +51,7 @@ def test_the_loop_in_the_panel_on_real_walks(walks, ext, tmp_path):
     # Suggest: requests listed worst first; the ghost stands in the start pose at the cursor and
     # the marker is where the requested cycle ends.
     assert bpy.ops.motionctl.active_suggest() == {"FINISHED"}
-    session = state.active
+    session = teaching(st.groups[0].name)
     assert len(a.candidates) == len(session.candidates) > 3
     ghost, marker = bpy.data.objects["motionctl ghost"], bpy.data.objects["motionctl request"]
     assert ghost.type == "ARMATURE" and not ghost.hide_viewport and ghost.animation_data is None
@@ -103,7 +103,7 @@ def test_the_loop_in_the_panel_on_real_walks(walks, ext, tmp_path):
     assert img is not None and img.size[0] > 0 and "coverage" in img["motionctl_caption"]
 
     # The taught controller is the group's Active Learning model: Play Trace drives it.
-    from motionctl.engines.fragments import PlayerSettings, generate_trace, write_trace
+    from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
 
     write_trace(generate_trace(PlayerSettings(max_speed=1.5), 4.0, 10.0, seed=1), tmp_path / "p.csv")
     st.engine, st.preview.trace_path, st.preview.action_name = "active", str(tmp_path / "p.csv"), "taught"
@@ -116,8 +116,8 @@ def test_the_loop_in_the_panel_on_real_walks(walks, ext, tmp_path):
     bpy.ops.wm.save_as_mainfile(filepath=path)
     bpy.ops.wm.open_mainfile(filepath=path)
     st = bpy.context.scene.motionctl
-    assert state.active is None
+    assert teaching(st.groups[0].name) is None
     assert bpy.ops.motionctl.active_start(resume=True) == {"FINISHED"}
     assert (st.active.examples, st.active.pseudoexamples) == (examples, pseudo)
-    assert state.active.pool.used.sum() >= 1  # the examples it holds are not offered again
+    assert teaching(st.groups[0].name).pool.used.sum() >= 1  # the examples it holds are not offered again
     assert bpy.ops.motionctl.active_suggest() == {"FINISHED"} and len(st.active.candidates) > 0

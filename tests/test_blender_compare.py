@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from blender_scene import use_demo_clips
 
-from motionctl.engines.fragments import PlayerSettings, generate_trace, write_trace
+from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
 
 pytestmark = pytest.mark.blender
 
@@ -46,14 +46,14 @@ def test_a_played_run_is_measured_and_compared_across_engines(scene, ext, tmp_pa
     assert 0.0 < compared["source"]["skating"] < 1.0
     # The matching row is the same replay the metrics module makes from the stored commands.
     from motionctl.engines import load_model
-    from motionctl.evaluate.motion import measure, replay
-    from motionctl.session import load_timeline
+    from motionctl.evaluate.scoreboard import measure, replay
+    from motionctl.play.commands import load_timeline
 
     times, commands, meta = load_timeline(bpy.path.abspath(st.preview.run_commands))
     assert meta["engine"] == "matching" and len(commands) == len(times) > 0
     model = load_model(bpy.path.abspath(next(m.path for m in st.groups[0].models if m.engine == "matching")))
     clips = ext.operators.common.group_clips(bpy.context)
-    direct = measure(replay(model, model.frame_table(clips), times, commands, warp=st.preview.warp))
+    direct = measure(replay(model, model.play(clips), times, commands, warp=st.preview.warp))
     got = compared["rows"][1]
     assert got["skating"] == pytest.approx(direct["skating"]) and got["switches"] == direct["switches"]
     assert np.isclose(got["seconds"], direct["seconds"])

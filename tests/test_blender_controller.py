@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from blender_scene import use_demo_clips
 
-from motionctl.engines.fragments import PlayerSettings, generate_trace, resample_trace, write_trace
-from motionctl.session import Session, commands_from_controls
+from motionctl.play.commands import PlayerSettings, commands_from_controls, generate_trace, resample_trace, write_trace
+from motionctl.play.session import Session
 
 pytestmark = pytest.mark.blender
 CLIPS = {"demo_walk", "demo_run", "demo_walk_turn_left", "demo_sidestep_left", "demo_jump"}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conventions import CONVENTIONS, write_convention
 
-from motionctl.library import ImportSettings, load_clip
+from motionctl.io.library import ImportSettings, load_clip
 from motionctl.settings import options
 
 pytestmark = [pytest.mark.blender, pytest.mark.mocap]

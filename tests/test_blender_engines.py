@@ -9,7 +9,7 @@ import pytest
 from blender_scene import room_collection, use_demo_clips
 
 from motionctl.engines import ENGINES
-from motionctl.engines.fragments import PlayerSettings, generate_trace, write_trace
+from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
 
 pytestmark = pytest.mark.blender
 

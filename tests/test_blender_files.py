@@ -132,7 +132,7 @@ def test_reopening_restores_what_every_panel_shows(bpy_clean, demo_library, tmp_
     assert bpy.ops.motionctl.evaluate() == {"FINISHED"}
     coverage = ev.coverage_xy
     trace = tmp_path / "t.csv"
-    from motionctl.engines.fragments import PlayerSettings, generate_trace, write_trace
+    from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
 
     write_trace(generate_trace(PlayerSettings(max_speed=2.0), 3.0, 10.0, seed=1), trace)
     st.engine, st.preview.trace_path = "fragments", str(trace)
@@ -155,7 +155,7 @@ def test_reopening_restores_what_every_panel_shows(bpy_clean, demo_library, tmp_
         def __getattr__(self, name):
             return lambda *a, **k: self
 
-    for name in ("MOTIONCTL_PT_controller", "MOTIONCTL_PT_motion_graph", "MOTIONCTL_PT_evaluate"):
+    for name in ("MOTIONCTL_PT_controller", "MOTIONCTL_PT_engine_graph", "MOTIONCTL_PT_evaluate"):
         cls = getattr(bpy.types, name)
         cls.draw(SimpleNamespace(layout=Layout(), no_clips=cls.no_clips), bpy.context)
     assert any(t.startswith("fragments: ") for t in labels) and any(t.startswith("transitions: ") for t in labels)
@@ -202,7 +202,7 @@ def test_a_cancelled_import_builds_nothing(bpy_clean, demo_library, ext, monkeyp
 def test_building_stopped_half_way_is_undone(bpy_clean, demo_library, ext):
     """The main-thread half of an import (armatures, actions) runs a clip per tick; Esc there
     removes everything it made."""
-    from motionctl.library import import_library
+    from motionctl.io.library import import_library
 
     bpy = bpy_clean
     lib = ext.operators.library

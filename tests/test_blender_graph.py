@@ -104,7 +104,7 @@ def test_panels_draw_before_and_after_clips_are_imported(bpy_clean, demo_library
     bpy = bpy_clean
     bpy.ops.wm.read_factory_settings(use_empty=True)
     panels = [getattr(bpy.types, n) for n in ("MOTIONCTL_PT_library", "MOTIONCTL_PT_controller",
-                                              "MOTIONCTL_PT_preview", "MOTIONCTL_PT_motion_graph",
+                                              "MOTIONCTL_PT_preview", "MOTIONCTL_PT_engine_graph",
                                               "MOTIONCTL_PT_evaluate")]
 
     def draw_all():

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from conftest import mocap_files
-from motionctl import asfamc, bvh
+from motionctl.io import asfamc
+from motionctl.io import bvh
 
 pytestmark = pytest.mark.blender
 

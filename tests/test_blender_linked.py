@@ -7,7 +7,7 @@ import pytest
 from blender_scene import use_demo_clips
 from rigs import make_rig
 
-from motionctl.engines.fragments import PlayerSettings, generate_trace, write_trace
+from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
 
 pytestmark = pytest.mark.blender
 

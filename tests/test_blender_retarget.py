@@ -91,7 +91,7 @@ def test_rotation_modes_are_written_as_blender_reads_them(ext):
 
 
 def test_a_controller_run_on_a_mixamo_rig_with_root_motion_on_the_object(walks, ext, tmp_path):
-    from motionctl.engines.fragments import PlayerSettings, generate_trace, write_trace
+    from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
 
     bpy = walks
     st = bpy.context.scene.motionctl

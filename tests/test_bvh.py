@@ -5,7 +5,8 @@ import pytest
 
 from bvh_fixtures import JOINTS, bvh_text, smooth_channels
 from conftest import mocap_files
-from motionctl import bvh, quat
+from motionctl import quat
+from motionctl.io import bvh
 from motionctl.errors import MotionFileError
 from motionctl.skeleton import Skeleton, forward_kinematics
 

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from motionctl.bvh import read_bvh
+from motionctl.io.bvh import read_bvh
 from motionctl.cli import main
 
 QUICK = {"fragments": ["--trace-seconds", "30", "--held-out", "0"],

@@ -17,8 +17,8 @@ from motionctl import cli, quat
 from motionctl.engines.base import clips_of
 from motionctl.errors import MotionctlError
 from motionctl.jobs import Eta, PrintProgress, clock
-from motionctl.library import ImportSettings, import_library, load_clip
-from motionctl.orient import orient
+from motionctl.io.library import ImportSettings, import_library, load_clip
+from motionctl.io.orient import orient
 from motionctl.retarget import Rig, RetargetSettings, auto_map, quality, retarget
 from motionctl.skeleton import Skeleton
 
@@ -162,7 +162,7 @@ def test_a_long_step_keeps_printing_the_clock():
 def test_the_hips_are_found_below_a_root_with_helper_children():
     """A game rig's root has the pelvis and helper chains (ik_foot_root, ik_hand_root) as children:
     the body (and its up axis, height and floor) is the pelvis and below, not the root."""
-    from motionctl.orient import body_joints, branch_joint
+    from motionctl.io.orient import body_joints, branch_joint
 
     par = {"pelvis": "root", "spine_01": "pelvis", "spine_02": "spine_01", "neck_01": "spine_02", "head": "neck_01",
            "thigh_l": "pelvis", "calf_l": "thigh_l", "foot_l": "calf_l", "ball_l": "foot_l", "thigh_r": "pelvis",

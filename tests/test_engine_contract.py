@@ -1,6 +1,9 @@
-"""The engine contract, run over every registered engine (DESIGN.md 3.0): fit on real capture,
-save and load with the same decisions, play a session into a valid Clip, start anywhere,
-certify in a room.  A newly registered engine is checked here the moment it is added."""
+"""The engine contract, run over every registered engine (DESIGN.md 3.0): fit, save and load with the
+same decisions, play a session into a valid Clip, start anywhere, tick live as it runs, certify in a
+room, refuse a library without its clips.  On the generated demo library always (no capture needed,
+so a fresh clone checks it), and on real capture (CMU subject 16's walks and turns) when it is
+present.  A newly registered engine is checked here the moment it is added (``check_contract`` is
+what ``tests/test_engine_registry.py`` runs on an engine registered only there)."""
 
 import json
 import os
@@ -11,36 +14,43 @@ import pytest
 from motionctl.engines import ENGINES, engine_of, load_model, train_to_file
 from motionctl.errors import MotionctlError
 from motionctl.evaluate import EditModel, EmbedSettings, Environment, certify
-from motionctl.library import import_library
-from motionctl.session import Command, Session
+from motionctl.io import demo_data
+from motionctl.io.library import import_library
+from motionctl.play.commands import Command
+from motionctl.play.session import Session
 from motionctl.settings import from_dict, from_flat, options, to_dict
 
-pytestmark = pytest.mark.mocap
+from conftest import MOCAP
 
-# Quick settings per engine for a test-sized run (an engine not listed runs at its defaults).
-QUICK = {"fragments": {"trace_seconds": 30.0, "held_out": 0},
-         "planning": {"iterations": 3, "trajectories": 30, "n_trees": 4},
-         "graph": {"threshold": 0.3},
-         "active": {"budget": 5}}
 TRIALS = ("15", "17", "19", "21")  # CMU 16: walk, 90° left, 90° right, walk
+LIBRARIES = ["demo"] + (["capture"] if MOCAP else [])
+# Every engine at its quick settings (``Engine.quick``), and every variant it declares ("engine:variant").
+VARIANTS = {f"{e.name}:{name}": settings for e in ENGINES.values() for name, settings in e.variants}
 
 
-@pytest.fixture(scope="module")
-def clips(mocap):
-    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in TRIALS]
+def library(kind: str) -> list:
+    """The demo's generated locomotion, or CMU subject 16's walks and turns."""
+    if kind == "demo":
+        return [clip for clip, _, _ in demo_data.demo_clips(seed=0)]
+    files = [os.path.join(MOCAP, "cmu_amc", "16", f"16_{t}.amc") for t in TRIALS]
     return import_library(files).groups[0].database.clips
 
 
-# Variants that play by other means than the engine's defaults: "engine:variant" -> settings.
-VARIANTS = {"graph:lookahead": {"policy": "lookahead"}}
+@pytest.fixture(scope="module", params=LIBRARIES)
+def clips(request):
+    return library(request.param)
 
 
 @pytest.fixture(scope="module", params=sorted(ENGINES) + sorted(VARIANTS))
 def trained(request, clips, tmp_path_factory):
     engine = ENGINES[request.param.partition(":")[0]]
-    settings = from_flat(engine.Settings, {**QUICK.get(engine.name, {}), **VARIANTS.get(request.param, {})})
-    path = tmp_path_factory.mktemp(engine.name) / "model.npz"
-    model, written = train_to_file(engine.name, clips, settings, path)
+    return train(engine, clips, tmp_path_factory.mktemp(engine.name), VARIANTS.get(request.param, {}))
+
+
+def train(engine, clips, folder, extra=None):
+    """(engine, model, file written) at the engine's quick settings."""
+    settings = from_flat(engine.Settings, {**engine.quick, **(extra or {})})
+    model, written = train_to_file(engine.name, clips, settings, os.path.join(folder, "model.npz"))
     return engine, model, written
 
 
@@ -54,8 +64,10 @@ def commands(n: int = 12) -> list:
     return out
 
 
-def test_settings_describe_themselves_and_round_trip(trained):
-    engine, model, _ = trained
+# ----------------------------------------------------------------------------- the checks
+
+def check_settings(engine, model) -> None:
+    """Settings describe themselves and round-trip; an unknown one is refused by name."""
     for o in options(engine.Settings):
         assert o.label and o.description, o.name
     assert from_dict(engine.Settings, json.loads(json.dumps(to_dict(model.settings)))) == model.settings
@@ -63,20 +75,18 @@ def test_settings_describe_themselves_and_round_trip(trained):
         from_flat(engine.Settings, {"no_such_setting": 1})
 
 
-def test_fit_gives_a_model_that_summarises_itself(trained):
-    engine, model, _ = trained
+def check_summary(engine, model) -> None:
     s = model.summary()
     assert s["engine"] == engine.name and json.loads(json.dumps(s, default=str))
     assert model.decision_rate > 0 and model.typical_speed > 0
 
 
-def test_save_and_load_give_the_same_decisions(trained, clips):
-    engine, model, path = trained
+def check_save_and_load(engine, model, path, clips) -> None:
+    """A saved and loaded model makes the same decisions."""
     assert engine_of(path) is engine
     back = load_model(path)
-    assert type(back) is type(model) and back.summary() == model.summary()
-    table = model.frame_table(clips)
-    a, b = Session(model, table), Session(back, back.frame_table(clips))
+    assert type(back) is type(model) and back.summary() == model.summary() and back.sources == model.sources
+    a, b = Session(model, model.frame_table(clips)), Session(back, back.frame_table(clips))
     for c in commands():
         a.decide(c)
         b.decide(c)
@@ -86,8 +96,8 @@ def test_save_and_load_give_the_same_decisions(trained, clips):
     assert np.allclose(a.clip().root_pos, b.clip().root_pos)
 
 
-def test_a_session_plays_a_valid_clip_from_any_start(trained, clips):
-    engine, model, _ = trained
+def check_sessions(model, clips) -> None:
+    """A session plays a valid clip from any start, and live ticks play what a run plays."""
     table = model.frame_table(clips)
     for frame in (None, 0, table.n_frames // 2):
         session = Session(model, table, start=(1.0, 2.0), start_yaw=0.5, frame=frame)
@@ -97,11 +107,6 @@ def test_a_session_plays_a_valid_clip_from_any_start(trained, clips):
         step = np.linalg.norm(np.diff(clip.root_pos[:, :2], axis=0), axis=1) * clip.fps
         assert step.max() < 12.0  # no teleports (m/s)
         assert len(session.steps) == len(commands())
-
-
-def test_live_ticks_play_the_same_motion_as_a_run(trained, clips):
-    engine, model, _ = trained
-    table = model.frame_table(clips)
     live = Session(model, table)
     c = Command([0, 1.2, 0, 0])
     for _ in range(90):
@@ -111,8 +116,7 @@ def test_live_ticks_play_the_same_motion_as_a_run(trained, clips):
     assert np.allclose(live.clip().root_pos, batch.clip().root_pos)
 
 
-def test_certified_in_a_room(trained, clips):
-    engine, model, _ = trained
+def check_certified(model, clips) -> None:
     table = model.frame_table(clips)
     env = Environment((0, 0, 6, 5), [], "room")
     res = certify(model, table, env, EmbedSettings(headings=12, edit=EditModel()), pairs=4, lm_sample=0.1,
@@ -120,7 +124,46 @@ def test_certified_in_a_room(trained, clips):
     assert res["nodes"] > 0 and 0 < res["coverage_xy"] <= 1 and res["graph"].n > 0
 
 
-def test_a_model_refuses_a_library_without_its_clips(trained, clips):
-    engine, model, _ = trained
+def check_refuses_other_clips(model, clips) -> None:
     with pytest.raises(MotionctlError, match="not in this library"):
         model.frame_table(clips[:1])
+
+
+def check_contract(engine, clips, folder) -> None:
+    """Every check on ``engine`` trained on ``clips`` (for an engine a test registers itself)."""
+    engine, model, path = train(engine, clips, folder)
+    check_settings(engine, model)
+    check_summary(engine, model)
+    check_save_and_load(engine, model, path, clips)
+    check_sessions(model, clips)
+    check_certified(model, clips)
+    check_refuses_other_clips(model, clips)
+
+
+# ----------------------------------------------------------------------------- every registered engine
+
+def test_settings_describe_themselves_and_round_trip(trained):
+    engine, model, _ = trained
+    check_settings(engine, model)
+
+
+def test_fit_gives_a_model_that_summarises_itself(trained):
+    engine, model, _ = trained
+    check_summary(engine, model)
+
+
+def test_save_and_load_give_the_same_decisions(trained, clips):
+    engine, model, path = trained
+    check_save_and_load(engine, model, path, clips)
+
+
+def test_a_session_plays_a_valid_clip_from_any_start_and_live(trained, clips):
+    check_sessions(trained[1], clips)
+
+
+def test_certified_in_a_room(trained, clips):
+    check_certified(trained[1], clips)
+
+
+def test_a_model_refuses_a_library_without_its_clips(trained, clips):
+    check_refuses_other_clips(trained[1], clips)

@@ -14,7 +14,7 @@ from motionctl.engines import load_model
 from motionctl.engines.field import (
     Database,
     FieldSettings,
-    FieldTask,
+    GridTask,
     States,
     fit,
     transitions,
@@ -28,12 +28,13 @@ from motionctl.engines.field.states import (
 )
 from motionctl.engines.field.values import Anchors
 from motionctl.errors import MotionctlError
-from motionctl.evaluate.motion import foot_skating, response_time
-from motionctl.library import import_library
+from motionctl.evaluate.scoreboard import foot_skating, response_time
+from motionctl.io.library import import_library
 from motionctl.rootframe import wrap
-from motionctl.session import Command, Session
+from motionctl.play.session import Session
+from motionctl.play.commands import Command
 from motionctl.skeleton import Skeleton
-from motionctl.synth import frame_table
+from motionctl.play.synth import frame_table
 
 TRIALS = ("15", "17", "19", "13")  # CMU 16: walk, 90° left, 90° right, veer right
 
@@ -99,7 +100,7 @@ def test_pull_moves_a_share_of_the_way():
 
 
 def test_direction_and_line_task_updates_rewards_and_interpolation():
-    d = FieldTask("direction")
+    d = GridTask("direction")
     assert d.grid().shape == (18, 1) and d.grid()[-1, 0] == pytest.approx(np.pi)
     t2 = d.step(np.array([0.5]), np.array([0.0, 0.04, 0.2]))
     assert t2[0] == pytest.approx(0.3) and d.reward(t2, np.zeros(3)) == pytest.approx(-0.3)
@@ -109,7 +110,7 @@ def test_direction_and_line_task_updates_rewards_and_interpolation():
     assert d.interpolate(values, np.array([mid])) == pytest.approx(3.75)
     # periodic: between the last sample (π) and the first (-π + 20°)
     assert d.interpolate(values, np.array([wrap(np.pi + np.radians(10))])) == pytest.approx(8.5)
-    line = FieldTask("line", line_weight=0.5)
+    line = GridTask("line", line_weight=0.5)
     assert line.grid().shape == (18 * 13, 2)
     # facing the line's direction (θ = 0) a step to the right moves d_L by dx
     assert np.allclose(line.step(np.array([0.0, 0.5]), np.array([0.1, 0.04, 0.0])), [0.0, 0.6])
@@ -150,7 +151,7 @@ def field(clips):
 
 @pytest.fixture(scope="module")
 def table(field, clips):
-    return field.frame_table(clips)
+    return field.play(clips)
 
 
 def test_a_database_state_flows_into_its_successor(field, table):
@@ -242,7 +243,7 @@ def test_a_push_moves_the_character_and_is_recovered(field, table):
 
 def test_starts_from_poses_it_never_saw(clips):
     field = fit(clips[:3], FieldSettings(task="none", mirror=False))
-    table = field.frame_table(clips[:3])
+    table = field.play(clips[:3])
     unseen = resample(clips[3], 30.0)  # a held-out clip, its mirror image, and noise
     starts = []
     for c in (unseen, mirror_clip(unseen)):
@@ -268,7 +269,7 @@ def test_passive_flow_keeps_moving_where_the_pure_flow_settles_into_a_stop(mocap
     speeds = {}
     for keep in (0.0, 0.5):
         field = fit(library, FieldSettings(task="none", keep_moving=keep))
-        table = field.frame_table(library)
+        table = field.play(library)
         first = int(table.first[table.names.index("16_33")])
         runs = [Session(field, table, frame=first + f).run([Command()] * 300) for f in (10, 40)]
         speeds[keep] = [np.linalg.norm(c.root_pos[-1, :2] - c.root_pos[-90, :2]) / 3.0 for c in runs]
@@ -282,7 +283,7 @@ def test_passive_flow_keeps_moving_where_the_pure_flow_settles_into_a_stop(mocap
 
 
 def test_certification_macro_steps_close_into_a_graph_that_turns(field, table):
-    from motionctl.evaluate.certify import macro_graph
+    from motionctl.evaluate.room.certify import macro_graph
 
     g = macro_graph(field, table, max_clips=600)
     turns = np.degrees([p[-1, 2] for p in g.root_paths])

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from motionctl import bvh
+from motionctl.io import bvh
 from motionctl.errors import Cancelled, MotionFileError
 from motionctl.engines import load_model, train_to_file
 from motionctl.engines.planning import (FittedSettings, Planner, PlannerSettings, PlanningController,
@@ -15,8 +15,9 @@ from motionctl.engines.planning import (FittedSettings, Planner, PlannerSettings
 from motionctl.engines.planning.forest import FlatForest, choose_n_min, fit_extra_trees
 from motionctl.engines.planning.planner import StoredValue
 from motionctl.rootframe import wrap
-from motionctl.session import Command, Session
-from motionctl.tasks import GuidanceTask, NavigationTask, ReachTask, Task, to_new_frame
+from motionctl.play.session import Session
+from motionctl.play.commands import Command
+from motionctl.play.tasks import GuidanceTask, NavigationTask, ReachTask, Task, to_new_frame
 
 
 @dataclass

@@ -7,16 +7,13 @@ import os
 import numpy as np
 import pytest
 
-from motionctl import bvh
+from motionctl.io import bvh
 from motionctl.errors import Cancelled, MotionctlError, MotionFileError
 from motionctl.body import mirror_clip
 from motionctl.engines import load_model, train_to_file
-from motionctl.engines.fragments import (ControllerSettings, FragmentController, FragmentModel, PlayerSettings,
-                                         PolicySettings, QualitySettings, Trace, Transitions, control_distance,
-                                         control_quality, evaluate_controllers, fit, generate_trace,
-                                         learn_user_model, optimal_path, paper_bins, project_velocity, read_trace,
-                                         solve, top_transitions, write_trace)
-from motionctl.session import Session, commands_from_controls
+from motionctl.engines.fragments import ControllerSettings, FragmentController, FragmentModel, PolicySettings, QualitySettings, Transitions, control_distance, control_quality, evaluate_controllers, fit, learn_user_model, optimal_path, paper_bins, project_velocity, solve, top_transitions
+from motionctl.play.commands import PlayerSettings, Trace, commands_from_controls, generate_trace, read_trace, write_trace
+from motionctl.play.session import Session
 
 
 # ----------------------------------------------------------------------------- tiny MDPs
@@ -345,7 +342,7 @@ def test_trained_controller_saves_loads_runs_and_beats_greedy(tmp_path, demo_mod
 def test_player_styles_differ_in_how_often_the_input_changes():
     """Smooth players ramp their sticks, so consecutive samples differ a little on most steps; abrupt and
     game-pad players snap them and change less often but by whole jumps; game-pad players reverse often."""
-    from motionctl.engines.fragments import PLAYER_STYLES
+    from motionctl.play.commands import PLAYER_STYLES
 
     def stats(style):
         s = np.concatenate([generate_trace(PLAYER_STYLES[style], 120.0, 10.0, seed).samples for seed in range(3)])

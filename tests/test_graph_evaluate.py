@@ -8,13 +8,14 @@ import pytest
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components, dijkstra
 
-from motionctl import bvh
+from motionctl.io import bvh
 from motionctl.errors import Cancelled as JobCancelled, MotionctlError, MotionFileError
 from motionctl.evaluate import (EditModel, EmbedSettings, Environment, Expander, Obstacle, clip_permissions,
                                 coverage, embed, environment_from_dict, footprints, rasterise, read_environment,
                                 practical_maneuverability, shortest_path, strongly_connected,
                                 theoretical_maneuverability)
-from motionctl.engines.graph import GraphSettings, MotionGraph, build_graph
+from motionctl.engines.graph import GraphSettings, build_graph
+from motionctl.play.graph import MotionGraph
 
 
 def arc(length, turn, frames=30):
@@ -363,7 +364,7 @@ def test_real_capture_graph_covers_an_empty_room_and_a_controller_can_be_certifi
     """CMU subject 16 walks and turns: a graph that keeps most of the capture and covers a room."""
     from motionctl.engines.fragments import ControllerSettings, PolicySettings, fit
     from motionctl.evaluate import certify, evaluate, macro_graph
-    from motionctl.library import import_library
+    from motionctl.io.library import import_library
 
     files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("15", "16", "17", "18", "21", "22")]
     db = import_library(files).groups[0].database
@@ -375,7 +376,7 @@ def test_real_capture_graph_covers_an_empty_room_and_a_controller_can_be_certifi
     assert np.isfinite(res["path_efficiency"]["median"])
     # The same capture as a greedy fragment controller (no training traces needed), certified in the same room.
     model = fit(db, ControllerSettings(policy=PolicySettings(kind="greedy"), held_out=0))
-    table = model.frame_table(db.clips)
+    table = model.play(db.clips)
     cg = macro_graph(model, table, max_clips=120)
     assert 0 < cg.n <= 120 and len(cg.edges) >= cg.n
     # Holding "walk" for 0.5 s covers ground (subject 16 walks at about 0.8 m/s).
@@ -472,7 +473,7 @@ def test_embedding_finds_the_largest_component_scipy_finds(room, with_jump):
 def test_the_largest_component_is_found_from_a_seed_in_a_smaller_one():
     """A wall splits the room 2 m | 5 m: searching from a seed on the small side still ends with the
     large side's component, proven (no part left that could hold a larger one)."""
-    from motionctl.evaluate.embedding import largest_component
+    from motionctl.evaluate.room.embedding import largest_component
 
     env = ROOMS["wall to wall, unequal sides"]
     g = toy_graph(with_jump=False)
@@ -496,7 +497,7 @@ def test_action_efficiency_counts_unreachable_ends_at_the_horizon_as_the_paper_d
     """Paper 004 draws action efficiency's end cells like path efficiency's and counts a pair without a
     path within six times the reference at six; half this room forbids the jump, so ends there fail."""
     from motionctl.evaluate import path_efficiency
-    from motionctl.evaluate.metrics import HORIZON
+    from motionctl.evaluate.room.metrics import HORIZON
 
     env = Environment((0, 0, 9, 4), [Obstacle("region", points=np.array([[4.5, 0], [9, 0], [9, 4], [4.5, 4]]),
                                               forbid=("jump",))])
@@ -554,7 +555,7 @@ def test_only_the_airborne_piece_of_a_jump_take_is_a_jump(mocap):
     """CMU 16_01 (a forward jump): the pieces before take-off and after landing are not jumps, the piece
     holding the flight is, and its flight rows are where neither foot touches the ground."""
     from motionctl.body import flight
-    from motionctl.library import import_library
+    from motionctl.io.library import import_library
 
     files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("01", "15", "16")]
     db = import_library(files).groups[0].database

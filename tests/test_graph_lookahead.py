@@ -11,9 +11,10 @@ from motionctl.body import mirror_clip
 from motionctl.engines import load_model
 from motionctl.engines.graph import GraphSettings, fit
 from motionctl.engines.graph.lookahead import WARP_COST, play
-from motionctl.library import import_library
+from motionctl.io.library import import_library
 from motionctl.rootframe import wrap
-from motionctl.session import Command, Session
+from motionctl.play.session import Session
+from motionctl.play.commands import Command
 
 TRIALS = ("15", "17", "19", "13")  # CMU 16: walk, 90° left, 90° right, veer right
 
@@ -51,7 +52,7 @@ def test_value_iteration_converges_and_the_policy_turns(looking, clips):
     assert s["sweeps"] < 3000 and s["residual"] < 0.01 and s["value_bytes"] == looking.look.values.nbytes
     v = looking.look.values.mean(axis=0)
     assert np.argmax(v) in (8, 9) and v[0] < v[8]  # best facing the direction (θ = 0 lies between 8 and 9)
-    table = looking.frame_table(clips)
+    table = looking.play(clips)
     greedy = fit(clips, GraphSettings())
     met = {}
     for name, model in (("lookahead", looking), ("greedy", greedy)):

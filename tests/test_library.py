@@ -4,8 +4,8 @@ import shutil
 import numpy as np
 import pytest
 
-from motionctl import bvh
-from motionctl.library import ImportSettings, _canonical, conform, fold_extra_root, import_library, read_clip
+from motionctl.io import bvh
+from motionctl.io.library import ImportSettings, _canonical, conform, fold_extra_root, import_library, read_clip
 
 
 @pytest.mark.mocap
@@ -42,7 +42,7 @@ def test_keep_calibration_option_keeps_the_t_pose(mocap):
 @pytest.mark.mocap
 @pytest.mark.parametrize("name", ["cmu31/cmu_01_01_forward_jumps_turn_around.bvh", "cmu31/cmu_02_01_walk_mbnames.bvh"])
 def test_conforming_to_another_convention_keeps_world_positions(mocap, name):
-    from motionctl import asfamc
+    from motionctl.io import asfamc
 
     ref = asfamc.read_asf(os.path.join(mocap, "cmu_amc", "16", "16.asf")).skeleton
     clip, _ = read_clip(os.path.join(mocap, name), ImportSettings())

@@ -11,11 +11,12 @@ import pytest
 from motionctl.engines.matching import Index, MatchingSettings, fit
 from motionctl.engines.matching import springs
 from motionctl.errors import MotionctlError
-from motionctl.evaluate.motion import (discontinuity, foot_skating, replay, response_time, run_of, speed_response_time,
+from motionctl.evaluate.scoreboard import (discontinuity, foot_skating, replay, response_time, run_of, speed_response_time,
                                        timeline)
-from motionctl.library import import_library
+from motionctl.io.library import import_library
 from motionctl.rootframe import wrap
-from motionctl.session import Command, Session
+from motionctl.play.session import Session
+from motionctl.play.commands import Command
 
 pytestmark = pytest.mark.mocap
 
@@ -31,7 +32,7 @@ def clips(mocap):
 @pytest.fixture(scope="module")
 def model(clips):
     m = fit(clips)
-    return m, m.frame_table(clips)
+    return m, m.play(clips)
 
 
 def test_the_three_searches_find_the_same_nearest_frame(model):
@@ -71,7 +72,7 @@ def test_jumps_are_inertialized(clips):
     jumps = {}
     for halflife in (0.1, 0.01):
         m = fit(clips, MatchingSettings(blend_halflife=halflife, foot_lock=False))
-        table = m.frame_table(clips)
+        table = m.play(clips)
         session = Session(m, table, frame=int(table.first[0]) + 10)
         start = session.synth.yaw
         for i in range(240):
@@ -110,7 +111,7 @@ def test_foot_locking_reduces_skating(clips):
     skating = {}
     for lock in (False, True):
         m = fit(clips, MatchingSettings(foot_lock=lock))
-        table = m.frame_table(clips)
+        table = m.play(clips)
         session = Session(m, table, frame=int(table.first[0]) + 10)
         rng = np.random.default_rng(3)
         heading = session.synth.yaw
@@ -156,7 +157,7 @@ def test_bad_settings_and_changed_clips_are_refused(clips, model):
         fit(clips, MatchingSettings(**zero))
     edited = replace(clips[0], root_pos=clips[0].root_pos + np.array([0.0, 0.0, 0.05]))
     with pytest.raises(MotionctlError, match="train it again"):
-        m.frame_table([edited] + list(clips[1:]))
+        m.play([edited] + list(clips[1:]))
 
 
 def test_a_replayed_timeline_plays_the_same_run(model):

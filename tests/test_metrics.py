@@ -7,13 +7,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from motionctl.demo_data import Gait, synthesize
+from motionctl.io.demo_data import Gait, synthesize
 from motionctl.errors import MotionFileError
 from motionctl.rootframe import root_frame
-from motionctl.evaluate.motion import (Run, discontinuity, path_commands, path_distance, responses, switches,
+from motionctl.evaluate.scoreboard import (Run, discontinuity, path_commands, path_distance, responses, switches,
                                        velocity_jumps)
-from motionctl.session import Command, commands_from_arrays, commands_to_arrays, load_timeline, save_timeline
-from motionctl.synth import Frames, Step
+from motionctl.play.commands import Command, commands_from_arrays, commands_to_arrays, load_timeline, save_timeline
+from motionctl.play.synth import Frames, Step
 
 FPS = 30.0
 
@@ -130,9 +130,9 @@ def test_path_following_keeps_its_progress_where_the_path_crosses_itself():
 
 def test_model_memory_and_decision_times(tmp_path, demo_library):
     from motionctl.engines.matching import fit
-    from motionctl.evaluate.motion import model_memory, timed_decisions
-    from motionctl.library import import_library
-    from motionctl.session import Session
+    from motionctl.evaluate.scoreboard import model_memory, timed_decisions
+    from motionctl.io.library import import_library
+    from motionctl.play.session import Session
 
     clips = import_library([demo_library]).groups[0].database.clips[:3]
     model = fit(clips)

@@ -4,8 +4,10 @@ import os
 import numpy as np
 import pytest
 
-from motionctl import bvh, quat
-from motionctl.demo_data import Gait, synthesize
+from motionctl import quat
+
+from motionctl.io import bvh
+from motionctl.io.demo_data import Gait, synthesize
 from motionctl.body import detect_calibration_frames, foot_contacts, mirror_joint_map
 from motionctl.clip import Clip, MotionDatabase, resample
 from motionctl.errors import MotionFileError, SkeletonMismatchError

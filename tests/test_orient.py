@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from motionctl import quat
-from motionctl.bvh import write_bvh
-from motionctl.library import ImportSettings, import_library
+from motionctl.io.bvh import write_bvh
+from motionctl.io.library import ImportSettings, import_library
 from motionctl.clip import world_with_ends
-from motionctl.orient import guess_unit_scale, orient
+from motionctl.io.orient import guess_unit_scale, orient
 from motionctl.skeleton import Skeleton
 
 pytestmark = pytest.mark.mocap

@@ -41,7 +41,7 @@ def test_every_engine_trains_the_same_model_with_one_or_two_threads(mocap, monke
     from threadpoolctl import threadpool_limits
 
     from motionctl.engines import ENGINES
-    from motionctl.library import import_library
+    from motionctl.io.library import import_library
 
     files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("11", "15", "35")]
     db = import_library(files).groups[0].database

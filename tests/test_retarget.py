@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from motionctl import quat
-from motionctl.bvh import read_bvh
+from motionctl.io.bvh import read_bvh
 from motionctl.errors import MotionctlError, MotionFileError
-from motionctl.library import ImportSettings, load_clip
+from motionctl.io.library import ImportSettings, load_clip
 from motionctl.retarget import (LANDMARKS, RetargetSettings, Rig, auto_map, find_roles, load_preset, name_role, quality,
                                 retarget, save_preset, with_root_bone)
 
@@ -236,7 +236,7 @@ def test_presets_round_trip_and_bad_input_is_named(walk, tmp_path):
         retarget(walk, src, tgt, {**mapping, "nope": "lfemur"})
     with pytest.raises(MotionctlError, match="'lfemur' is not mapped"):
         retarget(walk, src, tgt, {k: v for k, v in mapping.items() if k != "lfemur"})
-    with pytest.raises(MotionctlError, match="root_motion must be one of"):
+    with pytest.raises(MotionctlError, match="'root_motion' must be one of"):
         RetargetSettings(root_motion="HIPS")
     legless = Rig(["a", "b", "c"], [-1, 0, 1], [[0, 0, 1], [0, 0, 1.5], [0, 0, 2]], quat.identity((3,)), name="stick")
     with pytest.raises(MotionctlError, match="stick.*two legs"):

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from bvh_fixtures import bvh_text, smooth_channels
-from motionctl import asfamc, bvh
+from motionctl.io import asfamc
+from motionctl.io import bvh
 from motionctl.errors import MotionFileError
-from motionctl.library import MAX_NAME_BYTES, ImportSettings, import_library
+from motionctl.io.library import MAX_NAME_BYTES, ImportSettings, import_library
 from motionctl.clip import MotionDatabase
 
 WALK = "cmu31/cmu_02_01_walk_mbnames.bvh"
@@ -200,7 +201,7 @@ def test_unreadable_subfolder_is_reported(tmp_path, demo_library):
 
 def test_unreadable_subfolder_is_reported_via_walk_error(tmp_path, demo_library, monkeypatch):
     """Root can read anything, so the walk's error callback is driven directly."""
-    import motionctl.library as library
+    import motionctl.io.library as library
 
     real_walk = os.walk
 

@@ -14,7 +14,7 @@ from motionctl.engines.fragments import ControllerSettings, FragmentModel, evalu
 from motionctl.engines.fragments.quality import QualitySettings, motion_distances, successor_distances
 from motionctl.engines.fragments.solver import Transitions, optimal_path
 from motionctl.errors import Cancelled, MotionctlError
-from motionctl.library import import_library
+from motionctl.io.library import import_library
 
 import os
 

@@ -5,10 +5,12 @@ import os
 import numpy as np
 import pytest
 
-from motionctl import bvh, quat
+from motionctl import quat
+
+from motionctl.io import bvh
 from motionctl.rootframe import root_frame
 from motionctl.rootframe import to_world
-from motionctl.synth import Step, SynthState, frame_table, pieces_to_steps, synthesize, synthesize_clip
+from motionctl.play.synth import Step, SynthState, frame_table, pieces_to_steps, synthesize, synthesize_clip
 
 
 def synthesize_pieces(table, pieces, state=None, crossfade=3, controls=None, warp=0.0):

@@ -68,7 +68,7 @@ def test_bad_sidecar_names_the_sidecar(tmp_path, data, message):
 
 
 def test_real_cmu_sidecars_tag_every_locomotion_subject(mocap):
-    from motionctl.library import import_library
+    from motionctl.io.library import import_library
 
     files = [os.path.join(mocap, "cmu_amc", s, f"{s}_{t}.amc") for s, t in
              (("16", "08"), ("16", "17"), ("127", "29"), ("10", "01"), ("17", "03"), ("49", "04"))]

@@ -20,15 +20,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from motionctl import demo_data  # noqa: E402
-from motionctl.bvh import write_bvh  # noqa: E402
+from motionctl.io import demo_data  # noqa: E402
+from motionctl.io.bvh import write_bvh  # noqa: E402
 from motionctl.clip import MotionDatabase  # noqa: E402
-from motionctl.engines.fragments import (EVALUATION_PLAYER, ControllerSettings, fit, generate_trace,  # noqa: E402
-                                         resample_trace, scale_player, write_trace)
+from motionctl.engines.fragments import ControllerSettings, fit  # noqa: E402
+from motionctl.play.commands import EVALUATION_PLAYER, commands_from_controls, generate_trace, resample_trace, scale_player, write_trace  # noqa: E402
 from motionctl.errors import MotionctlError  # noqa: E402
 from motionctl.jobs import PrintProgress  # noqa: E402
-from motionctl.library import import_library  # noqa: E402
-from motionctl.session import Session, commands_from_controls  # noqa: E402
+from motionctl.io.library import import_library  # noqa: E402
+from motionctl.play.session import Session  # noqa: E402
 
 
 def train_and_run(db, out: str, seed: int, max_seconds: float) -> str:

@@ -11,31 +11,53 @@ by one ``Engine`` line in ``motionctl.engines.ENGINES``.  A ``Model``:
 - starts at a frame of that table (``start``) and decides the next ``Step`` from a ``State``
   (the character's root frame and the model's memory) and a ``Command`` (``decide``).
 
-``motionctl.session.Session`` plays any model; ``motionctl.evaluate.certify`` measures any model
+``motionctl.play.session.Session`` plays any model; ``motionctl.evaluate.room.certify`` measures any model
 through the macro-steps it takes while a command is held (a motion graph as it is: ``own_graph``).
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import quat
 from ..clip import Clip, MotionDatabase, resample
-from ..body import mirror_clip
+from ..body.mirror import mirror_clip, mirror_source
 from ..errors import MotionctlError
-from ..session import Command, State
+from ..play.session import State
+from ..play.commands import Command
 from ..settings import from_dict, to_dict
 from ..store import open_archive, save_archive
-from ..synth import FrameTable, Step, frame_table
+from ..play.synth import FrameTable, Step, frame_table
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Engine:
-    """One registry line: ``name`` (files, command line), ``label`` and ``description`` (panel),
-    the paper it implements, its ``Settings`` class, ``fit`` and ``Model`` class."""
+    """One registry line, and everything the rest of the program needs to know about an engine, so
+    that the command line, the panels, the operators and the contract test are generated from it
+    and nothing outside ``motionctl/engines/`` names an engine.
+
+    name, label, description, paper   files and commands; panel; tooltips; the paper it follows
+    Settings, fit, Model    its settings dataclass, ``fit(library, settings, *, progress,
+                            should_stop, cache) -> Model`` and model class
+    summary      ((key, label, format), ...): the figures of ``Model.summary()`` the panel and the
+                 command line show, in order (``summary_lines``); ``seconds`` is common to all
+    warnings     ((key, text), ...): a summary entry that, when set, is a warning; ``{key}`` in
+                 the text takes that summary entry (lists joined by commas)
+    quick        settings for a quick run (the contract test, the clean-Blender check)
+    command      the command-line word (default: ``name``); ``aliases`` ((sub-command, other
+                 names), ...) and ``model_flags`` (flags naming a model file for ``eval``)
+    cli          ``hook(subparsers, cli)``: sub-commands or options of its own, given the command
+                 line's helpers (``motionctl.cli``); ``evaluate(model, args, cli) -> status``:
+                 ``eval`` without ``--env`` (its own figures; default: print the summary)
+    room_default the Evaluate panel's default source (paper 004 measures motion graphs)
+    panel        a sidebar panel of its own besides the Controller panel's (settings, a train button
+                 named by its first ``train`` alias, its summary)
+    colour       its colour in plots (``evaluate.plot.PALETTE``)
+    variants     ((name, settings), ...): other ways it plays, checked by the contract test too
+    """
 
     name: str
     label: str
@@ -44,6 +66,48 @@ class Engine:
     Settings: type
     fit: object
     Model: type
+    summary: tuple = ()
+    warnings: tuple = ()
+    quick: dict = field(default_factory=dict)
+    command: str = ""
+    aliases: tuple = ()
+    model_flags: tuple = ("--model",)
+    cli: object = None
+    evaluate: object = None
+    room_default: bool = False
+    panel: bool = False
+    colour: str = "grey"
+    variants: tuple = ()
+
+    @property
+    def word(self) -> str:
+        """The command-line word."""
+        return self.command or self.name
+
+    def aliases_of(self, sub: str) -> list:
+        """Other names of a sub-command ("train", "run", "eval")."""
+        return [a for k, names in self.aliases if k == sub for a in names]
+
+
+COMMON_SUMMARY = (("seconds", "seconds to train", "{:.1f}"),)
+
+
+def summary_lines(engine: Engine, summary: dict) -> list:
+    """[(text, is_warning)]: a model's summary as its engine labels it, then its warnings."""
+    out = []
+    for key, label, fmt in tuple(engine.summary) + COMMON_SUMMARY:
+        v = summary.get(key)
+        if v is None or (isinstance(v, float) and v != v):
+            continue
+        try:
+            out.append((f"{label}: {fmt.format(v)}", False))
+        except (ValueError, TypeError):
+            out.append((f"{label}: {v}", False))
+    words = {k: ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else v for k, v in summary.items()}
+    for key, text in engine.warnings:
+        if summary.get(key):
+            out.append((text.format_map(words), True))
+    return out
 
 
 MIN_TRAVEL = 0.1  # metres: a library whose root never gets this far from where it started cannot move
@@ -79,20 +143,35 @@ def fingerprint(clips) -> str:
     return h.hexdigest()
 
 
-def working_clips(clips, names, fps: float) -> list:
-    """The working clips a model was trained on, rebuilt from library ``clips``: each of ``names``
-    (a library clip's name, or it with "_mirror" for its mirror image) resampled to ``fps``, in
-    that order.  A missing clip is a MotionctlError naming it."""
+def working_set(clips, fps: float, mirror: bool, mirrors_last: bool = False) -> list:
+    """The clips an engine works on: each library clip resampled to ``fps`` and, with ``mirror``,
+    its mirror image after it (``mirrors_last``: every mirror image after every clip)."""
+    work = [resample(c, fps) for c in clips]
+    if not mirror:
+        return work
+    if mirrors_last:
+        return work + [mirror_clip(c) for c in work]
+    return [m for c in work for m in (c, mirror_clip(c))]
+
+
+def sources_of(work) -> list:
+    """[(library clip name, mirrored?)] of working clips (``working_set``'s): what a model stores."""
+    return [(mirror_source(c.name)[0], True) if "mirrored" in c.tags else (c.name, False) for c in work]
+
+
+def working_clips(clips, sources, fps: float) -> list:
+    """The working clips a model was trained on, rebuilt from library ``clips``: each of ``sources``
+    [(library clip name, mirrored?)] resampled to ``fps`` (and mirrored), in that order.  A missing
+    clip is a MotionctlError naming it."""
     by_name = {c.name: c for c in clips}
     out, cache = [], {}
-    for n in names:
-        base = n[: -len("_mirror")] if n.endswith("_mirror") and n not in by_name else n
+    for base, mirrored in sources:
         if base not in by_name:
             raise MotionctlError(f"the model's clip {base!r} is not in this library (train it again on these clips)")
         if base not in cache:
             cache[base] = resample(by_name[base], fps)
         c = cache[base]
-        out.append(mirror_clip(c) if base != n else c)
+        out.append(mirror_clip(c) if mirrored else c)
     return out
 
 
@@ -110,8 +189,11 @@ class Model:
         self.settings = settings
         self.info = dict(summary or {})
         self.clip_names = list(clip_names)
+        # (library clip, mirrored?) of each working clip: stored, so nothing parses names to rebuild them
+        self.sources = [mirror_source(n) for n in self.clip_names]
         self.fps = float(fps)
         self.heading_smooth = heading_smooth
+        self.frames = None  # the FrameTable it plays on, once bound (``bind``)
 
     # --- storage
 
@@ -134,8 +216,8 @@ class Model:
         """Write the model (atomically); returns the path written (.npz added if missing)."""
         meta, arrays = self.arrays()
         header = {"engine": self.engine, "settings": to_dict(self.settings), "summary": self.info,
-                  "clip_names": self.clip_names, "fps": self.fps, "heading_smooth": self.heading_smooth,
-                  "model": meta}
+                  "clip_names": self.clip_names, "sources": [list(s) for s in self.sources], "fps": self.fps,
+                  "heading_smooth": self.heading_smooth, "model": meta}
         return save_archive(path, self.archive_format(), header, arrays)
 
     @classmethod
@@ -145,7 +227,10 @@ class Model:
             base = {"settings": from_dict(cls.Settings, meta.get("settings", {})), "summary": meta.get("summary", {}),
                     "clip_names": meta["clip_names"], "fps": float(meta["fps"]),
                     "heading_smooth": float(meta.get("heading_smooth", 0.2))}
-            return cls.from_archive(base, meta.get("model", {}), z)
+            model = cls.from_archive(base, meta.get("model", {}), z)
+        if "sources" in meta:  # archives before sources were stored: the names say (``mirror_source``)
+            model.sources = [(str(n), bool(m)) for n, m in meta["sources"]]
+        return model
 
     # --- what the tools see
 
@@ -154,9 +239,26 @@ class Model:
         return dict(self.info, engine=self.engine)
 
     def frame_table(self, clips) -> FrameTable:
-        """The FrameTable this model's steps refer to, rebuilt from the library ``clips``."""
-        work = working_clips(clips, self.clip_names, self.fps)
+        """The FrameTable this model's steps refer to, rebuilt from the library ``clips`` (nothing
+        else: ``bind`` makes the model play on it)."""
+        work = working_clips(clips, self.sources, self.fps)
         return frame_table(work, work[0].skeleton, self.heading_smooth)
+
+    def bind(self, table: FrameTable) -> "Model":
+        """Play on ``table`` (``frame_table``'s): what ``start`` and ``decide`` read.  ``Session``
+        binds the model it plays; a caller that decides by itself binds first.  Returns the model."""
+        self.frames = table
+        self.on_bind(table)
+        return self
+
+    def on_bind(self, table: FrameTable) -> None:
+        """What an engine derives from its table when bound (its database, its search index)."""
+
+    def play(self, clips) -> FrameTable:
+        """``bind(frame_table(clips))``: the table, bound."""
+        table = self.frame_table(clips)
+        self.bind(table)
+        return table
 
     def start(self, table: FrameTable, frame: int):
         """Memory for a character starting at row ``frame`` of the table."""
@@ -211,4 +313,5 @@ def step_tags(table: FrameTable, step: Step) -> set:
     return set(table.tags[step.heaviest()[0]])
 
 
-__all__ = ["Clip", "Engine", "Model", "clips_of", "fingerprint", "step_tags", "working_clips"]
+__all__ = ["Clip", "Engine", "Model", "clips_of", "fingerprint", "step_tags", "summary_lines", "working_clips",
+           "working_set"]

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 
-# One colour per engine (the registry's names), the same in the panel, the results and the README.
+from ..engines import ENGINES
+
+# The colours engines are drawn in (``Engine.colour``), the same in the panel, the results and the README.
 PALETTE = {"orange": (0.90, 0.45, 0.10), "purple": (0.55, 0.35, 0.80), "green": (0.20, 0.60, 0.30),
            "blue": (0.15, 0.45, 0.85), "pink": (0.85, 0.25, 0.45), "black": (0.10, 0.10, 0.10),
            "grey": (0.5, 0.5, 0.5)}
-ENGINE_COLOURS = {"fragments": "orange", "planning": "purple", "graph": "green", "field": "blue", "active": "pink",
-                  "matching": "black"}
 SOURCE = (0.75, 0.55, 0.0)
 
 
 def colour_name(engine: str) -> str:
-    """The colour an engine is drawn in, by name (an engine not listed: grey)."""
-    return ENGINE_COLOURS.get(engine, "grey")
+    """The colour an engine is drawn in (its registry line's; an unknown name: grey)."""
+    return ENGINES[engine].colour if engine in ENGINES and ENGINES[engine].colour in PALETTE else "grey"
 
 
 def colour(engine: str) -> tuple:
@@ -105,4 +105,4 @@ def bottom_up(img: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(img[::-1])
 
 
-__all__ = ["ENGINE_COLOURS", "PALETTE", "SOURCE", "bottom_up", "colour", "colour_name", "scatter"]
+__all__ = ["PALETTE", "SOURCE", "bottom_up", "colour", "colour_name", "scatter"]

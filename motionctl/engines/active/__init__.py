@@ -7,6 +7,7 @@ RBF blend maps), ``learning`` (candidates, pseudoexamples, the oracle, coverage,
 """
 
 from ..base import Engine
+from . import cli
 from .controller import BlendMap, Cluster, Controller, profile
 from .learning import (
                 Candidate,
@@ -17,13 +18,18 @@ from .learning import (
                 coverage,
                 pseudoexample,
 )
-from .model import ActiveMemory, ActiveModel, ActiveSettings, fit
+from .model import ActiveMemory, ActiveModel, ActiveSettings
+from .session import fit
 from .tasks import TASKS, task_named
 
 Settings = ActiveSettings
 ENGINE = Engine("active", "Active Learning", "Blends a few well-chosen examples per start state; learning asks for the "
                 "motions it does worst, so a controller needs few captures (paper 003)",
-                "Cooper et al. 2007", ActiveSettings, fit, ActiveModel)
+                "Cooper et al. 2007", ActiveSettings, fit, ActiveModel,
+                summary=(("examples", "examples", "{:d}"), ("pseudoexamples", "pseudoexamples", "{:d}"),
+                         ("clusters", "clusters", "{:d}"), ("coverage", "coverage of the task", "{:.0%}"),
+                         ("coverage_normalised", "coverage of what the capture can do", "{:.0%}")),
+                quick={"budget": 5}, cli=cli.add_commands, colour="pink")
 
 __all__ = [
                 "ENGINE",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import MotionctlError
-from ...body import foot_contacts
+from ...body.contacts import foot_contacts, foot_skating
 from .motion import Aligned, align, blend, distances, distances_to, joint_positions, source_of
 from .tasks import Task
 
@@ -80,7 +80,7 @@ def nearest_alpha(x: np.ndarray) -> np.ndarray:
 @dataclass(eq=False)
 class Example:
     """A real example: its clip's name, key frames in it, what it does (features [D]) and its
-    foot skating (share of frames, as ``evaluate.motion.foot_skating`` measures)."""
+    foot skating (share of frames, as ``body.contacts.foot_skating`` measures)."""
 
     clip: str
     keys: np.ndarray
@@ -279,7 +279,6 @@ class Controller:
 
 def skating_of(clip, keys) -> float:
     """Foot skating (share of frames) of a clip between its first and last key."""
-    from ...evaluate.motion import foot_skating
     a, b = int(keys[0]), int(keys[-1]) + 1
     return foot_skating(clip.slice(a, max(b, a + 2)))["skating"]
 

@@ -28,7 +28,7 @@ from scipy.optimize import minimize
 
 from ...errors import MotionctlError
 from ...jobs import check_stop
-from ...body import foot_contacts
+from ...body.contacts import foot_contacts, foot_skating
 from .controller import Controller, skating_of
 from .motion import STATE_FRAMES, Aligned, align, blend, distances, distances_to, source_of, to_frames
 
@@ -192,7 +192,6 @@ def blend_clip(ctrl: Controller, ci: int, w: np.ndarray, name: str = "blend"):
 
 
 def blend_skating(ctrl: Controller, ci: int, w) -> float:
-    from ...evaluate.motion import foot_skating
     return foot_skating(blend_clip(ctrl, ci, w))["skating"]
 
 

@@ -13,13 +13,13 @@ import numpy as np
 
 from ... import quat
 from ...errors import MotionctlError
-from ...session import Command, State
+from ...play.session import State
+from ...play.commands import Command
 from ...settings import setting
-from ...synth import Frames, Step
+from ...play.synth import Frames, Step
 from ..base import Model
 from .controller import Cluster, Controller, Example
 from .motion import STATE_FRAMES, Aligned, blend, states_of, to_frames
-from .session import ActiveSession
 from .tasks import TASKS, task_named
 
 FADE = 6  # frames over which a new blend's pose difference to the last pose fades out
@@ -143,11 +143,9 @@ class ActiveModel(Model):
 
     # --- playing
 
-    def frame_table(self, clips):
-        table = super().frame_table(clips)
+    def on_bind(self, table) -> None:
         if self.ctrl.skeleton is None:
             self.ctrl.skeleton = table.skeleton
-        return table
 
     def start(self, table, frame: int):
         """Memory at table row ``frame``: the state of the next 10 frames of its clip."""
@@ -173,7 +171,7 @@ class ActiveModel(Model):
         """One blend: the cluster whose start is nearest the character's state, its examples
         weighted by the map at the command's task input, time-aligned and played as frames."""
         if self.ctrl.skeleton is None:
-            raise MotionctlError("the controller has no skeleton yet: build its frame table from the library first")
+            raise MotionctlError("the controller plays on no clips yet: bind it to its frame table (Model.play(clips))")
         memory = state.memory if state.memory is not None else self.initial_memory()
         target = None
         if getattr(command, "target", None) is not None:
@@ -206,15 +204,4 @@ def _fade(rot, height, start_rot, start_height, last_rot, last_height):
     return rot, height + k * (last_height - start_height)
 
 
-def fit(library, settings: ActiveSettings | None = None, *, progress=None, should_stop=None, cache=None, log=None,
-        track: bool = False):
-    """Active learning against the oracle, the library being the capture it draws from: seeded
-    with the seed clip's first example, then ``active_step`` until the budget of examples.
-    ``log(StepLog)`` hears every step; ``track`` measures coverage after each (the command line)."""
-    s = settings or ActiveSettings()
-    session = ActiveSession(library, s)
-    session.learn(s.budget, track, progress=progress, should_stop=should_stop, log=log)
-    return session.model()
-
-
-__all__ = ["TASKS", "ActiveMemory", "ActiveModel", "ActiveSettings", "fit"]
+__all__ = ["TASKS", "ActiveMemory", "ActiveModel", "ActiveSettings"]

@@ -22,8 +22,9 @@ from ...body import mirror_clip
 from ...clip import resample
 from ...errors import MotionctlError
 from ...jobs import check_stop
-from ..base import clips_of
+from ..base import clips_of, sources_of, working_set
 from .controller import Controller
+from .model import ActiveModel, ActiveSettings
 from .learning import (Candidate, CoverageSample, Learner, Oracle, Pool, StepLog, active_step, candidates,
                        coverage, pseudoexample)
 from .tasks import task_named
@@ -196,16 +197,15 @@ class ActiveSession:
 
     def model(self):
         """The controller as it stands, as an ActiveModel (with this session's log)."""
-        from .model import ActiveModel
-
-        return ActiveModel(self.settings, self.summary(), [c.name for c in self.clips], self.settings.fps, 0.2,
-                           self.ctrl, [vars(e) for e in self.logs])
+        model = ActiveModel(self.settings, self.summary(), [c.name for c in self.clips], self.settings.fps, 0.2,
+                            self.ctrl, [vars(e) for e in self.logs])
+        model.sources = sources_of(self.clips)
+        return model
 
 
 def working(library, settings) -> list:
     """The working clips: the library's at ``settings.fps``, and their mirror images with ``settings.mirror``."""
-    clips = [resample(c, settings.fps) for c in clips_of(library)]
-    return clips + [mirror_clip(c) for c in clips] if settings.mirror else clips
+    return working_set(clips_of(library), settings.fps, settings.mirror, mirrors_last=True)
 
 
 def seed_index(pool: Pool, name: str) -> int:
@@ -219,4 +219,15 @@ def seed_index(pool: Pool, name: str) -> int:
     return 0
 
 
-__all__ = ["ActiveSession", "seed_index", "working"]
+def fit(library, settings: ActiveSettings | None = None, *, progress=None, should_stop=None, cache=None, log=None,
+        track: bool = False):
+    """Active learning against the oracle, the library being the capture it draws from: seeded
+    with the seed clip's first example, then ``active_step`` until the budget of examples.
+    ``log(StepLog)`` hears every step; ``track`` measures coverage after each (the command line)."""
+    s = settings or ActiveSettings()
+    session = ActiveSession(library, s)
+    session.learn(s.budget, track, progress=progress, should_stop=should_stop, log=log)
+    return session.model()
+
+
+__all__ = ["ActiveSession", "fit", "seed_index", "working"]

@@ -18,12 +18,14 @@ import numpy as np
 
 from ...body import foot_joints
 from ...errors import MotionctlError
+from ...play.tasks import Task as PlayTask
 from ...rootframe import to_world, wrap
 from .motion import PHASE, Blend, joint_positions
 
 
-class Task:
-    """Base: ``name``, metric ``names``, bounds ``low``/``high`` [D], ``tol`` [D], ``n_keys``."""
+class Task(PlayTask):
+    """The active learner's task (the project's ``Task`` protocol): ``name``, metric ``names``,
+    bounds ``low``/``high`` [D] (``bounds()``), ``tol`` [D], ``n_keys``."""
 
     name = ""
     names: tuple = ()
@@ -35,6 +37,9 @@ class Task:
     @property
     def dim(self) -> int:
         return len(self.names)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.asarray(self.low, dtype=float), np.asarray(self.high, dtype=float)
 
     def normalise(self, u) -> np.ndarray:
         """u in [0, 1] per dimension (the RBF's and the distance metric's coordinates)."""

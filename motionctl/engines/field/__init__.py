@@ -8,12 +8,18 @@ engine: ``fit`` and ``FieldModel``).
 from ..base import Engine
 from .model import FieldMemory, FieldModel, FieldSettings, fit
 from .states import Database, Search, States
-from .values import Anchors, FieldTask, transitions, value_iteration
+from ...play.tasks import GridTask
+from .values import Anchors, transitions, value_iteration
 
 Settings = FieldSettings
 ENGINE = Engine("field", "Motion Field", "Blends the nearest captured states every frame, so it answers a new "
                 "direction at once, starts from any pose and recovers from a push (paper 002)",
-                "Lee et al. 2010", FieldSettings, fit, FieldModel)
+                "Lee et al. 2010", FieldSettings, fit, FieldModel,
+                summary=(("clips", "clips", "{:d}"), ("states", "motion states", "{:d}"),
+                         ("anchors", "states storing values", "{:d}"), ("sweeps", "value iteration sweeps", "{:d}"),
+                         ("residual", "Bellman residual", "{:.3g}"), ("value_bytes", "bytes of values", "{:,d}")),
+                warnings=(("dead_ends", "{dead_ends} states cannot keep moving (the capture ends standing): "
+                           "{dead_end_clips}"),), colour="blue")
 
 __all__ = [
                 "ENGINE",
@@ -22,7 +28,7 @@ __all__ = [
                 "FieldMemory",
                 "FieldModel",
                 "FieldSettings",
-                "FieldTask",
+                "GridTask",
                 "Search",
                 "Settings",
                 "States",

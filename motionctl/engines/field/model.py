@@ -4,7 +4,7 @@ plays it one frame per decision.
 Each decision takes the character's motion state (its memory), plays each of the k actions one
 frame through the field (``Database.integrate``), and keeps the one with the best reward plus
 discounted value (``values``) for the task state the command gives.  With no task the value
-function is one of keeping moving (``FieldTask`` "none"), or, with its speed at 0, there is none
+function is one of keeping moving (``GridTask`` "none"), or, with its speed at 0, there is none
 and the passive action (the similarity weights themselves) plays, as in the paper.  The frame it plays is the step: engine-made frames,
 so Drive, Play Trace, Bake and certification play it like any engine.
 
@@ -22,14 +22,16 @@ import numpy as np
 
 from ... import quat
 from ...errors import MotionctlError
-from ...jobs import check_stop
+from ...jobs import check_stop, progress_range
 from ...rootframe import to_local, wrap
-from ...session import Command, State
+from ...play.session import State
+from ...play.commands import Command
 from ...settings import setting
-from ...synth import Frames, Step, frame_table
-from ..base import Model, clips_of, fingerprint, working_clips
+from ...play.synth import Frames, Step, frame_table
+from ..base import Model, clips_of, fingerprint, sources_of, working_set
 from .states import Database, States, velocity_between
-from .values import TASK_CHOICES, Anchors, FieldTask, transitions, value_iteration
+from ...play.tasks import TASK_CHOICES, GridTask
+from .values import Anchors, transitions, value_iteration
 
 TIE = 1e-6  # relative: action values closer than this are equal (the first wins)
 PUSH_TILT = 1.0  # rad/s of upper-body tilt per m/s of push, spread over the root-to-chest chain
@@ -132,16 +134,13 @@ class FieldModel(Model):
 
     # --- playing
 
-    def frame_table(self, clips):
-        work = working_clips(clips, self.clip_names, self.fps)
-        table = frame_table(work, work[0].skeleton, self.heading_smooth)
-        if self.db is None:
+    def on_bind(self, table):
+        if self.db is None or self.db.n != table.n_frames:
             self._attach(Database.build(table))
-        return table
 
     def _need_db(self) -> Database:
         if self.db is None:
-            raise MotionctlError("the field has no clips yet: build its frame table from the library first")
+            raise MotionctlError("the field plays on no clips yet: bind it to its frame table (Model.play(clips))")
         return self.db
 
     @property
@@ -309,12 +308,12 @@ class FieldModel(Model):
         return self.task.grid(), self.values.mean(axis=0)
 
 
-def task_of(settings: FieldSettings) -> FieldTask | None:
+def task_of(settings: FieldSettings) -> GridTask | None:
     """The task whose value function the settings ask for (None: the pure passive flow)."""
     if settings.task == "none" and settings.keep_moving <= 0:
         return None
     keep = settings.keep_moving if settings.task == "none" or settings.keep_moving_on_task else 0.0
-    return FieldTask(settings.task, settings.line_weight, keep / settings.fps)
+    return GridTask(settings.task, settings.line_weight, keep / settings.fps)
 
 
 def push_chain(skeleton) -> list:
@@ -334,8 +333,8 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
     from ``cache`` when only the task changed) and the value function."""
     s = settings or FieldSettings()
     clips = clips_of(library)
-    names = [n for c in clips for n in ((c.name, f"{c.name}_mirror") if s.mirror else (c.name,))]
-    work = working_clips(clips, names, s.fps)
+    work = working_set(clips, s.fps, s.mirror)
+    names = [c.name for c in work]
     table = frame_table(work, work[0].skeleton, 0.2)
     db = Database.build(table)
     key = fingerprint(work)
@@ -352,12 +351,12 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
         if tc is None:
             check_stop(should_stop, "motion field")
             tc = transitions(db, anchors.rows, s.k, s.delta,
-                             (lambda f, m: progress(0.5 * f, m)) if progress else None, should_stop)
+                             progress_range(progress, 0.0, 0.5), should_stop)
             if cache is not None:
                 cache.clear()
                 cache[ckey] = tc
         learned = value_iteration(task, tc, anchors, db.n, s.discount, s.tolerance, s.max_sweeps,
-                                  (lambda f, m: progress(0.5 + 0.5 * f, m)) if progress else None, should_stop)
+                                  progress_range(progress, 0.5, 1.0), should_stop)
         values = learned.values
         summary.update({"anchors": anchors.n, "sweeps": learned.sweeps, "residual": learned.residuals[-1],
                         "cache_seconds": 0.0 if reused else tc.seconds, "learn_seconds": learned.seconds,
@@ -365,6 +364,7 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
     if progress is not None:
         progress(1.0, "done")
     model = FieldModel(s, summary, names, s.fps, 0.2, values, db.n, key, db)
+    model.sources = sources_of(work)
     if task is not None and task.name == "none":
         dead = model.dead_ends()
         model.info.update({"dead_ends": int(dead.sum()),

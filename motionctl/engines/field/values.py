@@ -29,110 +29,7 @@ from scipy import sparse
 
 from ...errors import MotionctlError
 from ...jobs import check_stop
-from ...rootframe import wrap
-
-TASK_CHOICES = (
-    ("none", "Passive", "No task: the character meanders through the data, keeping moving"),
-    ("direction", "Direction", "Walk in a desired direction (A/D or the mouse steer it while driving)"),
-    ("line", "Line", "Walk along a line (an empty's position and facing while driving)"),
-)
-HEADINGS = 18
-LINE_SAMPLES = 13
-LINE_RANGE = 2.0  # m
-
-
-@dataclass(frozen=True)
-class FieldTask:
-    """A task's grid, update, reward and interpolation (see the module docstring)."""
-
-    name: str
-    line_weight: float = 0.5
-    min_step: float = 0.0  # keeping moving: the root motion per frame (m) below which the reward falls
-
-    @property
-    def shape(self) -> tuple:
-        return {"none": (1,), "direction": (HEADINGS,)}.get(self.name, (HEADINGS, LINE_SAMPLES))
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape))
-
-    @property
-    def n(self) -> int:
-        return len(self.shape)
-
-    @property
-    def n_corners(self) -> int:
-        """Grid points an interpolation blends."""
-        return 1 if self.name == "none" else 2 ** self.n
-
-    @staticmethod
-    def headings() -> np.ndarray:
-        return -np.pi + (np.arange(HEADINGS) + 1) * (2 * np.pi / HEADINGS)
-
-    @staticmethod
-    def distances() -> np.ndarray:
-        return np.linspace(-LINE_RANGE, LINE_RANGE, LINE_SAMPLES)
-
-    def grid(self) -> np.ndarray:
-        """[G, n] the task states values are stored at (row-major over ``shape``)."""
-        if self.name == "none":
-            return np.zeros((1, 1))
-        if self.name == "direction":
-            return self.headings()[:, None]
-        th, d = np.meshgrid(self.headings(), self.distances(), indexing="ij")
-        return np.column_stack((th.ravel(), d.ravel()))
-
-    def step(self, t: np.ndarray, motion: np.ndarray) -> np.ndarray:
-        """T' [..., n] after a frame of root motion [..., 3] from T [..., n] (broadcasting)."""
-        if self.name == "none":
-            return np.broadcast_to(t, np.broadcast_shapes(t.shape, motion.shape[:-1] + (1,)))
-        th = t[..., 0]
-        out = [wrap(th - motion[..., 2])]
-        if self.name == "line":
-            out.append(t[..., 1] + np.cos(th) * motion[..., 0] + np.sin(th) * motion[..., 1])
-        return np.stack(np.broadcast_arrays(*out), axis=-1)
-
-    def reward(self, t: np.ndarray, motion: np.ndarray) -> np.ndarray:
-        """R of reaching task state T' [..., n] by a frame of root motion [..., 3] (broadcasting)."""
-        moving = 0.0
-        if self.min_step > 0:
-            step = np.hypot(motion[..., 0], motion[..., 1])
-            moving = -np.maximum(0.0, 1.0 - step / self.min_step)
-        if self.name == "none":
-            return np.broadcast_to(moving, t.shape[:-1])
-        r = -np.abs(wrap(t[..., 0])) + moving
-        if self.name == "line":
-            r = r - self.line_weight * np.abs(t[..., 1])
-        return r
-
-    def corners(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Multilinear interpolation of task states T [..., n] on the grid: (flat grid index
-        [..., c], weight [..., c]) with c = ``n_corners``: 1 (passive), 2 (direction) or 4 (line)."""
-        if self.name == "none":
-            return np.zeros(t.shape[:-1] + (1,), dtype=np.int64), np.ones(t.shape[:-1] + (1,))
-        u = (wrap(t[..., 0] - self.headings()[0]) % (2 * np.pi)) / (2 * np.pi / HEADINGS)
-        i0 = np.floor(u).astype(np.int64) % HEADINGS
-        f = u - np.floor(u)
-        th_idx = np.stack((i0, (i0 + 1) % HEADINGS), axis=-1)
-        th_w = np.stack((1 - f, f), axis=-1)
-        if self.name == "direction":
-            return th_idx, th_w
-        step = 2 * LINE_RANGE / (LINE_SAMPLES - 1)
-        v = np.clip((t[..., 1] + LINE_RANGE) / step, 0.0, LINE_SAMPLES - 1)
-        j0 = np.minimum(np.floor(v).astype(np.int64), LINE_SAMPLES - 2)
-        g = v - j0
-        d_idx = np.stack((j0, j0 + 1), axis=-1)
-        d_w = np.stack((1 - g, g), axis=-1)
-        idx = th_idx[..., :, None] * LINE_SAMPLES + d_idx[..., None, :]
-        w = th_w[..., :, None] * d_w[..., None, :]
-        return idx.reshape(idx.shape[:-2] + (4,)), w.reshape(w.shape[:-2] + (4,))
-
-    def interpolate(self, values: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """V at task states: ``values`` [..., G] and T [..., n] with the same leading shape."""
-        idx, w = self.corners(t)
-        return np.sum(np.take_along_axis(values, idx, -1) * w, axis=-1)
-
+from ...play.tasks import GridTask
 
 @dataclass
 class Anchors:
@@ -219,7 +116,7 @@ class Learned:
     seconds: float = 0.0
 
 
-def value_iteration(task: FieldTask, cache: Cache, anchors: Anchors, states: int, gamma: float, tol: float,
+def value_iteration(task: GridTask, cache: Cache, anchors: Anchors, states: int, gamma: float, tol: float,
                     max_sweeps: int, progress=None, should_stop=None, block: int = 1024) -> Learned:
     """V(s) <- max_a R(s, a) + γ V(I(s, a)) over anchors x task grid until a sweep changes no
     value by more than ``tol`` (see the module docstring).  Starts from V = 0."""
@@ -271,4 +168,4 @@ def value_iteration(task: FieldTask, cache: Cache, anchors: Anchors, states: int
     return learned
 
 
-__all__ = ["TASK_CHOICES", "Anchors", "Cache", "FieldTask", "Learned", "transitions", "value_iteration"]
+__all__ = ["Anchors", "Cache", "Learned", "transitions", "value_iteration"]

@@ -7,6 +7,7 @@ evaluation), ``model`` (the engine: ``fit`` and ``FragmentController``).
 """
 
 from ..base import Engine
+from . import cli
 from .control import (EVALUATION_PLAYER, PLAYER_STYLES, TRAINING_PLAYERS, ControlBins, PlayerSettings, Trace,
                       bin_occupancy, generate_trace, kmeans_bins, learn_user_model, paper_bins, player_traces,
                       read_trace, resample_trace, scale_player, write_trace)
@@ -18,7 +19,13 @@ from .quality import (QualitySettings, control_distance, control_quality, motion
 from .solver import PolicySettings, SolveResult, Transitions, optimal_path, path_quality, run_table, solve
 
 ENGINE = Engine("fragments", "Motion Fragments", "Steered by a player's control signal; a tabular policy over 0.1 s "
-                "fragments of the capture (paper 000)", "McCann & Pollard 2007", Settings, fit, FragmentController)
+                "fragments of the capture (paper 000)", "McCann & Pollard 2007", Settings, fit, FragmentController,
+                summary=(("clips", "clips", "{:d}"), ("fragments", "fragments", "{:d}"),
+                         ("improvements", "policy improvements", "{:d}"), ("converged", "converged", "{}"),
+                         ("warm", "warm start", "{}"),
+                         ("percent_of_optimal", "% of optimal on held-out traces", "{:.1f}")),
+                quick={"trace_seconds": 30.0, "held_out": 0}, cli=cli.add_commands, evaluate=cli.evaluate,
+                colour="orange")
 
 __all__ = [
     "CONTROL_COLUMNS", "ControlBins", "ControllerSettings", "ENGINE", "EVALUATION_PLAYER", "FragmentController",

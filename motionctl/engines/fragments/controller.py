@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ...errors import MotionctlError
-from ...jobs import check_stop, one_blas_thread
+from ...jobs import check_stop, one_blas_thread, progress_range
 from ...settings import nested, setting
 from .solver import PolicySettings, SolveResult, Transitions, expectation, optimal_path, path_quality, run_table, solve
 from .control import ControlBins, kmeans_bins, learn_user_model, paper_bins
@@ -45,7 +45,7 @@ class ControllerSettings:
     traces: str = setting("players", "Training Traces", "How the player is expected to play", choices=TRACE_SOURCES,
                           group="Training traces")
     trace_files: tuple = setting((), "Trace Files", "Trace files (CSV or JSON) when Training Traces is Files",
-                                 group="Training traces", ui=False, kind="paths")
+                                 group="Training traces", ui=False, kind="paths", shown_when=("traces", "files"))
     trace_seconds: float = setting(210.0, "Seconds", "Length of generated training play per player", min=10.0,
                                    max=36000.0, unit="TIME", group="Training traces")
     player_speed: float = setting(0.0, "Top Speed", "Custom player's full-stick speed (0: the data's top speed)",
@@ -89,13 +89,13 @@ class FragmentModel:
         """Cut fragments of ``source`` and compute their motion distances: all pairs, or each
         fragment's best successors when ``quality.successors`` (or the automatic rule) asks."""
         q = quality or QualitySettings()
-        fs = cut_fragments(source, fragment_settings, _sub(progress, 0.0, 0.1), should_stop)
+        fs = cut_fragments(source, fragment_settings, progress_range(progress, 0.0, 0.1), should_stop)
         k = q.successors_for(fs.n)
         if k < fs.n:
-            succ, d = successor_distances(fs, k, q, n_jobs=n_jobs, progress=_sub(progress, 0.1, 1.0),
+            succ, d = successor_distances(fs, k, q, n_jobs=n_jobs, progress=progress_range(progress, 0.1, 1.0),
                                           should_stop=should_stop)
             return cls(fs, d, q.deltas, succ, q.stutter_window)
-        d = motion_distances(fs, q, n_jobs=n_jobs, progress=_sub(progress, 0.1, 1.0), should_stop=should_stop)
+        d = motion_distances(fs, q, n_jobs=n_jobs, progress=progress_range(progress, 0.1, 1.0), should_stop=should_stop)
         return cls(fs, d, q.deltas)
 
     @property
@@ -181,7 +181,7 @@ class FragmentModel:
         rounds = HUB_ROUNDS if self.sparse and p.threshold is None and p.hubs_per_bin > 0 else 0
         for r in range(rounds + 1):
             trans = self.transitions(q, p.threshold)
-            sub = _sub(progress, r / (rounds + 1), (r + 1) / (rounds + 1))
+            sub = progress_range(progress, r / (rounds + 1), (r + 1) / (rounds + 1))
             # Rounds before the last only need values good enough to rank hubs: a few improvements.
             pr = p if r == rounds else replace(p, max_improvements=min(p.max_improvements, HUB_ROUND_IMPROVEMENTS))
             with one_blas_thread():
@@ -219,12 +219,6 @@ def pick_hubs(trans: Transitions, cq: np.ndarray, values: np.ndarray, policy: Po
     return np.unique(np.argpartition(-bound, m - 1, axis=0)[:m].ravel())
 
 
-def _sub(progress, lo, hi):
-    if progress is None:
-        return None
-    return lambda f, m: progress(lo + (hi - lo) * f, m)
-
-
 @dataclass
 class TrainedController:
     """What training made: the fragment model, bins, user model T [C, C], the solver's result and the
@@ -246,11 +240,11 @@ def train_controller(source, traces, settings: ControllerSettings | None = None,
         raise MotionctlError("the model controller needs training traces for its user model")
     built = model is None
     if built:
-        model = FragmentModel.build(source, s.fragments, s.quality, _sub(progress, 0.0, 0.5), should_stop)
+        model = FragmentModel.build(source, s.fragments, s.quality, progress_range(progress, 0.0, 0.5), should_stop)
     check_stop(should_stop, "training")
     bins = model.make_bins(s, traces)
     t_model = learn_user_model(traces, bins, s.smoothing) if traces else np.full((bins.n, bins.n), 1.0 / bins.n)
-    result = model.train(s, bins, t_model, init, _sub(progress, 0.5 if built else 0.0, 1.0), should_stop)
+    result = model.train(s, bins, t_model, init, progress_range(progress, 0.5 if built else 0.0, 1.0), should_stop)
     return TrainedController(model, bins, t_model, result, s)
 
 

@@ -14,15 +14,16 @@ import numpy as np
 
 from ... import quat
 from ...jobs import check_stop
-from ...body import ContactSettings, foot_contacts, mirror_clip
-from ...clip import Clip, MotionDatabase, resample
+from ...body import ContactSettings, foot_contacts
+from ..base import working_set
+from ...clip import Clip, MotionDatabase
 from ...rootframe import root_frame, to_local
 from ...skeleton import Skeleton, forward_kinematics
 from ...errors import MotionctlError
 from ...settings import setting
-from ...synth import frame_table
+from ...play.commands import CONTROL_COLUMNS  # noqa: F401  (the columns fragments' controls have)
+from ...play.synth import frame_table
 
-CONTROL_COLUMNS = ("vx", "vy", "turn", "airborne")
 
 
 @dataclass
@@ -94,7 +95,7 @@ class FragmentSet:
         return self._table
 
     def pieces(self, fragments) -> np.ndarray:
-        """[K, 3] (clip, start frame, frame count) of fragment ids, for ``motionctl.synth``."""
+        """[K, 3] (clip, start frame, frame count) of fragment ids, for ``motionctl.play.synth``."""
         f = np.asarray(fragments, dtype=np.int64)
         return np.column_stack((self.clip[f], self.start[f], np.full(len(f), self.n_frames)))
 
@@ -173,12 +174,7 @@ def cut_fragments(source, settings: FragmentSettings | None = None, progress=Non
     if not clips:
         raise MotionctlError("no clips to cut into fragments: select at least one clip")
     skeleton = source.skeleton if isinstance(source, MotionDatabase) else clips[0].skeleton
-    work = []
-    for c in clips:
-        c = resample(c, s.fps)
-        work.append(c)
-        if s.mirror:
-            work.append(mirror_clip(c))
+    work = working_set(clips, s.fps, s.mirror)
     frag_clip, frag_start, controls = [], [], []
     for i, c in enumerate(work):
         check_stop(should_stop, "cutting fragments")

@@ -14,10 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import MotionctlError
-from ...jobs import check_stop
-from ...session import Command, State
-from ...synth import Step
-from ..base import Model, clips_of, fingerprint
+from ...jobs import check_stop, progress_range
+from ...play.session import State
+from ...play.commands import Command
+from ...play.synth import Step
+from ..base import Model, clips_of, fingerprint, sources_of
 from .control import (EVALUATION_PLAYER, TRAINING_PLAYERS, ControlBins, PlayerSettings, player_traces, read_trace,
                       scale_player)
 from .controller import ControllerSettings, FragmentModel, evaluate_controllers, train_controller
@@ -132,7 +133,8 @@ def fit(library, settings: ControllerSettings | None = None, *, progress=None, s
     s = settings or ControllerSettings()
     cache = {} if cache is None else cache
     clips = clips_of(library)
-    step = (lambda lo, hi: (lambda f, m: progress(lo + (hi - lo) * f, m))) if progress else (lambda lo, hi: None)
+    def step(lo, hi):
+        return progress_range(progress, lo, hi)
     f = s.fragments
     key = (fingerprint(clips), f.length, f.stride, f.fps, f.mirror, tuple(s.quality.deltas), s.quality.successors)
     model = cache.get("fragments", {}).get(key)
@@ -160,8 +162,10 @@ def fit(library, settings: ControllerSettings | None = None, *, progress=None, s
                "successors": model.successors_kept, "converged": bool(r.converged),
                "seconds": r.seconds, "warm": init is not None, "percent_of_optimal": percent,
                "percent_std": std, "training_traces": len(traces), "top_speed": fs.top_speed()}
-    return FragmentController(s, summary, [c.name for c in fs.clips], fs.fps, f.heading_smooth, r.table, r.values,
+    model = FragmentController(s, summary, [c.name for c in fs.clips], fs.fps, f.heading_smooth, r.table, r.values,
                               trained.bins, fs.clip, fs.start, fs.n_frames, fs.top_speed(75))
+    model.sources = sources_of(fs.clips)
+    return model
 
 
 __all__ = ["FragmentController", "Settings", "evaluation_traces", "fit", "training_traces"]

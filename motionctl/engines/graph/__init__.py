@@ -11,7 +11,16 @@ from .model import GraphController, Settings, fit
 
 ENGINE = Engine("graph", "Motion Graph", "Clips joined where poses match, walked by a greedy choice among "
                 "successors; measured in rooms by the Evaluate panel (paper 004)", "Reitsma & Pollard 2007",
-                Settings, fit, GraphController)
+                Settings, fit, GraphController,
+                summary=(("clips", "clips", "{:d}"), ("transitions", "transitions", "{:d}"),
+                         ("seconds_kept", "s of capture kept", "{:.1f}"),
+                         ("seconds_total", "s of capture in all", "{:.1f}"),
+                         ("sweeps", "value iteration sweeps", "{:d}"), ("residual", "Bellman residual", "{:.3g}"),
+                         ("value_bytes", "bytes of values", "{:,d}")),
+                warnings=(("dropped", "dropped entirely: {dropped}"),),
+                quick={"threshold": 0.3}, aliases=(("train", ("build",)), ("eval", ("evaluate",))),
+                model_flags=("--model", "--graph"), room_default=True, panel=True, colour="green",
+                variants=(("lookahead", {"policy": "lookahead"}),))
 
 __all__ = ["ACTION_TYPES", "ENGINE", "GraphController", "GraphSettings", "MotionGraph", "Settings", "build_graph",
            "fit", "frame_features"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -26,14 +26,16 @@ from scipy.ndimage import minimum_filter
 from scipy.sparse.csgraph import connected_components
 
 from ... import quat
-from ...jobs import Shared, check_memory, check_stop, n_workers, one_blas_thread, parallel_map
+from ..base import working_set
+from ...jobs import Shared, check_memory, check_stop, n_workers, one_blas_thread, parallel_map, progress_range
 from ...body import action_centres, flight
-from ...clip import MotionDatabase, resample
+from ...clip import MotionDatabase
 from ...rootframe import root_frame
 from ...errors import MotionctlError
 from ...rootframe import displacement
 from ...settings import setting
-from ...tags import ACTIONS as ACTION_TYPES, JUMPS, canonical, canonical_set
+from ...play.graph import ACTION_TYPES, MotionGraph  # noqa: F401  (the graph this module builds)
+from ...tags import JUMPS, canonical, canonical_set
 
 
 
@@ -93,74 +95,6 @@ class GraphSettings:
         """float [clips]: each clip's desirability, the largest of its types' weights (1 if none)."""
         table = self.weights()
         return np.array([max([table.get(t, 1.0) for t in canonical_set(c.tags)] or [1.0]) for c in clips])
-
-
-@dataclass(eq=False)
-class MotionGraph:
-    """Clips (frame ranges of source clips) and transitions between them (the largest SCC).
-
-    source  int [K] source clip; start, end int [K] frame range [start, end) at ``fps``
-    edges   int [E, 2] clip -> clip (natural continuations and transitions)
-    types   per clip, its motion types (tags); action per clip: (type, centre frame) or None
-    airborne  per clip, bool [n + 1] over its root path's rows: a jump's flight (``body.flight``);
-              empty list: no clip is ever in the air
-    """
-
-    fps: float
-    names: list  # source clip names
-    source: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    edges: np.ndarray
-    types: list
-    actions: list
-    stats: dict = field(default_factory=dict)
-    root_paths: list = field(default_factory=list)  # per clip [n, 3] (x right, y forward, yaw) from its start
-    airborne: list = field(default_factory=list)
-
-    @property
-    def n(self) -> int:
-        return len(self.source)
-
-    @property
-    def duration(self) -> np.ndarray:
-        return (self.end - self.start) / self.fps
-
-    def successors(self) -> list:
-        """Per clip, the clips an edge leads to."""
-        out = [[] for _ in range(self.n)]
-        for a, b in self.edges.tolist():
-            out[a].append(b)
-        return out
-
-    def arrays(self) -> tuple[dict, dict]:
-        """(JSON meta, arrays) for a model archive."""
-        meta = {"fps": self.fps, "names": self.names, "types": [sorted(t) for t in self.types],
-                "actions": self.actions, "stats": self.stats}
-        arrays = {"source": self.source, "start": self.start, "end": self.end, "edges": self.edges}
-        for i, p in enumerate(self.root_paths):
-            arrays[f"path{i}"] = p
-        for i, a in enumerate(self.airborne):
-            if a.any():
-                arrays[f"air{i}"] = a
-        return meta, arrays
-
-    def in_air(self, c: int) -> np.ndarray:
-        """bool [n + 1]: clip ``c``'s root-path rows in the air (all False when not known)."""
-        if c < len(self.airborne):
-            return self.airborne[c]
-        return np.zeros(len(self.root_paths[c]), dtype=bool)
-
-    @classmethod
-    def from_arrays(cls, meta: dict, z) -> "MotionGraph":
-        """A graph from a model archive's meta and arrays (``arrays``)."""
-        k = len(z["source"])
-        return cls(meta["fps"], meta["names"], np.asarray(z["source"]), np.asarray(z["start"]), np.asarray(z["end"]),
-                   np.asarray(z["edges"]), [set(t) for t in meta["types"]],
-                   [tuple(a) if a else None for a in meta["actions"]], meta["stats"],
-                   [np.asarray(z[f"path{i}"]) for i in range(k)],
-                   [np.asarray(z[f"air{i}"]) if f"air{i}" in z else np.zeros(len(z[f"path{i}"]), dtype=bool)
-                    for i in range(k)])
 
 
 # ----------------------------------------------------------------------------- frame costs
@@ -378,7 +312,7 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     s = settings or GraphSettings()
     s.check()
     t0 = time.perf_counter()
-    clips = [resample(c, s.fps) for c in (source.clips if isinstance(source, MotionDatabase) else source)]
+    clips = working_set(source.clips if isinstance(source, MotionDatabase) else source, s.fps, False)
     if not clips:
         raise MotionctlError("no clips to build a motion graph from: select at least one")
     lengths = np.array([c.n_frames for c in clips])
@@ -388,7 +322,7 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     feats = frame_features(clips, s.velocity_weight, [yaw for _, yaw in frames])
     desire = s.clip_weights(clips)
     weight = desire[clip_of] if np.any(desire != 1.0) else None
-    sub = (lambda f, m: progress(0.6 * f, m)) if progress else None
+    sub = progress_range(progress, 0.0, 0.6)
     # The frame costs are matrix products: with BLAS on two threads instead of one their last bits
     # changed, which flipped local-minimum, threshold and coalescing choices (different graphs).
     with one_blas_thread():

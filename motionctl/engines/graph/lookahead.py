@@ -9,7 +9,7 @@ max_warp]) that turns the character's facing by ω spread evenly over c' (``Step
 paper 004's editing does).  Playing it earns the field's reward every frame, -|θ_t| with θ_t = θ
 - yaw_t - ω·t/n (yaw_t: c's own turn after t of its n frames), discounted by γ per frame, less
 a physicality cost ``WARP_COST``·|ω|, and ends in task state θ_n at the end of c'.  Values are
-stored per clip on the field's 18 heading samples (``FieldTask("direction")``) and interpolated
+stored per clip on the field's 18 heading samples (``GridTask("direction")``) and interpolated
 between them; a sweep is array arithmetic over (clip, warp, θ sample) and a maximum over each
 clip's successors, until no value moves by more than a tolerance.
 """
@@ -23,7 +23,7 @@ import numpy as np
 
 from ...jobs import check_stop
 from ...rootframe import wrap
-from ..field.values import FieldTask
+from ...play.tasks import GridTask
 
 WARP_COST = 0.1  # reward lost per radian of warp, per clip: minimal, as in the paper's comparison
 
@@ -72,7 +72,7 @@ def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: flo
     ``yaws``; ``penalty`` [K] is a further cost of playing each clip (a jump or action nobody
     asked for)."""
     t0 = time.perf_counter()
-    task = FieldTask("direction")
+    task = GridTask("direction")
     grid = task.headings()
     yaw, n = yaws
     k = graph.n
@@ -101,7 +101,7 @@ def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, t
            penalty: np.ndarray) -> tuple[int, float]:
     """(index into ``cands``, warp) of the best successor and warp from task state ``theta``;
     ``penalty`` [C] a further cost of each candidate (and a tie-breaker)."""
-    task = FieldTask("direction")
+    task = GridTask("direction")
     reward, final = play(yaw[cands], n[cands], np.array([[[theta]]]), look.warps, look.gamma)  # [C, W, 1]
     reward = reward[..., 0] - penalty[:, None]
     future = task.interpolate(np.broadcast_to(look.values[cands][:, None, :], final.shape[:2] + (look.values.shape[1],)),

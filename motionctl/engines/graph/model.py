@@ -17,8 +17,9 @@ import numpy as np
 from ...errors import MotionctlError
 from ...jobs import check_stop
 from ...rootframe import wrap
-from ...session import Command, State
-from ...synth import Step
+from ...play.session import State
+from ...play.commands import Command
+from ...play.synth import Step
 from ...tags import JUMPS
 from ..base import Model, clips_of
 from . import lookahead

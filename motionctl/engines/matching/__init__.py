@@ -13,6 +13,8 @@ from .model import MatchingModel, MatchingSettings, MatchMemory, fit
 Settings = MatchingSettings
 ENGINE = Engine("matching", "Motion Matching", "Searches every captured frame for the one that best continues the "
                 "pose and the trajectory the command predicts, every 0.1 s; jumps are inertialized (the game "
-                "industry's default)", "Clavet 2016; Holden et al. 2020", MatchingSettings, fit, MatchingModel)
+                "industry's default)", "Clavet 2016; Holden et al. 2020", MatchingSettings, fit, MatchingModel,
+                summary=(("clips", "clips", "{:d}"), ("frames", "frames", "{:d}"),
+                         ("searchable", "frames it can jump to", "{:d}")), colour="black")
 
 __all__ = ["ENGINE", "Index", "MatchMemory", "MatchingModel", "MatchingSettings", "Settings", "fit", "raw_features"]

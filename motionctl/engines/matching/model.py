@@ -30,14 +30,16 @@ import numpy as np
 
 from ... import quat
 from ...body import foot_joints
+from ...body.ik import two_bone_local
 from ...errors import MotionctlError
 from ...jobs import check_stop
 from ...rootframe import to_local, to_world, wrap, yaw_of
-from ...session import DEFAULT_SPEED, Command, State
+from ...play.session import State
+from ...play.commands import DEFAULT_SPEED, Command
 from ...settings import setting
 from ...tags import canonical
-from ...synth import Frames, Step, frame_table
-from ..base import Model, clips_of, fingerprint, working_clips
+from ...play.synth import Frames, Step, frame_table
+from ..base import Model, clips_of, fingerprint, sources_of, working_set
 from . import springs
 from .features import (BLOCKS, POSE_DIMS, SEARCHES, TIMES, Index, Rows, normalisation, raw_features, row_info)
 
@@ -165,16 +167,11 @@ class MatchingModel(Model):
 
     # --- the database
 
-    def frame_table(self, clips):
-        work = working_clips(clips, self.clip_names, self.fps)
-        table = frame_table(work, work[0].skeleton, self.heading_smooth)
+    def on_bind(self, table) -> None:
+        work = table.clips
         if table.n_frames != len(self.features) or (self.data_key and fingerprint(work) != self.data_key):
+            self.table = self.frames = None
             raise MotionctlError("these clips differ from the ones motion matching was trained on: train it again")
-        if self.table is None:
-            self._attach(work, table)
-        return table
-
-    def _attach(self, work, table) -> None:
         s = self.settings
         self.table = table
         self.rows: Rows = row_info(work, table, s.end_margin)
@@ -196,7 +193,7 @@ class MatchingModel(Model):
 
     def _need(self):
         if self.table is None:
-            raise MotionctlError("motion matching has no clips yet: build its frame table from the library first")
+            raise MotionctlError("motion matching plays on no clips yet: bind it to its frame table (Model.play(clips))")
         return self.table
 
     def index(self, kind: int, entries: bool = False) -> Index:
@@ -383,7 +380,7 @@ class MatchingModel(Model):
                 m.lock[i], m.lock_pos[i] = True, anim + m.foot_off[i]
             target = m.lock_pos[i] if m.lock[i] else anim + m.foot_off[i]
             if np.linalg.norm(target - anim) > 1e-4:
-                out = two_bone_ik(out, chain, pos, grot, target)
+                out = two_bone_local(out, chain, pos, grot, target)
         return out
 
 
@@ -408,45 +405,6 @@ def chain_globals(rot, height: float, offsets, chain) -> tuple[np.ndarray, np.nd
     return pos, grot
 
 
-def _unit(v):
-    n = float(np.sqrt(v @ v))
-    return v / n if n > 1e-9 else v
-
-
-def _angle(u, v) -> float:
-    return float(np.arccos(np.clip(_unit(u) @ _unit(v), -1.0, 1.0)))
-
-
-def two_bone_ik(rot, chain, pos, grot, target):
-    """Local rotations ``rot`` [J, 4] with the hip and knee of the leg ``chain`` (root ... hip, knee,
-    ankle; ``pos``/``grot`` its joints' positions and global rotations) turned so the ankle reaches
-    ``target`` (as near as the leg's length allows), the ankle keeping its global orientation."""
-    hip, knee, ankle = chain[-3:]
-    a, b, c = pos[-3], pos[-2], pos[-1]
-    ga, gb = grot[-3], grot[-2]
-    lab, lcb = float(np.linalg.norm(b - a)), float(np.linalg.norm(b - c))
-    lat = float(np.clip(np.linalg.norm(target - a), 1e-4, lab + lcb - 1e-4))
-    ac_ab0, ba_bc0, ac_at0 = _angle(c - a, b - a), _angle(a - b, c - b), _angle(c - a, target - a)
-    ac_ab1 = float(np.arccos(np.clip((lcb ** 2 - lab ** 2 - lat ** 2) / (-2 * lab * lat), -1, 1)))
-    ba_bc1 = float(np.arccos(np.clip((lat ** 2 - lab ** 2 - lcb ** 2) / (-2 * lab * lcb), -1, 1)))
-    axis0 = np.cross(c - a, b - a)
-    if axis0 @ axis0 < 1e-12:  # a straight leg: bend about the body's side axis
-        axis0 = np.array([1.0, 0.0, 0.0])
-    axis1 = np.cross(c - a, target - a)
-    turn_hip = quat.from_axis_angle(_unit(quat.rotate(quat.conj(ga), _unit(axis0))), ac_ab1 - ac_ab0)
-    if axis1 @ axis1 > 1e-18:
-        turn_hip = quat.mul(turn_hip, quat.from_axis_angle(_unit(quat.rotate(quat.conj(ga), _unit(axis1))), ac_at0))
-    out = rot.copy()
-    out[hip] = quat.normalize(quat.mul(rot[hip], turn_hip))
-    out[knee] = quat.normalize(quat.mul(rot[knee], quat.from_axis_angle(
-        _unit(quat.rotate(quat.conj(gb), _unit(axis0))), ba_bc1 - ba_bc0)))
-    # the ankle keeps its global rotation: new local = inverse(new knee global) * old ankle global
-    parent = grot[-4]
-    knee_global = quat.mul(quat.mul(parent, out[hip]), out[knee])
-    out[ankle] = quat.normalize(quat.mul(quat.conj(knee_global), grot[-1]))
-    return out
-
-
 def fit(library, settings: MatchingSettings | None = None, *, progress=None, should_stop=None,
         cache: dict | None = None) -> MatchingModel:
     """Motion matching's database of ``library``'s clips: every frame's features and their
@@ -456,8 +414,8 @@ def fit(library, settings: MatchingSettings | None = None, *, progress=None, sho
     if not np.any(s.weights() > 0):
         raise MotionctlError("every feature weight is 0: motion matching needs at least one")
     clips = clips_of(library)
-    names = [n for c in clips for n in ((c.name, f"{c.name}_mirror") if s.mirror else (c.name,))]
-    work = working_clips(clips, names, s.fps)
+    work = working_set(clips, s.fps, s.mirror)
+    names = [c.name for c in work]
     raw = []
     for i, c in enumerate(work):
         if i % 8 == 0:
@@ -469,7 +427,8 @@ def fit(library, settings: MatchingSettings | None = None, *, progress=None, sho
     offset, scale = normalisation(raw, s.weights())
     table = frame_table(work, work[0].skeleton, 0.2)
     model = MatchingModel(s, {}, names, s.fps, 0.2, raw, offset, scale, fingerprint(work))
-    model._attach(work, table)
+    model.sources = sources_of(work)
+    model.bind(table)
     rows = model.rows
     speed = np.hypot(table.motion[:, 0], table.motion[:, 1]) * s.fps
     loco = rows.searchable & (rows.kind == 0)
@@ -486,4 +445,4 @@ def fit(library, settings: MatchingSettings | None = None, *, progress=None, sho
     return model
 
 
-__all__ = ["MatchMemory", "MatchingModel", "MatchingSettings", "chain_globals", "fit", "leg_chain", "two_bone_ik"]
+__all__ = ["MatchMemory", "MatchingModel", "MatchingSettings", "chain_globals", "fit", "leg_chain"]

@@ -16,7 +16,13 @@ from .training import PlannerSettings, train_planner
 
 ENGINE = Engine("planning", "Planning", "Reaches goals (a direction, a target, a gate) by planning ahead with "
                 "extra-trees value functions over blended steps (paper 001)", "Lo & Zwicker 2008", Settings, fit,
-                PlanningController)
+                PlanningController,
+                summary=(("segments", "steps", "{:d}"), ("groups", "groups", "{:d}"),
+                         ("samples", "training samples", "{:d}"), ("residual", "Bellman residual", "{:.3g}"),
+                         ("heading_error_deg", "° off the direction after 20 steps", "{:.1f}"),
+                         ("success", "done within 20 steps", "{:.0%}"),
+                         ("reward_per_step", "reward per step", "{:.2f}")),
+                quick={"iterations": 3, "trajectories": 30, "n_trees": 4}, command="plan", colour="purple")
 
 __all__ = ["ENGINE", "FitResult", "FittedSettings", "Groups", "Planner", "PlannerSettings", "PlanningController",
            "PlanningProblem", "SegmentSet", "SegmentSettings", "Settings", "StoredValue", "bellman_residual",

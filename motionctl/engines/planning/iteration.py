@@ -28,7 +28,7 @@ import numpy as np
 
 from ...jobs import check_stop, parallel_map
 from ...settings import setting
-from ...tasks import Task
+from ...play.tasks import Task
 from .forest import PolynomialValue, ValueGrid, choose_n_min, fit_extra_trees
 
 

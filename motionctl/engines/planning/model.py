@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...rootframe import to_world, wrap
-from ...session import Command, State
-from ...synth import Step
-from ..base import Model, clips_of
+from ...play.session import State
+from ...play.commands import Command
+from ...play.synth import Step
+from ..base import Model, clips_of, sources_of
 from .planner import Planner, rollout
 from .training import PlannerSettings, train_planner
 
@@ -111,7 +112,9 @@ def fit(library, settings: PlannerSettings | None = None, *, progress=None, shou
                "iterations": fit_result.iterations, "seconds": fit_result.seconds,
                "residual": fit_result.residuals[-1] if fit_result.residuals else None}
     summary.update(task_measure(planner))
-    return PlanningController(s, summary, [c.name for c in seg.clips], seg.settings.fps, 0.2, planner)
+    model = PlanningController(s, summary, [c.name for c in seg.clips], seg.settings.fps, 0.2, planner)
+    model.sources = sources_of(seg.clips)
+    return model
 
 
 __all__ = ["PlanningController", "Settings", "fit", "task_measure"]

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ...tasks import make_task
+from ...play.tasks import make_task
 from .forest import FlatForest, PolynomialValue, ValueGrid
 from .iteration import FitResult, PlanningProblem, q_values
 from .segments import Groups, SegmentSet, simplex_samples

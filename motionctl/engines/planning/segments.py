@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import quat
-from ...body import ContactSettings, action_centres, foot_contacts, hand_joints, mirror_clip
-from ...clip import resample
+from ...body import ContactSettings, action_centres, foot_contacts, hand_joints
+from ..base import working_set
 from ...errors import MotionctlError
 from ...rootframe import displacement, to_local
 from ...settings import setting
-from ...synth import frame_table
+from ...play.synth import frame_table
 from ...tags import FOOT_ACTIONS, HAND_ACTIONS, canonical_set
 
 ACTION_TAGS = HAND_ACTIONS | FOOT_ACTIONS  # clips that yield an action segment around each action centre
@@ -89,9 +89,7 @@ def strike_frames(contacts: np.ndarray) -> np.ndarray:
 def cut_segments(clips, settings: SegmentSettings | None = None) -> SegmentSet:
     """Cut clips (one skeleton) into steps and action segments, with dx and transition rewards."""
     s = settings or SegmentSettings()
-    work = [resample(c, s.fps) for c in clips]
-    if s.mirror:
-        work = [m for c in work for m in (c, mirror_clip(c))]
+    work = working_set(clips, s.fps, s.mirror)
     if not work:
         raise MotionctlError("no clips to cut into segments: select at least one")
     table = frame_table(work, work[0].skeleton)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import MotionctlError
-from ...jobs import check_stop, one_blas_thread
+from ...jobs import check_stop, one_blas_thread, progress_range
 from ...settings import nested, setting
-from ...tasks import make_task
+from ...play.tasks import make_task
 from .iteration import FitResult, FittedSettings, PlanningProblem, fitted_iteration
 from .planner import Planner
 from .segments import Groups, SegmentSet, SegmentSettings, cut_segments, group_segments
@@ -70,7 +70,7 @@ def _train_planner(clips, settings, progress, should_stop):
     groups = group_segments(seg, s.segments.group_size if s.parametric else 1)
     check_stop(should_stop, "planning controller")
     problem = PlanningProblem.from_groups(task, seg, groups, s.fitted.blend_samples, s.fitted.seed)
-    sub = (lambda f, m: progress(0.05 + 0.9 * f, m)) if progress else None
+    sub = progress_range(progress, 0.05, 0.95)
     fit = fitted_iteration(problem, s.fitted, sub, should_stop)
     info = {"task": s.task, "parametric": s.parametric, "segments": seg.n, "groups": groups.n, "samples": fit.samples,
             "iterations": fit.iterations, "frozen_at": fit.frozen_at, "n_min": fit.n_min, "seconds": fit.seconds,

@@ -1,0 +1,418 @@
+"""How a controller's motion looks and answers, measured the same way for every engine (DESIGN.md
+3.7): by the scoreboard (bench/bench_scoreboard.py), the field's benchmark and the Preview panel's
+Compare box, always from what a ``Session`` played.
+
+Foot skating: a foot (its ankle) is on the floor when it is within ``height`` of its planted
+height (the ankle's 5th-percentile height in the clip: skeletons put the ankle 5-10 cm above
+the sole, and a toe clears the floor by only 1-2 cm in swing, so the lowest point would count a
+swinging foot as planted); the skating share is the share of frames where a foot on the floor
+moves faster than ``speed`` over the ground, the sliding speed the mean ground speed of feet on
+the floor (both in the previous and the next frame).
+
+Responses: a command that changes the wanted direction (by at least ``min_change``) or speed
+(by at least 30% and 0.3 m/s) and then holds it starts a trial, when the character's own heading
+or speed then is that far from the new one too; the response time is the time from
+that decision until the heading (the root frame's yaw) is within 5° of the new direction, or the
+speed (the ground speed averaged over one second, a stride) within 10% of the new speed, and stays
+there for ``hold`` seconds.  A change not reached within ``limit`` seconds (while it was held)
+counts as never (inf); one replaced sooner by another change is not a trial.
+
+Discontinuity: at every switch (a decision that does not simply continue the captured clip it
+played: a jump to another clip or frame, a blend, a motion field's every frame) the largest jump
+of any joint's velocity, angular (deg/s, local rotations) and linear (m/s, world positions),
+across the switch's two frames; ``velocity_jumps`` gives the same per frame for the source
+capture's own figure.
+
+Path following: the character is steered along a polyline as a player would (toward the point
+``lead`` metres ahead of the nearest point on it); the error is every frame's distance to it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import tracemalloc
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import quat
+from ..body.contacts import foot_skating, skating_of
+from ..engines import load_model
+from ..jobs import check_stop
+from ..rootframe import root_frame, to_local, to_world, wrap, yaw_of
+from ..play.session import Session
+from ..play.commands import Command
+
+HEADING_TOLERANCE = float(np.radians(5.0))
+SPEED_TOLERANCE = 0.1  # share of the new speed
+SPEED_WINDOW = 1.0  # s: speed is averaged over a stride
+MIN_TURN = float(np.radians(30.0))  # a change of direction smaller than this is no trial
+MIN_SPEED_CHANGE = (0.3, 0.3)  # a change of speed is a trial when it is at least 30% and 0.3 m/s
+
+
+# --------------------------------------------------------------------------- what a session played
+
+@dataclass(eq=False)
+class Run:
+    """A session's motion and what was asked: ``clip``; per decision its first frame ``start`` [S],
+    ``heading`` [S] (the command's world direction, nan without one), ``speed`` [S] (the speed
+    asked) and ``switch`` [S] (``switches``)."""
+
+    clip: object
+    start: np.ndarray
+    heading: np.ndarray
+    speed: np.ndarray
+    switch: np.ndarray
+
+    @property
+    def fps(self) -> float:
+        return self.clip.fps
+
+
+def switches(steps) -> np.ndarray:
+    """[S] bool: the decisions that do not simply continue the captured clip played before (see
+    the module docstring).  Engine frames say so themselves (``Step.switch``; None: every frame is
+    a new blend)."""
+    steps = list(steps)
+    out = np.ones(len(steps), dtype=bool)
+    if not steps:
+        return out
+    frames = np.array([s.frames is not None for s in steps])
+    own = np.array([bool(s.switch) if s.switch is not None else True for s in steps])
+    single = np.array([s.single for s in steps])
+    heavy = np.array([s.heaviest() if s.frames is None else (-1, -1, 0) for s in steps], dtype=np.int64).reshape(-1, 3)
+    cont = np.zeros(len(steps), dtype=bool)
+    cont[1:] = single[1:] & single[:-1] & (heavy[1:, 0] == heavy[:-1, 0]) & (heavy[1:, 1] == heavy[:-1, 1] + heavy[:-1, 2])
+    out = np.where(frames, own, ~cont)
+    out[0] = False  # the first decision starts the run: nothing to jump from
+    return out
+
+
+def run_of(session: Session, name: str = "run") -> Run:
+    """The ``Run`` of everything a session played."""
+    counts = np.array([len(r) for r in session.roots], dtype=np.int64)
+    heading = np.array([c.heading if c.heading is not None else np.nan for c in session.commands], dtype=float)
+    speed = np.array([c.speed if c.speed is not None else float(np.hypot(*c.control[:2])) for c in session.commands])
+    return Run(session.clip(name), np.cumsum(counts) - counts, heading, speed, switches(session.steps))
+
+
+def _held_on(ok: np.ndarray, need: int) -> np.ndarray:
+    """Frames from which ``need`` frames in a row are ``ok``."""
+    if len(ok) < need:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.convolve(ok.astype(np.int64), np.ones(need, dtype=np.int64), "valid") == need)
+
+
+def _trials(values: np.ndarray, changed: np.ndarray) -> list:
+    """(decision index, the decision after the last one holding its value) of each change."""
+    idx = np.flatnonzero(changed)
+    ends = np.append(idx[1:], len(values))
+    return list(zip(idx.tolist(), ends.tolist()))
+
+
+def responses(run: Run, what: str = "direction", limit: float = 6.0, hold: float = 0.3,
+              min_change: float = MIN_TURN) -> np.ndarray:
+    """Response times (s; inf: not within ``limit``) of every direction or speed trial in a run
+    (see the module docstring)."""
+    fps = run.fps
+    n = run.clip.n_frames
+    need = max(1, round(hold * fps))
+    ends_frame = np.append(run.start[1:], n)
+    if what == "direction":
+        h = run.heading
+        prev = np.concatenate(([np.nan], h[:-1]))
+        _, yaw = root_frame(run.clip, 0.2)
+        facing = yaw[np.maximum(run.start - 1, 0)]  # where the character faces when it is asked
+        new = np.isfinite(h) & (~np.isfinite(prev) | (np.abs(wrap(h - np.nan_to_num(prev))) > 1e-6))
+        changed = new & (np.abs(wrap(np.nan_to_num(h) - facing)) >= min_change)
+        changed[0] = False
+        same = np.isfinite(h) & np.isfinite(prev) & (np.abs(wrap(h - np.nan_to_num(prev))) <= 1e-6)
+        measure = lambda target, before: np.abs(wrap(yaw - target)) < HEADING_TOLERANCE  # noqa: E731
+    elif what == "speed":
+        v = run.speed
+        prev = np.concatenate(([v[0]], v[:-1]))
+        step = np.abs(v - prev)
+        same = step < 1e-6
+        ground = run.clip.root_pos[:, :2]
+        w = max(1, round(SPEED_WINDOW * fps))
+        pad = np.pad(ground, ((w // 2, w - w // 2), (0, 0)), mode="edge")
+        speed = np.linalg.norm(pad[w:] - pad[:-w], axis=1) * fps / w
+        was = speed[np.maximum(run.start - w // 2, 0)]  # over the stride before the change
+        gap = np.abs(v - was)
+        changed = (step >= MIN_SPEED_CHANGE[1]) & (step >= MIN_SPEED_CHANGE[0] * np.maximum(v, prev)) & \
+            (gap >= MIN_SPEED_CHANGE[1]) & (gap >= MIN_SPEED_CHANGE[0] * np.maximum(v, was))
+        measure = lambda target, before: np.abs(speed - target) <= SPEED_TOLERANCE * max(target, 0.1)  # noqa: E731
+    else:
+        raise ValueError(f"what must be 'direction' or 'speed', not {what!r}")
+    out = []
+    values = run.heading if what == "direction" else run.speed
+    for i, stop in _trials(values, changed):
+        held = i + 1
+        while held < len(same) and held < stop and same[held]:
+            held += 1
+        a, b = int(run.start[i]), int(ends_frame[held - 1])
+        ok = measure(values[i], prev[i])[a:b]
+        hit = _held_on(ok, need)
+        if len(hit) and hit[0] / fps <= limit:
+            out.append(hit[0] / fps)
+        elif (b - a) / fps >= limit + hold:
+            out.append(np.inf)
+    return np.array(out, dtype=float)
+
+
+def velocity_jumps(clip, pos=None) -> tuple[np.ndarray, np.ndarray]:
+    """([F] deg/s, [F] m/s): at every frame, the largest change of any joint's angular velocity
+    (its local rotation's) and linear velocity (its world position's) over the frames before and
+    after it (0 at the first and last two frames)."""
+    n = clip.n_frames
+    deg, lin = np.zeros(n), np.zeros(n)
+    if n < 3:
+        return deg, lin
+    q = clip.local_rot
+    w = quat.log(quat.mul(q[1:], quat.conj(q[:-1]))) * clip.fps  # [F-1, J, 3]: from frame k to k+1
+    pos = clip.world()[0] if pos is None else pos
+    v = np.diff(pos, axis=0) * clip.fps
+    deg[1:-1] = np.degrees(np.linalg.norm(np.diff(w, axis=0), axis=-1).max(axis=1))
+    lin[1:-1] = np.linalg.norm(np.diff(v, axis=0), axis=-1).max(axis=1)
+    return deg, lin
+
+
+def discontinuity(run: Run, pos=None) -> dict:
+    """{"deg_s": [K], "m_s": [K]}: at each of the run's K switches, the largest joint-velocity jump
+    (angular, linear) over the switch's two frames (see the module docstring)."""
+    deg, lin = velocity_jumps(run.clip, pos)
+    s = run.start[run.switch]
+    s = s[(s >= 1) & (s < run.clip.n_frames - 1)]
+    return {"deg_s": np.maximum(deg[s], deg[s - 1]), "m_s": np.maximum(lin[s], lin[s - 1])}
+
+
+def natural_jumps(clips) -> dict:
+    """{"deg_s": [F], "m_s": [F]}: the same jump at every frame of the source capture (what a
+    perfectly seamless switch would show)."""
+    out = [velocity_jumps(c) for c in clips if c.n_frames >= 3]
+    return {"deg_s": np.concatenate([d[1:-1] for d, _ in out]), "m_s": np.concatenate([m[1:-1] for _, m in out])}
+
+
+def spread(values) -> dict:
+    """{"median", "p90", "n"} of values (inf allowed: a median of inf means most never got there;
+    nan, no trial, left out)."""
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[~np.isnan(v)]
+    if len(v) == 0:
+        return {"median": None, "p90": None, "n": 0}
+    q = lambda p: float(np.quantile(v, p, method="inverted_cdf"))  # noqa: E731
+    return {"median": q(0.5), "p90": q(0.9), "n": int(len(v))}
+
+
+def measure(session: Session) -> dict:
+    """Everything the Compare box shows of one run: skating, direction and speed responses,
+    discontinuities at switches (each as median, p90 and count)."""
+    run = run_of(session)
+    pos, _ = run.clip.world()  # once, for skating and jumps
+    disc = discontinuity(run, pos)
+    return {"seconds": run.clip.n_frames / run.fps, "decisions": int(len(run.start)),
+            **foot_skating(run.clip, pos=pos),
+            "direction_s": spread(responses(run, "direction")), "speed_s": spread(responses(run, "speed")),
+            "switches": int(run.switch.sum()), "jump_deg_s": spread(disc["deg_s"]), "jump_m_s": spread(disc["m_s"])}
+
+
+def timed_decisions(session: Session, commands) -> np.ndarray:
+    """Play ``commands`` one decision each, returning the milliseconds each decision took
+    (``Session.decide``: the engine's choice and its synthesis)."""
+    out = np.empty(len(commands))
+    for i, command in enumerate(commands):
+        t0 = time.perf_counter()
+        session.decide(command)
+        out[i] = (time.perf_counter() - t0) * 1e3
+    return out
+
+
+def model_memory(path, clips) -> dict:
+    """{"file_bytes": the saved model's size, "held_bytes": what loading it and building its frame
+    table from ``clips`` hold (traced allocations)}."""
+
+    tracemalloc.start()
+    try:
+        model = load_model(path)
+        table = model.frame_table(clips)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    del model, table
+    return {"file_bytes": os.path.getsize(path), "held_bytes": int(held)}
+
+
+def timeline(session: Session) -> tuple[np.ndarray, list]:
+    """(the time [S] in seconds at which each decision was made, its command): a run's commands
+    on a clock, to replay them through another engine whatever its decision rate."""
+    counts = np.array([len(r) for r in session.roots], dtype=float)
+    return (np.cumsum(counts) - counts) / session.fps, list(session.commands)
+
+
+def replay(model, table, times, commands, seconds: float | None = None, warp: float = 0.0,
+           should_stop=None) -> Session:
+    """A session of ``model`` given, at every decision, the command that was active then on the
+    clock of ``times`` [S] (a ``timeline``), for ``seconds`` (default: until the last command's
+    time plus 1 s)."""
+    times = np.asarray(times, dtype=float)
+    if len(times) == 0 or len(commands) != len(times):
+        raise ValueError("a replay needs one command per time, and at least one")
+    seconds = float(times[-1] + 1.0) if seconds is None else float(seconds)
+    session = Session(model, table, warp=warp)
+    k = 0
+    while session.n_frames / table.fps < seconds:
+        if k % 50 == 0:
+            check_stop(should_stop, f"replaying through {model.engine}")
+        k += 1
+        i = int(np.searchsorted(times, session.n_frames / table.fps + 1e-9, side="right") - 1)
+        session.decide(commands[max(i, 0)])
+    return session
+
+
+def compare(players, times, commands, clips, warp: float = 0.0, progress=None, should_stop=None) -> dict:
+    """The same commands (a ``timeline``) through every one of ``players`` [(engine name, label,
+    saved model path)] playing the library ``clips``: {"rows": [{"engine", "label", **measure}],
+    "source": the clips' skating}.  What the Preview panel's Compare button runs (in a job: models
+    load here)."""
+
+    rows = []
+    for k, (name, label, path) in enumerate(players):
+        if progress is not None:
+            progress(k / max(len(players), 1), f"{label}: playing the run")
+        check_stop(should_stop, "comparing engines")
+        model = load_model(path)
+        table = model.frame_table(clips)
+        session = replay(model, table, times, commands, warp=warp, should_stop=should_stop)
+        rows.append({"engine": name, "label": label, **measure(session)})
+    return {"rows": rows, "source": skating_of(clips)}
+
+
+def picture(rows, source_skating: float | None = None, width: int = 300, height: int = 200):
+    """(RGBA [height, width, 4] rows bottom-up, caption) of compared runs: the median response to a
+    new direction against foot skating, one point per run in its engine's colour (its "marker":
+    "o" disc by default, "s" square)."""
+    from .plot import bottom_up, colour, scatter
+
+    pts = [(r["skating"], r["direction_s"]["median"] if r["direction_s"]["n"] else np.inf, colour(r["engine"]),
+            r.get("marker", "o")) for r in rows]
+    finite = [y for _, y, _, _ in pts if np.isfinite(y)]
+    x_max = max([x for x, _, _, _ in pts] + [source_skating or 0.0, 0.05]) * 1.2
+    img = scatter(pts, x_max, max(finite + [1.0]) * 1.25, vline=source_skating, width=width, height=height)
+    return bottom_up(img), "direction response (s) against foot skating; cross: none measured or never reached"
+
+
+# --------------------------------------------------------------------------- designed trials
+
+def _settle(model, table, frame: int, settle: float, speed: float | None = None) -> Session:
+    session = Session(model, table, frame=frame)
+    for _ in range(max(1, round(settle * model.decision_rate))):
+        session.decide(Command(heading=session.synth.yaw, speed=speed))
+    return session
+
+
+def response_time(model, table, frame: int, angle: float, settle: float = 0.5, limit: float = 6.0,
+                  tolerance: float = HEADING_TOLERANCE, hold: float = 0.3, line: bool = False,
+                  line_offset: float = 0.0, line_tolerance: float = 0.1) -> float:
+    """Seconds until the model, started at table row ``frame`` and walking on for ``settle``
+    seconds, faces a direction turned by ``angle`` (radians) and keeps it (``responses``); inf when
+    not within ``limit``.  ``line``: the command is a line through a point ``line_offset`` metres
+    to the side, in the new direction, and the response also needs the character within
+    ``line_tolerance`` of it."""
+    session = _settle(model, table, frame, settle)
+    n0 = session.n_frames
+    yaw0, ground0 = session.synth.yaw, session.synth.ground.copy()
+    target = yaw0 + angle
+    side = np.array([np.cos(target), np.sin(target)])  # the new direction's right, in the world
+    point = ground0 + line_offset * side
+    command = Command(heading=target, line=np.array([point[0], point[1], target]) if line else None)
+    while (session.n_frames - n0) / table.fps < limit + hold:
+        session.decide(command)
+    clip = session.clip()
+    ground, yaw = root_frame(clip, 0.2)
+    ok = np.abs(wrap(yaw[n0:] - target)) < tolerance
+    if line:
+        ok &= np.abs(to_local(ground[n0:] - point, target)[:, 0]) < line_tolerance
+    hit = _held_on(ok, max(1, round(hold * table.fps)))
+    t = hit[0] / table.fps if len(hit) else np.inf
+    return float(t) if t <= limit else float("inf")
+
+
+def speed_response_time(model, table, frame: int, before: float, after: float, settle: float = 2.0,
+                        limit: float = 6.0, hold: float = 0.3) -> dict:
+    """{"speed": seconds until the model, walking straight at ``before`` m/s for ``settle`` seconds,
+    moves at ``after`` m/s (within 10%, averaged over a stride) and keeps it (``responses``; inf when
+    not within ``limit``; nan: no trial, it was already moving at about that speed), "settled": its
+    mean speed over the last 2 s over ``after`` (where it ends up when it never gets there)}."""
+    step = abs(after - before)
+    if step < MIN_SPEED_CHANGE[1] or step < MIN_SPEED_CHANGE[0] * max(before, after):
+        raise ValueError(f"a speed change from {before} to {after} m/s is too small to time (30% and 0.3 m/s)")
+    session = _settle(model, table, frame, settle, before)
+    yaw, n0 = session.synth.yaw, session.n_frames
+    while (session.n_frames - n0) / table.fps < limit + hold + SPEED_WINDOW:
+        session.decide(Command(heading=yaw, speed=after))
+    run = run_of(session)
+    t = responses(run, "speed", limit, hold)
+    ground = run.clip.root_pos[-round(2.0 * table.fps):, :2]
+    settled = float(np.linalg.norm(np.diff(ground, axis=0), axis=1).sum() / 2.0 / after)
+    return {"speed": float(t[-1]) if len(t) else float("nan"), "settled": settled}
+
+
+def path_commands(path: np.ndarray, ground, speed: float, progress: float = 0.0, lead: float = 1.0,
+                  window: float = 3.0) -> tuple[Command, float, float]:
+    """(the command a player gives to follow ``path`` [P, 2] from ``ground``, the distance to the
+    path, the progress along it): walk toward the point ``lead`` metres past the nearest point of
+    the path within ``window`` metres ahead of the progress so far (a path may cross itself)."""
+    seg = np.diff(path, axis=0)
+    length = np.linalg.norm(seg, axis=1)
+    cum = np.concatenate(([0.0], np.cumsum(length)))
+    rel = np.asarray(ground, float) - path[:-1]
+    t = np.clip(np.einsum("sd,sd->s", rel, seg) / np.maximum(length**2, 1e-12), 0.0, 1.0)
+    at = cum[:-1] + t * length
+    lo, hi = progress - 0.5, progress + window
+    t = np.where(at < lo, np.clip((lo - cum[:-1]) / np.maximum(length, 1e-12), 0.0, 1.0), t)
+    at = cum[:-1] + t * length
+    d = np.linalg.norm(path[:-1] + t[:, None] * seg - ground, axis=1)
+    d = np.where((cum[1:] >= lo) & (cum[:-1] <= hi), d, np.inf)
+    i = int(np.argmin(d))
+    now = max(progress, float(at[i]))
+    s = now + lead
+    k = int(np.clip(np.searchsorted(cum, s) - 1, 0, len(seg) - 1))
+    aim = path[k] + seg[k] * min(1.0, (s - cum[k]) / max(length[k], 1e-12))
+    return Command(heading=float(yaw_of(aim - ground)), speed=speed), float(d[i]), now
+
+
+def path_distance(path: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """[N] distance of each point [N, 2] to the polyline ``path`` [P, 2]."""
+    a, seg = path[:-1], np.diff(path, axis=0)
+    rel = points[:, None, :] - a[None]
+    t = np.clip(np.einsum("nsd,sd->ns", rel, seg) / np.maximum(np.einsum("sd,sd->s", seg, seg), 1e-12), 0.0, 1.0)
+    return np.linalg.norm(rel - t[..., None] * seg[None], axis=-1).min(axis=1)
+
+
+def follow_path(model, table, frame: int, path_local: np.ndarray, speed: float, limit: float | None = None,
+                settle: float = 1.0) -> dict:
+    """Steer a model along ``path_local`` [P, 2] (metres, in the starting character's frame: x right,
+    y forward; the path starts where it stands) at ``speed``: {"errors": [F] every frame's distance
+    to the path after the first ``settle`` seconds, "reached": whether its end was reached,
+    "seconds": the time taken, "session"}."""
+    session = Session(model, table, frame=frame)
+    path = session.synth.ground + to_world(np.asarray(path_local, float), session.synth.yaw)
+    total = float(np.linalg.norm(np.diff(path, axis=0), axis=1).sum())
+    limit = limit if limit is not None else 3.0 * total / max(speed, 0.1) + 5.0
+    progress, reached = 0.0, False
+    while session.n_frames / table.fps < limit:
+        command, _, progress = path_commands(path, session.synth.ground, speed, progress)
+        reached = progress >= total - 0.3
+        if reached:
+            break
+        session.decide(command)
+    clip = session.clip()
+    skip = round(settle * table.fps)
+    return {"errors": path_distance(path, clip.root_pos[skip:, :2]), "reached": bool(reached),
+            "seconds": session.n_frames / table.fps, "session": session}
+
+
+__all__ = ["Run", "compare", "discontinuity", "follow_path",
+           "measure", "model_memory", "natural_jumps", "path_commands", "path_distance", "picture", "replay", "responses", "response_time",
+           "run_of", "speed_response_time", "spread", "switches", "timed_decisions", "timeline", "velocity_jumps"]

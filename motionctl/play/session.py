@@ -1,0 +1,132 @@
+"""One character playing one trained model: commands in, poses and a Clip out (DESIGN.md 3.0).
+
+Every tool that plays a controller goes through ``Session``: Drive (a command per tick from the
+keyboard), Play Trace (a command per decision from a file), baking and the benchmarks
+(certification's macro-steps call the same ``Model.decide`` and ``synthesize`` from many entry
+memories at once, without a character).  The session keeps the character's world state (ground position,
+heading, the piece it last played), asks the model for a ``Step`` whenever the last one has
+played, synthesizes it (``motionctl.play.synth``) and streams the frames.  It never knows which
+engine it plays.
+
+What a player asks for is a ``Command`` (``motionctl.play.commands``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..clip import Clip
+from ..jobs import check_stop
+from ..rootframe import to_local
+from .commands import Command
+from .synth import FrameTable, SynthState, synthesize, to_clip
+
+@dataclass
+class State:
+    """What a model decides from: the character's world root frame and the model's own memory
+    (the fragment, group or clip it played last; None before the first decision)."""
+
+    ground: np.ndarray
+    yaw: float
+    memory: object = None
+    time: float = 0.0
+
+    def local(self, point) -> np.ndarray:
+        """A world ground point [2] in the character's frame (x right, y forward)."""
+        return to_local(np.asarray(point, dtype=float)[:2] - self.ground, self.yaw)
+
+
+class Session:
+    """A character playing ``model`` on ``table`` (its FrameTable, ``model.frame_table(clips)``).
+
+    start, start_yaw  where the character begins; ``frame``: a table row to start from (else the
+                      model chooses its own start for the first command)
+    warp              0: root motion from the data; 1: the root follows each step's control
+    """
+
+    def __init__(self, model, table: FrameTable, start=(0.0, 0.0), start_yaw: float = 0.0, frame: int | None = None,
+                 crossfade: int = 3, warp: float = 0.0, trail: int = 600):
+        self.model = model if model.frames is table else model.bind(table)
+        self.table = table
+        self.fps = table.fps
+        self.crossfade = crossfade
+        self.warp = warp
+        self.synth = SynthState(np.asarray(start, dtype=float).copy(), float(start_yaw))
+        self.memory = model.start(table, frame) if frame is not None else None
+        self.steps, self.commands, self.controls = [], [], []
+        self.roots, self.rots = [], []
+        self._frames = 0
+        self.buffer = None
+        self.t = 0.0
+        self.trail = deque(maxlen=trail)
+
+    @property
+    def state(self) -> State:
+        return State(self.synth.ground.copy(), self.synth.yaw, self.memory, len(self.commands) / max(self.rate, 1e-9))
+
+    @property
+    def rate(self) -> float:
+        """Decisions per second the model makes (its step length)."""
+        return getattr(self.model, "decision_rate", 10.0)
+
+    def decide(self, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        """One decision for ``command``: the model's step, synthesized; returns its frames
+        (root [n, 3], rot [n, J, 4]) and keeps them for the clip."""
+        step, self.memory = self.model.decide(self.state, command)
+        if step.control is None:
+            step.control = command.local_control(self.synth.yaw)
+        root, rot, self.synth, _, _ = synthesize(self.table, [step], self.synth, self.crossfade, self.warp)
+        self.steps.append(step)
+        self.commands.append(command)
+        self.controls.append(step.control)
+        self.roots.append(root)
+        self._frames += len(root)
+        self.rots.append(rot)
+        self.trail.extend(root[:, :3].tolist())
+        return root, rot
+
+    def push(self, impulse) -> bool:
+        """Push the character: ``impulse`` [2] a world ground velocity (m/s) added now.  False
+        when the model cannot be pushed (clip-based engines play their clips as captured)."""
+        if self.memory is None:
+            return False
+        pushed = self.model.push(self.memory, to_local(np.asarray(impulse, dtype=float)[:2], self.synth.yaw))
+        if pushed is None:
+            return False
+        self.memory = pushed  # takes effect at the next decision (every frame for a motion field)
+        return True
+
+    def tick(self, dt: float, command: Command) -> tuple[np.ndarray, np.ndarray]:
+        """The pose to show now (root [3], rot [J, 4]) under ``command``, then advance ``dt``
+        seconds: a new decision is made whenever the last step has played."""
+        while self.buffer is None or self.t >= len(self.buffer[0]):
+            if self.buffer is not None:
+                self.t -= len(self.buffer[0])
+            self.buffer = self.decide(command)
+        i = int(self.t)
+        self.t += dt * self.fps
+        return self.buffer[0][i], self.buffer[1][i]
+
+    def run(self, commands, should_stop=None, name: str = "run") -> Clip:
+        """One decision per command (a trace), then the whole motion as a Clip."""
+        for i, c in enumerate(commands):
+            if i % 50 == 0:
+                check_stop(should_stop, "playing")
+            self.decide(c)
+        return self.clip(name)
+
+    @property
+    def n_frames(self) -> int:
+        return self._frames
+
+    def clip(self, name: str = "run") -> Clip:
+        """Everything played so far as one Clip."""
+        if not self.roots:
+            raise ValueError("nothing was played yet")
+        return to_clip(self.table, np.concatenate(self.roots), np.concatenate(self.rots), name, tags={"driven"})
+
+
+__all__ = ["Session", "State"]
