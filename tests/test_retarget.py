@@ -185,7 +185,7 @@ def test_feet_stay_on_the_floor_and_planting_follows_the_source(walk):
     ank_t = planted.world[:, tgt.names.index("lfoot"), :2]
     ank_s = pos[:, walk.skeleton.index("lfoot"), :2]
     step_t, step_s = np.diff(ank_t, axis=0)[inner[1:] & inner[:-1]], np.diff(ank_s, axis=0)[inner[1:] & inner[:-1]]
-    assert len(step_t) > 10 and np.abs(step_t - planted.scale * step_s).max() < 2e-3
+    assert len(step_t) > 10 and np.abs(step_t - planted.scale * step_s).max() < 3e-3  # contacts run to the toe tip
 
 
 def test_root_motion_on_a_bone_on_the_object_or_in_place(walk):

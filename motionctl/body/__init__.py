@@ -4,14 +4,13 @@ skating (``contacts``), two-bone IK (``ik``), and what the body does beyond walk
 poses, action centres and flight (``actions``)."""
 
 from .actions import action_centres, detect_calibration_frames, flight
-from .contacts import (FLOOR_HEIGHT, SKATE_SPEED, ContactSettings, ankle_skating, floor_height, foot_contacts,
-                       foot_skating, skating_of)
+from .contacts import (ContactSettings, floor_height, foot_contacts, foot_points, foot_skating, point_contacts,
+                       points_skating, skating_of)
 from .mirror import mirror_clip, mirror_joint_map
 from .parts import (branch_joint, foot_joints, hand_joints, head_joint, hip_joints, leg_ends, rest_forward,
                     skeleton_roles, upper_body)
 from .roles import Bones, find_roles
 
-__all__ = ["Bones", "ContactSettings", "FLOOR_HEIGHT", "SKATE_SPEED", "action_centres", "ankle_skating",
-           "branch_joint", "detect_calibration_frames", "find_roles", "flight", "floor_height", "foot_contacts",
-           "foot_joints", "foot_skating", "hand_joints", "head_joint", "hip_joints", "leg_ends", "mirror_clip",
+__all__ = ["Bones", "ContactSettings", "action_centres", "branch_joint", "detect_calibration_frames", "find_roles", "flight", "floor_height", "foot_contacts",
+           "foot_joints", "foot_points", "foot_skating", "point_contacts", "points_skating", "hand_joints", "head_joint", "hip_joints", "leg_ends", "mirror_clip",
            "mirror_joint_map", "rest_forward", "skating_of", "skeleton_roles", "upper_body"]

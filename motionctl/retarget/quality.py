@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..body.contacts import SKATE_SPEED, ankle_skating, foot_skating
+from dataclasses import replace
+
+from ..body.contacts import ContactSettings, foot_points, points_skating
 from ..body.roles import SIDES, find_roles
 from .contacts import leg_length
 from .mapping import Rig
@@ -28,8 +30,9 @@ def quality(result: Retargeted, clip, source: Rig, target: Rig, world=None) -> d
                   contact frames
     sole_median / sole_p95  (rigs with bone ends) the planted feet's lowest point above the floor on
                   the source's contact frames: the signed median and the p95 of its size (m)
-    skating, sliding  ``ankle_skating`` of the target; ``skating_scaled`` with the sliding threshold
-                  scaled too (a foot the source slid at 0.5 m/s slides at 0.5 * scale); the source's
+    skating, sliding_cm  ``points_skating`` of the target's feet (ankles and toes); ``skating_scaled``
+                  with the thresholds scaled too (a foot the source slid at 0.5 m/s slides at
+                  0.5 * scale); the source's, seen by the same points
     """
 
     world = result.world if world is None else world
@@ -53,9 +56,14 @@ def quality(result: Retargeted, clip, source: Rig, target: Rig, world=None) -> d
         sole = result.soles[result.contacts]
         out["sole_median"] = float(np.median(sole)) if sole.size else 0.0
         out["sole_p95"] = float(np.percentile(np.abs(sole), 95)) if sole.size else 0.0
-    sk_t = ankle_skating(ank, clip.fps)
-    sk_s = foot_skating(clip, pos=pos_s)
-    out.update(skating=sk_t["skating"], sliding=sk_t["sliding"],
-               skating_scaled=ankle_skating(ank, clip.fps, speed=SKATE_SPEED * result.scale)["skating"],
-               source_skating=sk_s["skating"], source_sliding=sk_s["sliding"])
+    toes = [rt.get(f"toe.{side}", rt[f"foot.{side}"]) for side in "LR"]
+    pts = np.stack((ank, world[:, toes]), axis=2)  # [F, 2, 2, 3]
+    sk_t = points_skating(pts, clip.fps)
+    c = ContactSettings()
+    scaled = replace(c, **{k: getattr(c, k) * result.scale for k in ("height_on", "height_off", "speed_on", "speed_max",
+                                                                    "skate_speed")})
+    sk_s = points_skating(foot_points(clip)[:, :, :2], clip.fps)  # the same points as the target's: ankle, toe
+    out.update(skating=sk_t["skating"], sliding_cm=sk_t["sliding_cm"],
+               skating_scaled=points_skating(pts, clip.fps, scaled)["skating"],
+               source_skating=sk_s["skating"], source_sliding_cm=sk_s["sliding_cm"])
     return out

@@ -1,0 +1,264 @@
+"""What an animator sees in a run, in numbers: the one module the scoreboard, the Compare box, the
+engines' summary boxes and the command line measure motion with.
+
+- Feet: ``body.contacts.foot_skating`` (contacts from ankle, toe and toe tip with hysteresis; the
+  share of contact frames that slide, the sliding distance per contact).
+- Poses: each frame's distance to the nearest captured pose (``PoseReference``).  A pose is the
+  body's joints relative to the root joint, in the root frame (x right, y forward, z up), and how
+  they move: each joint's displacement over the next ``MOTION_SECONDS`` in the same terms (so a
+  frozen pose that should be striding is as far from capture as a pose no clip holds).  The
+  distance is the root mean square over joints of the difference of both, in metres.  The capture's
+  own figure is the same for each clip against the others (``held_out``: leave one clip out, and its
+  mirror image), the bar a run's poses are read against.  The reference holds every clip and its
+  mirror image: a mirrored step is as plausible as the captured one.
+- The root's height (p5, p95) against the capture's: a crouched glide shows there too.
+- Length: a run plays as long as the trace it answers (``run_seconds`` beside ``trace_seconds``).
+- Following the command: the character's heading and ground position against the *capsule*, the
+  command integrated exactly (what a game moves; paper 000's game fixes the root to it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..body.contacts import foot_points, foot_skating, points_skating, rest_heights, skating_of
+from ..body.mirror import mirror_clip, mirror_source
+from ..clip import Clip, resample
+from ..play.commands import Trace
+from ..rootframe import root_frame, to_local, to_world, wrap
+
+RATE = 30.0  # fps poses are compared at
+MOTION_SECONDS = 0.1
+BLOCK = 2048  # query rows per block of the nearest-pose search (bounded memory)
+
+
+# --------------------------------------------------------------------------- poses
+
+def pose_features(clip: Clip, rate: float = RATE) -> np.ndarray:
+    """[F', 6J] float32 of a clip resampled to ``rate``: its root-relative joint positions and their
+    displacement over ``MOTION_SECONDS``, scaled so the Euclidean distance between two rows is the
+    root mean square over joints (metres; see the module docstring)."""
+    c = resample(clip, rate) if abs(clip.fps - rate) > 1e-6 else clip
+    pos, _ = c.world()
+    _, yaw = root_frame(c, 0.2)
+    rel = pos - pos[:, :1]
+    rel[..., :2] = to_local(rel[..., :2], yaw[:, None])
+    k = min(max(1, int(round(MOTION_SECONDS * rate))), len(rel) - 1)
+    moved = np.zeros_like(rel)
+    if k > 0:  # the displacement over the next k frames (the last k frames: over the k before them)
+        moved[:-k] = rel[k:] - rel[:-k]
+        moved[-k:] = rel[-k:] - rel[-2 * k:-k] if len(rel) >= 2 * k else moved[max(len(rel) - 2 * k, 0)]
+    feats = np.concatenate((rel, moved), axis=1).reshape(len(rel), -1)
+    return (feats / np.sqrt(pos.shape[1])).astype(np.float32)
+
+
+def nearest_distance(queries: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """[Q] Euclidean distance of each query row to its nearest reference row (blocked brute force:
+    exact, memory bounded by ``BLOCK``)."""
+    ref = np.asarray(reference, dtype=np.float32)
+    r2 = np.einsum("nd,nd->n", ref, ref)
+    out = np.empty(len(queries))
+    for a in range(0, len(queries), BLOCK):
+        q = np.asarray(queries[a:a + BLOCK], dtype=np.float32)
+        d2 = np.einsum("nd,nd->n", q, q)[:, None] - 2.0 * (q @ ref.T) + r2[None]
+        out[a:a + BLOCK] = np.sqrt(np.maximum(d2.min(axis=1), 0.0))
+    return out
+
+
+@dataclass(eq=False)
+class PoseReference:
+    """The captured poses a run is measured against: ``features`` [N, D] of every clip and its
+    mirror image, ``owner`` [N] the library clip each row came from, ``heights`` the root heights."""
+
+    features: np.ndarray
+    owner: np.ndarray
+    names: list
+    heights: np.ndarray
+    rate: float = RATE
+    rest: np.ndarray | None = None  # [2, P] the capture's planted heights of the foot points
+
+    @classmethod
+    def of(cls, clips, rate: float = RATE, mirror: bool = True) -> "PoseReference":
+        """The reference of library clips (a model's working clips too: their mirror images are
+        left out, every clip is mirrored here)."""
+        clips = [c for c in clips if c.n_frames >= 2 and "mirrored" not in c.tags]
+        if not clips:
+            raise ValueError("no captured clip of at least 2 frames to measure poses against")
+        feats, owner, names, heights, feet = [], [], [], [], []
+        for i, c in enumerate(clips):
+            names.append(mirror_source(c.name)[0])
+            heights.append(c.root_pos[:, 2])
+            feet.append(foot_points(c))
+            for m in ((c, mirror_clip(c)) if mirror else (c,)):
+                f = pose_features(m, rate)
+                feats.append(f)
+                owner.append(np.full(len(f), i))
+        return cls(np.concatenate(feats), np.concatenate(owner), names, np.concatenate(heights), rate,
+                   rest_heights(np.concatenate(feet)))
+
+    def distance(self, clip: Clip) -> np.ndarray:
+        """[F'] each frame's (at ``rate``) distance to the nearest captured pose (metres)."""
+        return nearest_distance(pose_features(clip, self.rate), self.features)
+
+    def held_out(self) -> np.ndarray:
+        """Every captured frame's distance to the nearest pose of the *other* clips (and their
+        mirror images): what plausible unseen capture scores."""
+        out = []
+        for i in np.unique(self.owner):
+            mine = self.owner == i
+            if mine.all():
+                continue
+            out.append(nearest_distance(self.features[mine], self.features[~mine]))
+        return np.concatenate(out) if out else np.zeros(0)
+
+
+def spread_of(values) -> dict:
+    """{"p50", "p95"} of values (None for none)."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return {"p50": None, "p95": None}
+    return {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95))}
+
+
+# --------------------------------------------------------------------------- following the command
+
+def capsule(times, controls, fps: float, n_frames: int, ground0, yaw0: float) -> tuple[np.ndarray, np.ndarray]:
+    """(ground [N, 2], yaw [N]) of the capsule: the local controls [S, 4] (vx right, vy forward,
+    turn; each from its time [S] on) integrated exactly, frame by frame at ``fps``, from (ground0,
+    yaw0), the yaw and position after each frame."""
+    t = np.arange(n_frames) / fps
+    i = np.clip(np.searchsorted(np.asarray(times, float), t + 1e-9, side="right") - 1, 0, len(controls) - 1)
+    c = np.asarray(controls, float)[i]
+    dt = 1.0 / fps
+    yaw = yaw0 + np.cumsum(c[:, 2]) * dt
+    before = np.concatenate(([yaw0], yaw[:-1]))
+    ground = np.asarray(ground0, float) + np.cumsum(to_world(c[:, :2] * dt, before), axis=0)
+    return ground, yaw
+
+
+def command_error(clip: Clip, times, controls, ground0=(0.0, 0.0), yaw0: float = 0.0) -> dict:
+    """How far the character was from the capsule (``capsule``): {"heading_deg": p50/p95 of the
+    heading error (the root frame's smoothed yaw), "position_m": p50/p95 of the ground distance}."""
+    ground, yaw = root_frame(clip, 0.2)
+    cg, cy = capsule(times, controls, clip.fps, clip.n_frames, ground0, yaw0)
+    return {"heading_deg": spread_of(np.degrees(np.abs(wrap(yaw - cy)))),
+            "position_m": spread_of(np.linalg.norm(ground - cg, axis=1))}
+
+
+# --------------------------------------------------------------------------- one run
+
+def root_height(clip: Clip) -> dict:
+    """{"p5", "p95"} of the root's height (m)."""
+    z = clip.root_pos[:, 2]
+    return {"p5": float(np.percentile(z, 5)), "p95": float(np.percentile(z, 95))}
+
+
+def looks(clip: Clip, reference: PoseReference | None = None, trace_seconds: float | None = None) -> dict:
+    """Everything above for one run: ``foot_skating``'s figures, "pose_distance" (p50/p95, with a
+    reference), "root_height" and, with the trace's length, "run_seconds" beside "trace_seconds"."""
+    out = dict(foot_skating(clip, rest=None if reference is None else reference.rest))
+    if reference is not None:
+        out["pose_distance"] = spread_of(reference.distance(clip))
+    out["root_height"] = root_height(clip)
+    out["run_seconds"] = clip.n_frames / clip.fps
+    if trace_seconds is not None:
+        out["trace_seconds"] = float(trace_seconds)
+    return out
+
+
+def capture_looks(clips, reference: PoseReference | None = None) -> dict:
+    """The same figures for the source capture: its skating, its held-out pose distance and its
+    root height range (the bars a run is read against)."""
+    out = dict(skating_of(clips))
+    if reference is not None:
+        out["pose_distance"] = spread_of(reference.held_out())
+    z = np.concatenate([c.root_pos[:, 2] for c in clips])
+    out["root_height"] = {"p5": float(np.percentile(z, 5)), "p95": float(np.percentile(z, 95))}
+    return out
+
+
+SLIDING_FACTOR, SLIDING_MARGIN = 2.0, 0.05  # a contact may slide twice the capture's, or 5 cm more
+PLANTED_FACTOR = 0.5  # a run should have a foot down at least half as often as the capture
+
+
+def targets_missed(run: dict, source: dict, skating_margin: float = 0.05, pose_factor: float = 1.5) -> list:
+    """The targets a run misses against the capture, as short sentences: skating more than
+    ``skating_margin`` above the capture's; a contact sliding further (median) than the capture's
+    by ``SLIDING_FACTOR`` and ``SLIDING_MARGIN`` both (a slow glide: each frame under the skating
+    threshold, a foot dragged over the floor all the same); a foot down on fewer frames than
+    ``PLANTED_FACTOR`` of the capture's (a body hovering or frozen in the air scores no skating);
+    pose distance p95 more than ``pose_factor`` times the held-out capture's; a run shorter or
+    longer than its trace by more than a frame."""
+    out = []
+    if run["skating"] > source["skating"] + skating_margin:
+        out.append(f"feet slide on {100 * run['skating']:.0f}% of contact frames (capture "
+                   f"{100 * source['skating']:.0f}%)")
+    slide, src_slide = run.get("sliding_cm"), source.get("sliding_cm")
+    if slide is not None and src_slide is not None and slide > max(SLIDING_FACTOR * src_slide,
+                                                                   src_slide + 100 * SLIDING_MARGIN):
+        out.append(f"a planted foot slides {slide:.0f} cm per step (capture {src_slide:.0f} cm)")
+    if run.get("planted") is not None and source.get("planted") and run["planted"] < PLANTED_FACTOR * source["planted"]:
+        out.append(f"a foot is on the floor on {100 * run['planted']:.0f}% of frames (capture "
+                   f"{100 * source['planted']:.0f}%)")
+    pd, ps = run.get("pose_distance"), source.get("pose_distance")
+    if pd and ps and pd["p95"] is not None and ps["p95"] and pd["p95"] > pose_factor * ps["p95"]:
+        out.append(f"poses {100 * pd['p95']:.0f} cm from any captured one (p95; held-out capture "
+                   f"{100 * ps['p95']:.0f} cm)")
+    if run.get("trace_seconds") is not None and abs(run["run_seconds"] - run["trace_seconds"]) > 1.5 / RATE:
+        out.append(f"the run lasts {run['run_seconds']:.2f} s for a {run['trace_seconds']:.2f} s trace")
+    return out
+
+
+# --------------------------------------------------------------------------- a trained model
+
+CHECK_SECONDS = 10.0  # the check trace: walk, turn left half of it, then right
+CHECK_SPEED = 1.3  # m/s, or 70% of a slower model's top speed
+CHECK_TURN = 0.5  # rad/s
+
+
+def check_trace(model) -> Trace:
+    """The trace a freshly trained model is looked at with (``model_looks``): walking forward at
+    ``CHECK_SPEED`` (70% of the top speed of a slower model), turning left at ``CHECK_TURN`` for the
+    first half and right for the second, ``CHECK_SECONDS`` at 10 Hz."""
+    n = int(CHECK_SECONDS * 10)
+    samples = np.zeros((n, 4))
+    samples[:, 1] = min(CHECK_SPEED, 0.7 * model.top_speed)
+    samples[: n // 2, 2], samples[n // 2:, 2] = CHECK_TURN, -CHECK_TURN
+    return Trace(samples, 10.0, "check")
+
+
+def model_looks(model, library) -> dict:
+    """How a trained model's motion looks beside its capture, for its summary box: the model plays
+    ``check_trace`` as Play Trace plays it (default play settings, feet planted) on ``library``'s
+    clips, and ``looks`` measures the run against the capture (``capture_looks``).  Summary entries:
+    "looks" (the run's and the capture's figures), readable "looks_skating", "looks_sliding" and
+    "looks_pose" (each beside the capture's), and "looks_missed" (``targets_missed``: the summary
+    box warns with it).  Never raises: a run that cannot play reports why in "looks_missed"."""
+    from ..play.commands import PlaySettings
+    from ..play.session import Session
+
+    clips = list(getattr(library, "clips", library))
+    try:
+        reference = PoseReference.of(clips)
+        source = capture_looks(clips, reference)
+        trace = check_trace(model)
+        run = looks(Session(model, model.play(clips), play=PlaySettings()).play_trace(trace), reference,
+                    trace.duration)
+    except Exception as err:  # noqa: BLE001  (the summary says what failed; training itself succeeded)
+        return {"looks_missed": [f"the check run could not play: {err}"]}
+    pick = ("skating", "sliding_cm", "planted", "pose_distance", "root_height")
+    out = {"looks": {"run": {k: run[k] for k in pick + ("run_seconds", "trace_seconds")},
+                     "capture": {k: source[k] for k in pick if k in source}},
+           "looks_skating": f"{100 * run['skating']:.1f}% (capture {100 * source['skating']:.1f}%)",
+           "looks_sliding": f"{run['sliding_cm']:.1f} cm (capture {source['sliding_cm']:.1f} cm)",
+           "looks_missed": targets_missed(run, source)}
+    if run["pose_distance"]["p95"] is not None and source["pose_distance"]["p95"] is not None:
+        out["looks_pose"] = (f"{100 * run['pose_distance']['p95']:.1f} cm (held-out capture "
+                             f"{100 * source['pose_distance']['p95']:.1f} cm)")
+    return out
+
+
+__all__ = ["CHECK_SECONDS", "MOTION_SECONDS", "PoseReference", "RATE", "capsule", "capture_looks", "command_error", "foot_points",
+           "check_trace", "looks", "model_looks", "nearest_distance", "points_skating", "pose_features", "root_height", "spread_of", "targets_missed"]
