@@ -146,7 +146,7 @@ def test_the_jump_lands_near_the_target(jump_model):
     model, clips = jump_model
     table = model.play(clips)
     feats = model.ctrl.example_features()
-    assert feats[:, 0].max() > 1.5 and model.summary()["examples"] >= 3
+    assert feats[:, 0].max() > 1.2 and model.summary()["examples"] >= 3  # examples reach the farther target
     for forward in (0.6, 1.2):
         session = Session(model, table)
         session.decide(Command(target=np.array([0.0, forward])))

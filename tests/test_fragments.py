@@ -13,6 +13,7 @@ from motionctl.body import mirror_clip
 from motionctl.engines import load_model, train_to_file
 from motionctl.engines.fragments import ControllerSettings, FragmentController, FragmentModel, PolicySettings, QualitySettings, Transitions, control_distance, control_quality, evaluate_controllers, fit, learn_user_model, optimal_path, paper_bins, project_velocity, solve, top_transitions
 from motionctl.play.commands import PlayerSettings, Trace, commands_from_controls, generate_trace, read_trace, write_trace
+from motionctl.play.commands import PlaySettings
 from motionctl.play.session import Session
 
 
@@ -330,13 +331,16 @@ def test_trained_controller_saves_loads_runs_and_beats_greedy(tmp_path, demo_mod
     assert raw["model"]["quality"] != res["model"]["quality"]  # scored against other controls
     # Run on a trace: one fragment per decision, synthesized continuously.
     commands = commands_from_controls(evals[0].samples)
-    session = Session(back, back.frame_table(clips), warp=1.0)
+    session = Session(back, back.frame_table(clips), warp=1.0, plant_feet=False)
     clip = session.run(commands)
     assert len(session.steps) == len(commands) and clip.n_frames == len(commands) * back.n_frames
     # Warped root follows the control exactly: ground speed per frame is the control's.
     speed = np.linalg.norm(np.diff(clip.root_pos[:, :2], axis=0), axis=1) * clip.fps
     want = np.linalg.norm(np.repeat(evals[0].samples, back.n_frames, axis=0)[1:, :2], axis=1)
     assert np.allclose(speed, want, atol=1e-6)
+    # Played as Play Trace plays it (feet planted: steps faster or slower), exactly as long as the trace.
+    planted = Session(back, back.frame_table(clips), play=PlaySettings()).play_trace(evals[0])
+    assert planted.n_frames == round(evals[0].duration * back.fps)
 
 
 def test_player_styles_differ_in_how_often_the_input_changes():

@@ -11,12 +11,13 @@ import pytest
 from motionctl.engines.matching import Index, MatchingSettings, fit
 from motionctl.engines.matching import springs
 from motionctl.errors import MotionctlError
-from motionctl.evaluate.scoreboard import (discontinuity, foot_skating, replay, response_time, run_of, speed_response_time,
+from motionctl.body.contacts import foot_skating
+from motionctl.evaluate.scoreboard import (discontinuity, replay, response_time, run_of, speed_response_time,
                                        timeline)
 from motionctl.io.library import import_library
 from motionctl.rootframe import wrap
 from motionctl.play.session import Session
-from motionctl.play.commands import Command
+from motionctl.play.commands import Command, PlaySettings
 
 pytestmark = pytest.mark.mocap
 
@@ -71,7 +72,7 @@ def test_jumps_are_inertialized(clips):
     """The same run with the blend (0.1 s) and with almost none: switches jump far less with it."""
     jumps = {}
     for halflife in (0.1, 0.01):
-        m = fit(clips, MatchingSettings(blend_halflife=halflife, foot_lock=False))
+        m = fit(clips, MatchingSettings(blend_halflife=halflife))
         table = m.play(clips)
         session = Session(m, table, frame=int(table.first[0]) + 10)
         start = session.synth.yaw
@@ -107,21 +108,24 @@ def test_the_trajectory_query_asks_for_the_command(model):
     assert pos[-1, 0] < pos[0, 0] < 0.2 and dirs[-1, 0] < -0.9  # heading off to the left, facing left
 
 
-def test_foot_locking_reduces_skating(clips):
+def test_the_shared_foot_locking_plants_matchings_feet(clips):
+    """Matching's frames carry their captured contacts, so the synthesis every engine plays through
+    locks its planted feet while the root follows the command (Plant Feet against the root dragged)."""
+    m = fit(clips, MatchingSettings())
+    table = m.play(clips)
     skating = {}
-    for lock in (False, True):
-        m = fit(clips, MatchingSettings(foot_lock=lock))
-        table = m.play(clips)
-        session = Session(m, table, frame=int(table.first[0]) + 10)
+    for plant in (False, True):
+        session = Session(m, table, frame=int(table.first[0]) + 10, warp=1.0, plant_feet=plant)
         rng = np.random.default_rng(3)
         heading = session.synth.yaw
         for i in range(450):
             if i % 60 == 0:
                 heading = session.synth.yaw + rng.uniform(-np.pi, np.pi)
-            session.decide(Command(heading=heading))
-        skating[lock] = foot_skating(session.clip())
-    assert skating[True]["sliding"] < skating[False]["sliding"]
+            session.decide(Command(heading=heading, speed=1.3))
+        skating[plant] = foot_skating(session.clip())
+    assert skating[True]["sliding_cm"] < skating[False]["sliding_cm"]
     assert skating[True]["skating"] <= skating[False]["skating"]
+    assert skating[True]["skating"] <= foot_skating(clips[0])["skating"] + 0.05
 
 
 def test_a_jump_plays_only_when_asked(model):
@@ -162,7 +166,7 @@ def test_bad_settings_and_changed_clips_are_refused(clips, model):
 
 def test_a_replayed_timeline_plays_the_same_run(model):
     m, table = model
-    session = Session(m, table)
+    session = Session(m, table, play=PlaySettings())  # as the Preview panel plays (and Compare replays)
     for i in range(90):
         session.decide(Command(heading=1.5 * (i >= 30), speed=1.2 + 1.5 * (i >= 60)))
     times, commands = timeline(session)

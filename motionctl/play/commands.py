@@ -30,14 +30,20 @@ CONTROL_COLUMNS = ("vx", "vy", "turn", "airborne")
 DEFAULT_SPEED = 1.3  # m/s: a walk, when a command gives a direction but no speed
 TURN_GAIN = 6.0  # rad/s of turning per radian of heading error, when steering towards a heading
 MAX_TURN = 1.0  # rad/s
+TURN_LOOK = 0.5  # s: a turning rate asks to face where it turns the character in this time
 
 
 @dataclass
 class PlaySettings:
     """How a session plays any engine (the Preview panel's and ``run``'s options)."""
 
-    warp: float = setting(1.0, "Root Follows Control", "1: the root moves exactly as the control says (like a "
-                          "game); 0: as captured", min=0.0, max=1.0, subtype="FACTOR")
+    warp: float = setting(1.0, "Root Follows Control", "1: the root goes where the control says (like a game), "
+                          "as far as the feet allow with Plant Feet; 0: as captured", min=0.0, max=1.0,
+                          subtype="FACTOR")
+    plant_feet: bool = setting(True, "Plant Feet", "Planted feet stay planted: each step plays faster or slower to "
+                               "meet the asked speed, the root is corrected only as much as a planted leg can take "
+                               "(the rest is made up later), and locked feet bend the legs with IK.  Off: the root "
+                               "follows the control exactly and the feet slide")
 
 
 @dataclass
@@ -96,15 +102,14 @@ class Command:
         turn = float(np.clip(TURN_GAIN * rel, -MAX_TURN, MAX_TURN))
         return np.array([0.0, speed, turn, self.control[3]])
 
-    def desired_heading(self, yaw: float) -> float:
-        """The world direction the player wants: ``heading``, else the stick's direction (or, with
-        the stick at rest, where the turning rate would face half a second from now)."""
+    def desired_heading(self, yaw: float, ahead: float = TURN_LOOK) -> float:
+        """The world direction the player wants: ``heading``, else the stick's direction turned by
+        the turning rate over ``ahead`` seconds (the stick at rest: the facing, so turned)."""
         if self.heading is not None:
             return float(self.heading)
         vx, vy, turn = self.control[:3]
-        if np.hypot(vx, vy) > 1e-6:
-            return float(yaw + yaw_of((vx, vy)))
-        return float(yaw + 0.5 * turn)
+        base = yaw + yaw_of((vx, vy)) if np.hypot(vx, vy) > 1e-6 else yaw
+        return float(base + ahead * turn)
 
 
 def commands_from_controls(controls) -> list:
@@ -168,6 +173,12 @@ class Trace:
 
     @property
     def duration(self) -> float:
+        """Seconds the trace lasts: ``meta["seconds"]`` for a run's trace (how long it played),
+        else until one sample past its last time."""
+        if "seconds" in self.meta:
+            return float(self.meta["seconds"])
+        if self.times is not None:
+            return float(self.times[-1]) + 1.0 / self.rate
         return len(self.samples) / self.rate
 
     def clock(self) -> np.ndarray:

@@ -14,15 +14,19 @@ What a player asks for is a ``Command`` (``motionctl.play.commands``).
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..clip import Clip
 from ..jobs import check_stop
 from ..rootframe import to_local
-from .commands import Command
+from .commands import Command, PlaySettings
+from .feet import FeetSettings
 from .synth import FrameTable, SynthState, synthesize, to_clip
+
+CATCH_UP = 1.0  # s: a lag is asked of the engine as a velocity to make it up in this time
+
 
 @dataclass
 class State:
@@ -45,15 +49,21 @@ class Session:
     start, start_yaw  where the character begins; ``frame``: a table row to start from (else the
                       model chooses its own start for the first command)
     warp              0: root motion from the data; 1: the root follows each step's control
+    plant_feet        lock the feet the capture planted (``play.feet``) where the root moves otherwise
+    play              ``PlaySettings`` (the Preview panel's): their warp and plant_feet instead
     """
 
     def __init__(self, model, table: FrameTable, start=(0.0, 0.0), start_yaw: float = 0.0, frame: int | None = None,
-                 crossfade: int = 3, warp: float = 0.0, trail: int = 600):
+                 crossfade: int = 3, warp: float = 0.0, trail: int = 600, plant_feet: bool = True,
+                 play: PlaySettings | None = None):
         self.model = model if model.frames is table else model.bind(table)
         self.table = table
         self.fps = table.fps
         self.crossfade = crossfade
+        if play is not None:
+            warp, plant_feet = play.warp, play.plant_feet
         self.warp = warp
+        self.feet = FeetSettings() if plant_feet else None
         self.synth = SynthState(np.asarray(start, dtype=float).copy(), float(start_yaw))
         self.memory = model.start(table, frame) if frame is not None else None
         self.steps, self.commands, self.controls = [], [], []
@@ -75,10 +85,12 @@ class Session:
     def decide(self, command: Command) -> tuple[np.ndarray, np.ndarray]:
         """One decision for ``command``: the model's step, synthesized; returns its frames
         (root [n, 3], rot [n, J, 4]) and keeps them for the clip."""
-        step, self.memory = self.model.decide(self.state, command)
+        step, self.memory = self.model.decide(self.state, self._catching_up(command))
         if step.control is None:
             step.control = command.local_control(self.synth.yaw)
-        root, rot, self.synth, _, _ = synthesize(self.table, [step], self.synth, self.crossfade, self.warp)
+            if command.heading is not None and self.feet is not None:
+                step.control[2] = np.nan  # facing a heading, the engine turns its own way: no yaw is forced
+        root, rot, self.synth, _, _ = synthesize(self.table, [step], self.synth, self.crossfade, self.warp, self.feet)
         self.steps.append(step)
         self.commands.append(command)
         self.controls.append(step.control)
@@ -87,6 +99,15 @@ class Session:
         self.rots.append(rot)
         self.trail.extend(root[:, :3].tolist())
         return root, rot
+
+    def _catching_up(self, command: Command) -> Command:
+        """What the model is asked: a stick's command with the lag the root still owes it
+        (``synth.correct``) added, to be made up over ``CATCH_UP`` seconds, so the engine chooses
+        motion that catches up instead of the root being dragged."""
+        lag = self.synth.lag
+        if self.warp <= 0 or lag is None or command.heading is not None or not np.any(lag):
+            return command
+        return replace(command, control=command.control + np.append(lag / CATCH_UP, 0.0))
 
     def push(self, impulse) -> bool:
         """Push the character: ``impulse`` [2] a world ground velocity (m/s) added now.  False
@@ -111,12 +132,51 @@ class Session:
         return self.buffer[0][i], self.buffer[1][i]
 
     def run(self, commands, should_stop=None, name: str = "run") -> Clip:
-        """One decision per command (a trace), then the whole motion as a Clip."""
+        """One decision per command, then the whole motion as a Clip (an engine's own steps: a
+        run as long as its steps; ``play`` plays commands on a clock, as long as asked)."""
         for i, c in enumerate(commands):
             if i % 50 == 0:
                 check_stop(should_stop, "playing")
             self.decide(c)
         return self.clip(name)
+
+    def play(self, times, commands, seconds: float, should_stop=None, name: str = "run") -> Clip:
+        """Commands on their clock (``times`` [S] s, each in force from its time until the next)
+        played for exactly ``seconds``: a decision is made, with the command in force at that
+        moment of the run, whenever the motion so far is shorter, and the last step is cut so the
+        run has ``round(seconds * fps)`` frames whatever the engine's step lengths."""
+        times = np.asarray(times, dtype=float).reshape(-1)
+        if len(times) == 0 or len(times) != len(commands):
+            raise ValueError("a run needs one command per time, and at least one")
+        target = int(round(float(seconds) * self.fps))
+        if target < 1:
+            raise ValueError(f"a run of {seconds} s has no frame at {self.fps:g} fps")
+        k = 0
+        while self._frames < target:
+            if k % 50 == 0:
+                check_stop(should_stop, "playing")
+            k += 1
+            i = int(np.searchsorted(times, self._frames / self.fps + 1e-9, side="right")) - 1
+            self.decide(commands[max(i, 0)])
+        self.trim(target)
+        return self.clip(name)
+
+    def play_trace(self, trace, should_stop=None, name: str | None = None) -> Clip:
+        """A ``Trace`` played as long as it lasts (``play`` on its clock, with its goals)."""
+        return self.play(trace.clock(), trace.commands(), trace.duration, should_stop, name or trace.name or "run")
+
+    def trim(self, n_frames: int) -> None:
+        """Keep only the first ``n_frames`` frames played (the decisions they came from, the last
+        one cut short).  The character's state stays where the last decision left it: a trimmed
+        session is for measuring and baking, not for playing on."""
+        if n_frames >= self._frames:
+            return
+        counts = np.array([len(r) for r in self.roots])
+        keep = int(np.searchsorted(np.cumsum(counts), n_frames, side="left")) + 1
+        cut = n_frames - int(counts[:keep - 1].sum())
+        del self.steps[keep:], self.commands[keep:], self.controls[keep:], self.roots[keep:], self.rots[keep:]
+        self.roots[-1], self.rots[-1] = self.roots[-1][:cut], self.rots[-1][:cut]
+        self._frames = n_frames
 
     @property
     def n_frames(self) -> int:

@@ -157,6 +157,12 @@ class Controller:
         pick = np.where(within.sum(axis=1) > 1, np.argmin(du, axis=1), near)
         return np.where(within.any(axis=1) | (not strict), pick, -1)
 
+    def best_for(self, u: np.ndarray) -> int:
+        """The cluster whose blend meets task input ``u`` [D] best (its normalised task error),
+        wherever it starts: a character with no state yet, at its first decision."""
+        err = [np.linalg.norm(self.errors(ci, u) / self.task.tol) for ci in range(len(self.clusters))]
+        return int(np.argmin(err))
+
     def weights(self, ci: int, u: np.ndarray) -> np.ndarray:
         return self.clusters[ci].map(self.task.normalise(np.atleast_2d(u)))
 

@@ -172,12 +172,17 @@ class ActiveModel(Model):
         weighted by the map at the command's task input, time-aligned and played as frames."""
         if self.ctrl.skeleton is None:
             raise MotionctlError("the controller plays on no clips yet: bind it to its frame table (Model.play(clips))")
-        memory = state.memory if state.memory is not None else self.initial_memory()
         target = None
         if getattr(command, "target", None) is not None:
             target = state.local(command.target)
         u = self.task.u_of(command, state.yaw, target, self.natural_stride)
-        ci = int(self.ctrl.choose(memory.state[None], u[None], strict=False)[0])
+        if state.memory is None:  # the first decision: the cluster that does it best, started as it starts
+            ci = self.ctrl.best_for(u)
+            c = self.ctrl.clusters[ci]
+            memory = ActiveMemory(c.start_state.copy(), c.aligned.rot[0, 0].copy(), float(c.aligned.height[0, 0]), ci)
+        else:
+            memory = state.memory
+            ci = int(self.ctrl.choose(memory.state[None], u[None], strict=False)[0])
         w = self.ctrl.weights(ci, u[None])
         c = self.ctrl.clusters[ci]
         bl = blend(c.aligned, w)

@@ -114,8 +114,9 @@ class WalkTask(Task):
     def u_of(self, command, yaw: float, local_target=None, natural=None) -> np.ndarray:
         speed = command.speed if command.speed is not None else float(np.hypot(*command.control[:2]))
         speed = float(np.clip(speed if speed > 1e-3 else 1.2, self.low[1], self.high[1]))
-        turn = float(np.clip(wrap(command.desired_heading(yaw) - yaw), self.low[2], self.high[2]))
         stride = natural(speed) if natural is not None else 0.5 * (self.low[0] + self.high[0])
+        cycle = 2.0 * float(np.clip(stride, self.low[0], self.high[0])) / max(speed, 0.1)  # s: two steps
+        turn = float(np.clip(wrap(command.desired_heading(yaw, cycle) - yaw), self.low[2], self.high[2]))
         return np.array([float(np.clip(stride, self.low[0], self.high[0])), speed, turn])
 
     def mark(self, u) -> tuple[np.ndarray, float]:

@@ -89,7 +89,9 @@ class GraphController(Model):
         """Cost of playing each of ``clips`` next (lower is better)."""
         control = command.local_control(state.yaw)
         speed = command.speed if command.speed is not None else float(np.hypot(*control[:2]))
-        want = command.desired_heading(state.yaw)
+        want = command.desired_heading(state.yaw, 0.0)
+        if command.heading is None:  # a turning stick: where it turns the character over each clip
+            want = want + control[2] * self.graph.duration[clips]
         cost = np.abs(wrap(want - (state.yaw + self.end_dx[clips, 2])))
         cost += SPEED_WEIGHT * np.abs(self.speed[clips] - speed)
         return cost + self.unasked(clips, bool(control[3] > 0.5), command.action)

@@ -9,9 +9,9 @@ database for the nearest frame (``features.Index``, exact); when that frame is n
 about to play anyway (nor within ``ignore_near`` of it in the same clip), it jumps there.  A jump
 is inertialized: the difference between the pose it would have shown and the new one (and
 between their velocities) becomes an offset, decayed by a critically damped spring with half-life
-``blend_halflife``, so the pose and its velocity stay continuous.  Foot locking (optional) pins an
-ankle where its contact begins, bending the leg with two-bone IK, until the contact ends or the
-ankle would be pulled more than ``unlock_radius`` away; the foot then springs back.
+``blend_halflife``, so the pose and its velocity stay continuous.  Each frame carries its captured
+foot contacts, so the synthesis every engine plays through locks the planted feet
+(``play.feet``).
 
 Jump and actions: clips tagged with an action are searched only while it is asked for (the jump
 button, or ``Command.action``), and then only their lead-ins (``ACTION_LEAD`` before an action
@@ -29,8 +29,6 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ... import quat
-from ...body import foot_joints
-from ...body.ik import two_bone_local
 from ...errors import MotionctlError
 from ...jobs import check_stop
 from ...rootframe import to_local, to_world, wrap, yaw_of
@@ -82,10 +80,6 @@ class MatchingSettings:
                                        unit="TIME", group="Trajectory")
     rotation_halflife: float = setting(0.27, "Turn Response", "Half-life (s) of the spring for its facing",
                                        min=0.02, max=2.0, unit="TIME", group="Trajectory")
-    foot_lock: bool = setting(True, "Foot Locking", "Pin a planted foot with IK until its contact ends",
-                              group="Feet")
-    unlock_radius: float = setting(0.2, "Unlock Radius", "A locked foot lets go when pulled this far (m)",
-                                   min=0.01, max=1.0, unit="LENGTH", group="Feet")
     mirror: bool = setting(True, "Mirror Clips", "Add left/right mirrored clips (turns both ways)", group="Data")
     fps: float = setting(30.0, "Rate", "Frames per second of the database", min=10.0, max=120.0, group="Data",
                          ui=False)
@@ -102,9 +96,7 @@ class MatchMemory:
     action plays (-1: none); goal [3]: the wanted velocity (2) and facing (rad) at the last search;
     off_*: inertialization offsets and their velocities (joint rotation vectors [J, 3], root
     height [1], root motion per frame [3]); sim_*: the simulated velocity, acceleration [2],
-    facing (rad, relative) and turning rate the trajectory is predicted from; lock [2],
-    lock_pos [2, 3]: locked feet and where; foot_off, foot_off_v [2, 3]: a released foot's spring;
-    contact [2]: the feet's contacts in the last frame."""
+    facing (rad, relative) and turning rate the trajectory is predicted from."""
 
     row: int
     since: float
@@ -120,11 +112,6 @@ class MatchMemory:
     sim_a: np.ndarray
     sim_face: float
     sim_w: float
-    lock: np.ndarray
-    lock_pos: np.ndarray
-    foot_off: np.ndarray
-    foot_off_v: np.ndarray
-    contact: np.ndarray
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, MatchMemory):
@@ -185,8 +172,6 @@ class MatchingModel(Model):
                         ).astype(np.float64)
         self.h_vel = sign * (table.height - table.height[prev]) * table.fps
         self.m_vel = sign[:, None] * (table.motion - table.motion[prev]) * table.fps
-        feet = foot_joints(table.skeleton)
-        self.chains = [leg_chain(table.skeleton, feet[side][0]) for side in "LR"]
         self.x = (self.features - self.offset) / self.scale
         self.x[:, ~np.isfinite(self.scale)] = 0.0
         self.indexes = {}
@@ -216,8 +201,7 @@ class MatchingModel(Model):
         v = table.motion[r, :2] * table.fps
         return MatchMemory(r, 0.0, -1, np.array([v[0], v[1], 0.0]), np.zeros((j, 3)), np.zeros((j, 3)), np.zeros(1),
                            np.zeros(1), np.zeros(3), np.zeros(3), v.copy(), np.zeros(2), 0.0,
-                           float(table.motion[r, 2] * table.fps), np.zeros(2, dtype=bool), np.zeros((2, 3)),
-                           np.zeros((2, 3)), np.zeros((2, 3)), self.rows.contact[r].copy())
+                           float(table.motion[r, 2] * table.fps))
 
     def start(self, table, frame: int):
         self._need()
@@ -292,11 +276,9 @@ class MatchingModel(Model):
         rot = quat.normalize(quat.mul(quat.exp(m.off_rot), table.local_rot[nxt]))
         height = table.height[nxt] + m.off_h[0]
         motion = table.motion[nxt] + m.off_m
-        if s.foot_lock:
-            rot = self._lock_feet(m, nxt, rot, height, motion)
-        m.contact = r.contact[nxt].copy()
         self._simulate(m, goal_v, goal_face, motion, dt)
-        return Step(frames=Frames(rot[None], np.array([height]), motion[None]), switch=jumped), m
+        return Step(frames=Frames(rot[None], np.array([height]), motion[None], table.contact[nxt][None]),
+                    switch=jumped), m
 
     def _first(self, goal_v, goal_face) -> MatchMemory:
         """The model's own start for a first command: the locomotion frame whose trajectory best
@@ -358,52 +340,6 @@ class MatchingModel(Model):
         m.sim_face, m.sim_w = float(wrap(face - turn)), float(w)
         m.goal = np.array([*to_local(m.goal[:2], turn), float(wrap(m.goal[2] - turn))])
 
-    def _lock_feet(self, m: MatchMemory, row: int, rot, height, motion):
-        """Foot locking (see the module docstring) on the pose about to be shown; returns its rotations."""
-        t, s = self.table, self.settings
-        turn = float(motion[2])
-        m.lock_pos[:, :2] = to_local(m.lock_pos[:, :2] - motion[:2], turn)
-        m.foot_off[:, :2] = to_local(m.foot_off[:, :2], turn)
-        m.foot_off_v[:, :2] = to_local(m.foot_off_v[:, :2], turn)
-        contact = self.rows.contact[row]
-        m.foot_off, m.foot_off_v = springs.decay(m.foot_off, m.foot_off_v, s.blend_halflife, 1.0 / t.fps)
-        out = rot
-        for i, chain in enumerate(self.chains):
-            if chain is None:
-                continue
-            pos, grot = chain_globals(out, height, t.offsets[row], chain)
-            anim = pos[-1]
-            if m.lock[i] and (not contact[i] or np.linalg.norm(m.lock_pos[i] - anim) > s.unlock_radius):
-                m.lock[i] = False  # let go: spring back from where the foot was held
-                m.foot_off[i], m.foot_off_v[i] = m.lock_pos[i] - anim, 0.0
-            if not m.lock[i] and contact[i] and not m.contact[i]:
-                m.lock[i], m.lock_pos[i] = True, anim + m.foot_off[i]
-            target = m.lock_pos[i] if m.lock[i] else anim + m.foot_off[i]
-            if np.linalg.norm(target - anim) > 1e-4:
-                out = two_bone_local(out, chain, pos, grot, target)
-        return out
-
-
-def leg_chain(skeleton, ankle: int) -> list | None:
-    """Joints from the root down to ``ankle`` (root first), when the leg has a hip and a knee."""
-    chain = [int(ankle)]
-    while chain[-1] > 0:
-        chain.append(int(skeleton.parents[chain[-1]]))
-    chain = chain[::-1]
-    return chain if len(chain) >= 4 and chain[0] == 0 else None
-
-
-def chain_globals(rot, height: float, offsets, chain) -> tuple[np.ndarray, np.ndarray]:
-    """Positions [K, 3] and global rotations [K, 4] of the joints of ``chain`` (root first) in the
-    pose's root frame (the root at ``height`` above its ground point)."""
-    pos, grot = np.empty((len(chain), 3)), np.empty((len(chain), 4))
-    pos[0], grot[0] = (0.0, 0.0, height), rot[chain[0]]
-    for k in range(1, len(chain)):
-        j = chain[k]
-        pos[k] = pos[k - 1] + quat.rotate(grot[k - 1], offsets[j])
-        grot[k] = quat.mul(grot[k - 1], rot[j])
-    return pos, grot
-
 
 def fit(library, settings: MatchingSettings | None = None, *, progress=None, should_stop=None,
         cache: dict | None = None) -> MatchingModel:
@@ -445,4 +381,4 @@ def fit(library, settings: MatchingSettings | None = None, *, progress=None, sho
     return model
 
 
-__all__ = ["MatchMemory", "MatchingModel", "MatchingSettings", "chain_globals", "fit", "leg_chain"]
+__all__ = ["MatchMemory", "MatchingModel", "MatchingSettings", "fit"]

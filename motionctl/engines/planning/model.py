@@ -23,6 +23,9 @@ LOOKAHEAD = 3.0  # m: where an implied target or gate is placed along the desire
 ROLLOUT_STEPS = 20
 
 
+TURN_AHEAD = 1.0  # s: a turning stick asks to face where it turns the character in this time (a step and the next)
+
+
 class PlanningController(Model):
     """A trained planner (``Planner``: groups of step segments and their value functions)."""
 
@@ -53,7 +56,7 @@ class PlanningController(Model):
     def task_state(self, state: State, command: Command) -> np.ndarray:
         """The task's x for the character in ``state`` under ``command`` (see the module docstring)."""
         task = self.planner.problem.task.name
-        desired = command.desired_heading(state.yaw)
+        desired = command.desired_heading(state.yaw, TURN_AHEAD)
         if task == "navigation":
             return np.array([float(wrap(state.yaw - desired))])
         ahead = state.ground + to_world(np.array([0.0, LOOKAHEAD]), desired)

@@ -1,0 +1,200 @@
+"""What an animator sees, measured (``evaluate.looks``, ``body.contacts``) and delivered (``play.feet``,
+``synth.correct``, ``synth.retime``): the metrics call clean capture clean and a broken run broken,
+both ways, and the synthesis keeps planted feet planted while the root goes where it is told."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from motionctl import quat
+from motionctl.body.contacts import foot_points, foot_skating, point_contacts, skating_of
+from motionctl.clip import resample
+from motionctl.evaluate.looks import PoseReference, capture_looks, command_error, looks, targets_missed
+from motionctl.io.library import import_library
+from motionctl.play.feet import FeetSettings, Legs, heel_raise, leg_globals
+from motionctl.play.synth import SynthState, frame_table, pieces_to_steps, synthesize, to_clip
+
+TRIALS = ("16_15", "16_21", "16_31", "16_11", "16_17", "16_35")  # walks, a veer, a turn, a run
+
+
+@pytest.fixture(scope="module")
+def clips(mocap):
+    files = [os.path.join(mocap, "cmu_amc", "16", f"{t}.amc") for t in TRIALS]
+    return import_library(files).groups[0].database.clips
+
+
+def drifted(clip, speed: float):
+    """The clip with its root (and so the whole body, feet too) pushed sideways at ``speed`` m/s."""
+    root = clip.root_pos.copy()
+    root[:, 0] += speed * np.arange(clip.n_frames) / clip.fps
+    return replace(clip, root_pos=root, name=clip.name + "_drift")
+
+
+def test_clean_capture_scores_clean_and_the_same_capture_drifting_scores_broken(clips):
+    clean = skating_of(clips)
+    assert clean["skating"] <= 0.05  # the calibration the docstring states
+    assert 0.5 < clean["planted"] < 0.8  # walking: each foot on the floor about two thirds of the time
+    slow, fast = skating_of([drifted(c, 0.5) for c in clips]), skating_of([drifted(c, 1.0) for c in clips])
+    assert slow["skating"] > clean["skating"] + 0.2
+    assert fast["skating"] > 0.9
+    assert fast["sliding_cm"] > 5 * clean["sliding_cm"]  # a dragged foot travels over each contact
+    assert fast["planted"] > 0.4  # a foot dragged over the floor is still on it: the measure sees it
+
+
+def test_contacts_hold_through_a_stance_and_leave_in_swing(clips):
+    walk = resample(clips[0], 30.0)
+    c = point_contacts(foot_points(walk), walk.fps).any(axis=-1)
+    runs = np.diff(np.r_[0, c[:, 0].astype(int), 0])
+    starts, ends = np.flatnonzero(runs == 1), np.flatnonzero(runs == -1)
+    assert len(starts) >= 3  # one contact per stride of the left foot
+    assert np.median((ends - starts) / walk.fps) == pytest.approx(0.7, abs=0.25)  # a stance, not a frame
+    assert not np.all(c.any(axis=1)) or np.mean(c.all(axis=1)) < 0.5  # double support is the exception
+
+
+@pytest.fixture(scope="module")
+def reference(clips):
+    return PoseReference.of(clips[:5])  # the walks (the one run has no other run to be near)
+
+
+def test_held_out_capture_is_near_capture_and_broken_poses_are_not(clips, reference):
+    held = reference.held_out()
+    assert 0.005 < np.percentile(held, 50) < 0.04 and np.percentile(held, 95) < 0.1
+    assert np.percentile(PoseReference.of(clips).held_out(), 95) > np.percentile(held, 95)  # the lone run
+    walk = clips[0]
+    own = reference.distance(walk)
+    assert np.percentile(own, 95) < 1e-3  # a captured clip is its own nearest pose
+    # a pose no clip holds: every arm joint turned a third of a turn
+    odd = walk.local_rot.copy()
+    arms = [j for j, n in enumerate(walk.skeleton.names) if "humerus" in n.lower() or "radius" in n.lower()]
+    odd[:, arms] = quat.mul(quat.about_axis(0, np.full(len(arms), 2.0)), odd[:, arms])
+    assert np.percentile(reference.distance(replace(walk, local_rot=odd)), 50) > 2 * np.percentile(held, 95)
+    # a frozen pose gliding: a mid-stride frame held while the root moves on: its poses do not move as
+    # any captured pose does (twice the held-out median away) and its feet slide
+    frozen = replace(walk, local_rot=np.repeat(walk.local_rot[walk.n_frames // 2][None], walk.n_frames, 0))
+    assert np.percentile(reference.distance(frozen), 50) > 2 * np.percentile(held, 50)
+    assert foot_skating(frozen)["skating"] > 0.5
+    # a crouched glide: the run's hips lowered 15 cm, the legs bent to keep the feet down
+    low = replace(walk, root_pos=walk.root_pos - [0.0, 0.0, 0.15])
+    looked = looks(low, reference)
+    src = capture_looks(clips[:5], reference)
+    assert looked["root_height"]["p95"] < src["root_height"]["p5"]
+
+
+def test_targets_name_what_a_broken_run_misses(clips, reference):
+    src = capture_looks(clips[:5], reference)
+    good = looks(clips[0], reference, clips[0].duration)
+    assert targets_missed(good, src) == []
+    bad = looks(drifted(clips[0], 1.0), reference, clips[0].duration + 1.0)
+    missed = targets_missed(bad, src)
+    assert any("slide" in m for m in missed) and any("lasts" in m for m in missed)
+    glide = looks(drifted(clips[0], 0.3), reference, clips[0].duration)  # under the skating threshold
+    assert any("cm per step" in m for m in targets_missed(glide, src))
+    root = clips[0].root_pos.copy()
+    root[:, 2] += 0.3  # the whole body hovering 30 cm up: no foot ever down, so nothing "slides"
+    hover = looks(replace(clips[0], root_pos=root), reference, clips[0].duration)
+    assert hover["skating"] == 0.0 and any("on the floor" in m for m in targets_missed(hover, src))
+
+
+def test_command_error_is_zero_for_the_capsule_and_grows_off_it(clips):
+    from motionctl.clip import Clip
+    from motionctl.evaluate.looks import capsule
+    from motionctl.rootframe import root_frame
+
+    sk = clips[0].skeleton
+    times, controls = np.array([0.0, 1.0]), np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.5, 0.0]])
+    ground, yaw = capsule(times, controls, 30.0, 60, (0.0, 0.0), 0.0)
+    still = Clip("still", sk, 30.0, np.zeros((1, 3)), quat.identity((1, sk.n_joints)))
+    rest_yaw = root_frame(still, 0.0)[1][0]  # which way the skeleton faces at rest
+    rot = quat.identity((60, sk.n_joints))
+    rot[:, 0] = quat.about_axis(2, yaw - rest_yaw)
+    clip = Clip("c", sk, 30.0, np.column_stack((ground, np.ones(60))), rot)
+    err = command_error(clip, times, controls)
+    assert err["position_m"]["p95"] < 0.02 and err["heading_deg"]["p95"] < 2.0
+    off = replace(clip, root_pos=clip.root_pos + [0.3, 0.0, 0.0])
+    assert command_error(off, times, controls)["position_m"]["p50"] == pytest.approx(0.3, abs=0.01)
+
+
+# --------------------------------------------------------------------------- the synthesis
+
+@pytest.fixture(scope="module")
+def walk_table(clips):
+    return frame_table([resample(clips[0], 30.0)])
+
+
+def play_pieces(table, speed_factor: float, turn: float, feet):
+    n = int(table.length[0])
+    pieces = np.array([[0, s, min(5, n - s)] for s in range(0, n - 1, 5)])
+    speed = np.linalg.norm(np.diff(table.ground, axis=0), axis=1).mean() * table.fps
+    ctrl = np.tile([0.0, speed * speed_factor, turn, 0.0], (len(pieces), 1))
+    root, rot, _, counts, _ = synthesize(table, pieces_to_steps(pieces, ctrl), SynthState(np.zeros(2), 0.0), 3, 1.0, feet)
+    return to_clip(table, root, rot), counts
+
+
+@pytest.mark.parametrize("factor, turn", [(1.15, 0.0), (1.0, 0.3), (1.2, 0.3), (0.85, -0.2)])
+def test_planted_feet_stay_planted_where_the_root_goes_otherwise(walk_table, factor, turn):
+    dragged, _ = play_pieces(walk_table, factor, turn, None)
+    planted, _ = play_pieces(walk_table, factor, turn, FeetSettings())
+    src = foot_skating(walk_table.clips[0])
+    assert foot_skating(planted)["skating"] <= src["skating"] + 0.05
+    assert foot_skating(planted)["sliding_cm"] < foot_skating(dragged)["sliding_cm"]
+    # the root still went (about) as fast as it was told
+    speed = np.linalg.norm(np.diff(planted.root_pos[:, :2], axis=0), axis=1).sum() / planted.duration
+    asked = np.linalg.norm(np.diff(dragged.root_pos[:, :2], axis=0), axis=1).sum() / dragged.duration
+    assert speed == pytest.approx(asked, rel=0.1)
+
+
+def test_a_faster_control_plays_the_capture_faster_not_longer_strides(walk_table):
+    _, counts_same = play_pieces(walk_table, 1.0, 0.0, FeetSettings())
+    _, counts_fast = play_pieces(walk_table, 1.2, 0.0, FeetSettings())
+    assert counts_fast.sum() < 0.9 * counts_same.sum()  # the same steps in fewer frames
+
+
+def test_heel_raise_turns_the_foot_about_its_toe_to_reach():
+    hip = np.array([[0.0, 0.0, 0.9]])
+    toe = np.array([[0.0, -0.45, 0.02]])
+    v = np.array([[0.0, -0.15, 0.06]])  # toe to ankle: the ankle behind and above the toe
+    ankle, q = heel_raise(hip, toe, v, np.array([0.88]))
+    assert np.linalg.norm(ankle - hip) == pytest.approx(0.88, abs=1e-6)
+    assert ankle[0, 2] > toe[0, 2] + v[0, 2]  # the heel went up
+    assert np.linalg.norm(ankle - toe) == pytest.approx(np.linalg.norm(v), abs=1e-9)  # about the toe
+    assert np.allclose(quat.rotate(q, v), ankle - toe, atol=1e-9)
+
+
+def test_leg_chains_match_forward_kinematics(clips):
+    c = resample(clips[0], 30.0)
+    table = frame_table([c])
+    legs = Legs.of(c.skeleton)
+    pos, _, toe = leg_globals(legs, table.local_rot, table.height)
+    world, _ = c.world()
+    from motionctl.rootframe import to_root_frame
+
+    rel = to_root_frame(world, table.ground, table.yaw)
+    assert np.allclose(pos[:, :, -1], rel[:, legs.chains[:, -1]], atol=1e-6)
+    assert np.allclose(toe, rel[:, legs.toes], atol=1e-6)
+
+
+def test_a_trained_models_summary_shows_how_it_looks_and_warns_when_worse(clips):
+    """The summary box (engines.base.summary_lines): the check run's skating, sliding and pose
+    distance beside the capture's; a warning line only when a target is missed."""
+    from motionctl.engines import ENGINES
+    from motionctl.engines.base import summary_lines
+    from motionctl.evaluate.looks import model_looks
+
+    engine = ENGINES["graph"]
+    model = engine.fit(clips, engine.Settings())
+    info = model_looks(model, clips)
+    run, capture = info["looks"]["run"], info["looks"]["capture"]
+    assert run["run_seconds"] == pytest.approx(run["trace_seconds"], abs=0.05)
+    assert run["skating"] <= capture["skating"] + 0.05 and info["looks_missed"] == []
+    lines = summary_lines(engine, dict(model.summary(), **info))
+    texts = [t for t, w in lines if not w]
+    assert any(t.startswith("feet sliding: ") and "(capture " in t for t in texts)
+    assert any(t.startswith("pose distance p95: ") for t in texts)
+    assert not any(w and t.startswith("looks worse") for t, w in lines)
+    broken = dict(info, looks_missed=["feet slide on 40% of contact frames (capture 1%)"])
+    assert [t for t, w in summary_lines(engine, broken) if w] == [
+        "looks worse than the capture: feet slide on 40% of contact frames (capture 1%)"]
