@@ -46,7 +46,8 @@ from motionctl.clip import resample  # noqa: E402
 from motionctl.engines import ENGINES  # noqa: E402
 from motionctl.engines.field import FieldSettings, fit  # noqa: E402
 from motionctl.engines.field.states import POOL, actions  # noqa: E402
-from motionctl.evaluate.scoreboard import foot_skating, response_time, skating_of, spread  # noqa: E402
+from motionctl.body.contacts import foot_skating, skating_of  # noqa: E402
+from motionctl.evaluate.scoreboard import response_time, spread  # noqa: E402
 from motionctl.io.library import import_library  # noqa: E402
 from motionctl.rootframe import wrap  # noqa: E402
 from motionctl.play.session import Session  # noqa: E402
@@ -69,7 +70,7 @@ def search_table(db, rng, n_batch=5000):
 
     feats = db.search.feats
     q = feats[rng.integers(0, len(feats), n_batch)] + rng.normal(0, 0.01, (n_batch, feats.shape[1])).astype(np.float32)
-    k = 15
+    k = FieldSettings().k
     n2 = np.einsum("ij,ij->i", feats, feats)
 
     def brute(rows):
@@ -214,7 +215,7 @@ def passive_runs(clips, rng, seconds=30.0, n_db=40, n_noise=10):
             out["rows"].append({"keep_moving": keep, "start": kind, "runs": len(rows),
                                 "walking": float(np.mean([r["speed"] > 0.3 for r in rows])),
                                 "median_speed": float(np.median([r["speed"] for r in rows])),
-                                **{k: float(np.mean([r[k] for r in rows])) for k in ("skating", "sliding", "planted")},
+                                **{k: float(np.mean([r[k] for r in rows])) for k in ("skating", "sliding_cm", "planted")},
                                 "height_ok": float(np.mean([r["height_ok"] for r in rows]))})
     return out
 
@@ -363,7 +364,7 @@ def main():
     for x in results["passive"]["rows"]:
         if x["start"] == "database state" and x["keep_moving"]:
             sk.append({"controller": "motion field, passive (keeping moving), 30 s from database states",
-                       **{k: x[k] for k in ("skating", "sliding", "planted")}})
+                       **{k: x[k] for k in ("skating", "sliding_cm", "planted")}})
     for label, (model, tab, _) in others.items():
         sk.append({"controller": label, **driven_skating(model, tab, rng)})
     results["skating"] = sk
@@ -393,7 +394,7 @@ def write(r, quick):
     write_json(f"{name}", r)
     L = ["# Motion fields on real capture (paper 002)\n", f"Command: `{r['command']}` (2 cores); wall {r['wall_seconds']:.0f} s.\n",
          (f"Data: {len(r['clips'])} clips of CMU subject 16 ({r['seconds_of_capture']:.0f} s of locomotion), "
-          "mirrored; k = 15, δ = 0.1, γ = 0.99.\n"),
+          f"mirrored; k = {FieldSettings().k}, δ = {FieldSettings().delta}, γ = {FieldSettings().discount}.\n"),
          "## Learning\n", "| task | N | anchors | seconds (cache + value iteration) | sweeps | traced peak MB | values KB |",
          "| --- | ---: | ---: | --- | ---: | ---: | ---: |"]
     for x in r["learning"]:
@@ -417,19 +418,19 @@ def write(r, quick):
         size = x["stored_kb"] if "stored_kb" in x else kb.get((x["task"], int(n.group(1)) if n else None), 0.0)
         L.append(f"| {x['controller']} | {x['task']} | {x['median_s']:.2f} | {x['p90_s']:.2f} | "
                  f"{100 * x['reached']:.0f}% | {x['trials']} | {size:.0f} |")
-    L += ["\n## Foot skating\n", "| motion | skating frames | sliding m/s | feet on the floor |", "| --- | ---: | ---: | ---: |"]
+    L += ["\n## Foot skating\n", "| motion | skating frames | sliding cm per contact | feet on the floor |", "| --- | ---: | ---: | ---: |"]
     for x in r["skating"]:
-        L.append(f"| {x['controller']} | {100 * x['skating']:.1f}% | {x['sliding']:.2f} | {100 * x['planted']:.0f}% |")
+        L.append(f"| {x['controller']} | {100 * x['skating']:.1f}% | {x['sliding_cm']:.1f} | {100 * x['planted']:.0f}% |")
     ps = r["passive"]
     L += ["\n## Passive flow, 30 s from any start\n",
           (f"Trained without {', '.join(ps['held_out'])} (held out). Keeping moving (0.5 m/s), {ps['dead_ends']} of "
            f"{ps['states']} states are dead ends, where the capture ends standing and no captured motion leaves: "
            f"{', '.join(ps['dead_end_clips'])}. Walking: over 0.3 m/s in the last 5 s.\n"),
-          "| keep moving m/s | start | runs | walking | median speed m/s | skating | sliding m/s | feet on the floor | height in the data's range |",
+          "| keep moving m/s | start | runs | walking | median speed m/s | skating | sliding cm per contact | feet on the floor | height in the data's range |",
           "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for x in ps["rows"]:
         L.append(f"| {x['keep_moving']:.1f} | {x['start']} | {x['runs']} | {100 * x['walking']:.0f}% | "
-                 f"{x['median_speed']:.2f} | {100 * x['skating']:.1f}% | {x['sliding']:.2f} | {100 * x['planted']:.0f}% | "
+                 f"{x['median_speed']:.2f} | {100 * x['skating']:.1f}% | {x['sliding_cm']:.1f} | {100 * x['planted']:.0f}% | "
                  f"{100 * x['height_ok']:.0f}% |")
     p = r["pushes"]
     L += ["\n## Pushes while walking\n", (f"Back in the data: distance to the nearest captured state under "

@@ -28,7 +28,8 @@ from motionctl.engines.field.states import (
 )
 from motionctl.engines.field.values import Anchors
 from motionctl.errors import MotionctlError
-from motionctl.evaluate.scoreboard import foot_skating, response_time
+from motionctl.body.contacts import foot_skating
+from motionctl.evaluate.scoreboard import response_time
 from motionctl.io.library import import_library
 from motionctl.rootframe import wrap
 from motionctl.play.session import Session

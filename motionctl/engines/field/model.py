@@ -25,7 +25,8 @@ from ...errors import MotionctlError
 from ...jobs import check_stop, progress_range
 from ...rootframe import to_local, wrap
 from ...play.session import State
-from ...play.commands import Command
+from ...play.commands import DEFAULT_SPEED, Command
+from ...tags import ACTIONS, has
 from ...settings import setting
 from ...play.synth import Frames, Step, frame_table
 from ..base import Model, clips_of, fingerprint, sources_of, working_set
@@ -54,9 +55,9 @@ class FieldSettings:
     keep_moving_on_task: bool = setting(True, "Keep Moving on Task", "Direction and line tasks too: their reward "
                                         "also falls below the Keep Moving speed (else the line task can settle "
                                         "into a stop short of the line)", group="Task")
-    k: int = setting(15, "Neighbours", "Captured states blended every frame (k); also the number of actions",
+    k: int = setting(6, "Neighbours", "Captured states blended every frame (k); also the number of actions",
                      min=2, max=64, group="Field")
-    delta: float = setting(0.1, "Drift Correction", "Share of the way pulled toward the nearest captured state "
+    delta: float = setting(0.03, "Drift Correction", "Share of the way pulled toward the nearest captured state "
                            "every frame (δ)", min=0.0, max=1.0, subtype="FACTOR", group="Field")
     mirror: bool = setting(True, "Mirror Clips", "Add left/right mirrored clips (turns both ways)", group="Field")
     fps: float = setting(30.0, "Rate", "Frames per second of the field's states", min=10.0, max=120.0,
@@ -207,10 +208,20 @@ class FieldModel(Model):
         q = self.task.reward(t2, mo) + s.discount * self.task.interpolate(v, t2)
         return q, nxt, mo, nb2, w2
 
+    def first_memory(self, command: Command) -> FieldMemory:
+        """The field's own start for a first command: the captured state whose root velocity is
+        nearest the command's (not the first state: a library's first clip may be anything)."""
+        db = self._need_db()
+        want = command.local_control(0.0)[:2] if command.heading is None else \
+            np.array([0.0, command.speed if command.speed is not None else DEFAULT_SPEED])
+        v = db.x.motion[:, :2] * db.fps
+        cost = np.hypot(*(v - want).T)
+        return self.memory_at(int(np.argmin(cost)))
+
     def decide(self, state: State, command: Command):
         """One frame: the action with the best reward plus value (the passive one with no task)."""
         db, s = self._need_db(), self.settings
-        memory = state.memory if state.memory is not None else self.memory_at(0)
+        memory = state.memory if state.memory is not None else self.first_memory(command)
         if self.task is None or self.values is None:
             nxt, mo, nb2, w2 = db.integrate(memory.state, memory.nb[None], memory.w[None], s.delta, s.k)
             b = 0
@@ -224,7 +235,8 @@ class FieldModel(Model):
             disturbance = self._disturb(chosen, motion, disturbance)
             nb_b, w_b = db.neighbours(chosen, s.k)
             nb2, w2, b = nb_b, w_b, 0
-        frames = Frames(chosen.rot.astype(float), chosen.height.astype(float), motion[None])
+        frames = Frames(chosen.rot.astype(float), chosen.height.astype(float), motion[None],
+                        db.planted(nb2[b][None], w2[b][None]))
         return Step(frames=frames), FieldMemory(chosen, nb2[b], w2[b], disturbance)
 
     def push(self, memory: FieldMemory, impulse) -> FieldMemory:
@@ -333,12 +345,16 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
     from ``cache`` when only the task changed) and the value function."""
     s = settings or FieldSettings()
     clips = clips_of(library)
+    plain = [c for c in clips if not has(c.tags, ACTIONS)]
+    left_out = [c.name for c in clips if has(c.tags, ACTIONS)] if plain else []
+    clips = plain or clips
     work = working_set(clips, s.fps, s.mirror)
     names = [c.name for c in work]
     table = frame_table(work, work[0].skeleton, 0.2)
     db = Database.build(table)
     key = fingerprint(work)
-    summary = {"task": s.task, "states": db.n, "clips": len(clips), "seconds_of_capture": float(db.n / s.fps),
+    summary = {"task": s.task, "states": db.n, "clips": len(clips), "left_out": left_out,
+               "seconds_of_capture": float(db.n / s.fps),
                "feature_dims": int(db.feats.shape[1]), "search_dims": int(db.search.basis.shape[1]),
                "typical_speed": float(np.median(np.hypot(db.x.motion[:, 0], db.x.motion[:, 1])) * s.fps)}
     values = None

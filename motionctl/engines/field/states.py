@@ -219,6 +219,7 @@ class Database:
     feats: np.ndarray
     search: Search
     skeleton: object = None
+    contact: np.ndarray | None = None  # [S, 2] the feet each state's capture plants
 
     @classmethod
     def build(cls, table) -> Database:
@@ -233,7 +234,13 @@ class Database:
         y = velocity_between(rot[row + 1], h[row + 1], rot[row + 2], h[row + 2], mo[row + 2])
         weights = joint_weights(table.skeleton)
         feats = features(x, weights, table.fps)
-        return cls(x, y, row, clip, frame, weights, float(table.fps), feats, Search(feats), table.skeleton)
+        return cls(x, y, row, clip, frame, weights, float(table.fps), feats, Search(feats), table.skeleton,
+                   table.contact[row])
+
+    def planted(self, nb: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """[n, 2] the feet planted in states with neighbours ``nb`` [n, k] and weights ``w``: as in
+        the captured states weighing at least half."""
+        return np.einsum("nk,nkf->nf", w, self.contact[nb].astype(np.float64)) >= 0.5
 
     @property
     def n(self) -> int:
