@@ -14,10 +14,12 @@ or not as its defaults say.  Commands, the same for every engine (seeded):
   same starts: the time until the speed, over a stride, is within 10% of the new one for 0.3 s;
 - a path: a figure of eight of two 3 m circles (37.7 m) at 1.3 m/s from two starts: every frame's
   distance to it and the time taken;
-- variants: the motion graph's Look Ahead policy and motion matching without foot locking (squares);
-- a game pad: four random 30 s traces, a new world direction every 1-3 s (uniform), walking
-  (70%) or running at 3.0 m/s (30%): foot skating, the velocity jumps at switches, the time per
-  decision.
+- variants: the motion graph's Look Ahead policy (a square);
+- a game pad: four random 30 s traces (10 commands a second), a new world direction every 1-3 s
+  (uniform), walking (70%) or running at 3.0 m/s (30%), each played for exactly 30 s: foot skating
+  (``evaluate.looks``: the share of contact frames sliding, the sliding per contact), the poses'
+  distance to the nearest captured pose, the velocity jumps at switches, the time per decision.
+Every engine plays at the Preview panel's defaults (``PlaySettings``: Root Follows Control, Plant Feet).
 Each figure is given as median and p90 over trials, runs, frames, switches or decisions (inf: never
 reached).  The source capture's own skating and frame-to-frame velocity changes stand beside them.
 Memory: the saved model file and what loading it and building its frame table holds (traced).
@@ -39,13 +41,16 @@ from harness import ROOT, add_mocap, default_mocap, write_json, write_markdown  
 from bench.bench_field import TRIALS, load, map_frame  # noqa: E402
 from bench.readme_figures import write_png  # noqa: E402
 from harness import environment, previous  # noqa: E402
+from motionctl.body.contacts import foot_points  # noqa: E402
 from motionctl.engines import ENGINES  # noqa: E402
-from motionctl.evaluate.scoreboard import (discontinuity, follow_path, foot_skating, model_memory,  # noqa: E402
-                                       natural_jumps, picture, response_time, responses, run_of, skating_of,
+from motionctl.body.contacts import points_skating  # noqa: E402
+from motionctl.evaluate.looks import PoseReference, capture_looks, looks  # noqa: E402
+from motionctl.evaluate.scoreboard import (discontinuity, follow_path, model_memory,  # noqa: E402
+                                       natural_jumps, picture, response_time, responses, run_of,
                                        speed_response_time, spread, timed_decisions)
 from motionctl.evaluate.plot import colour_name  # noqa: E402
 from motionctl.play.session import Session  # noqa: E402
-from motionctl.play.commands import Command  # noqa: E402
+from motionctl.play.commands import Command, PlaySettings  # noqa: E402
 from motionctl.settings import from_flat, to_dict  # noqa: E402
 from motionctl.play.synth import frame_table  # noqa: E402
 
@@ -62,6 +67,11 @@ def figure_eight(radius: float = 3.0, n: int = 200) -> np.ndarray:
     left = np.column_stack((radius * (np.cos(t) - 1), radius * np.sin(t)))
     right = np.column_stack((radius * (1 - np.cos(t)), radius * np.sin(t)))
     return np.concatenate((left, right[1:]))
+
+
+PAD_RATE = 10.0  # commands per second of the game pad, whatever the engine's decision rate
+PAD_SECONDS = 30.0
+PLAY = PlaySettings()  # every engine plays as the Preview panel plays it by default
 
 
 def game_pad(rng, seconds: float, rate: float, yaw0: float) -> list:
@@ -84,11 +94,10 @@ def starts_in(source_table, table) -> list:
 
 
 # Besides every engine at its defaults, a few documented settings worth seeing beside them.
-VARIANTS = {"graph:lookahead": ("Motion Graph, Look Ahead", {"policy": "lookahead"}),
-            "matching:unlocked": ("Motion Matching, no foot locking", {"foot_lock": False})}
+VARIANTS = {"graph:lookahead": ("Motion Graph, Look Ahead", {"policy": "lookahead"})}
 
 
-def score(key: str, clips, source_table, quick: bool, folder: str) -> dict:
+def score(key: str, clips, source_table, quick: bool, folder: str, reference: PoseReference) -> dict:
     name = key.partition(":")[0]
     engine = ENGINES[name]
     label, flat = VARIANTS.get(key, (engine.label, {}))
@@ -100,32 +109,41 @@ def score(key: str, clips, source_table, quick: bool, folder: str) -> dict:
     table = model.play(clips)
     starts = starts_in(source_table, table)[: 2 if quick else None]
     rng = np.random.default_rng(7)
-    row = {"engine": name, "variant": key, "label": label, "settings": to_dict(settings), "train_seconds": train,
-           **model_memory(path, clips), "summary": model.summary()}
+    row = {"engine": name, "variant": key, "label": label, "settings": to_dict(settings), "play": to_dict(PLAY),
+           "train_seconds": train, **model_memory(path, clips), "summary": model.summary()}
     angles = ANGLES[::3] if quick else ANGLES
     t = time.perf_counter()
-    row["direction_s"] = [response_time(model, table, f, float(np.radians(a))) for f in starts for a in angles]
-    speed = [speed_response_time(model, table, f, a, b) for f in starts for a, b in SPEEDS]
+    row["direction_s"] = [response_time(model, table, f, float(np.radians(a)), play=PLAY) for f in starts for a in angles]
+    speed = [speed_response_time(model, table, f, a, b, play=PLAY) for f in starts for a, b in SPEEDS]
     row["speed_s"], row["speed_settled"] = [x["speed"] for x in speed], [x["settled"] for x in speed]
-    paths = [follow_path(model, table, f, figure_eight(), WALK_SPEED) for f in starts[:2]]
+    paths = [follow_path(model, table, f, figure_eight(), WALK_SPEED, play=PLAY) for f in starts[:2]]
     row["path_error_m"] = np.concatenate([p["errors"] for p in paths]).tolist()
     row["path_seconds"] = [p["seconds"] if p["reached"] else np.inf for p in paths]
-    runs, decide_ms, jumps_deg, jumps_m, pad_dir = [], [], [], [], []
+    runs, feet, poses, decide_ms, jumps_deg, jumps_m, pad_dir, lengths = [], [], [], [], [], [], [], []
     for k in range(2 if quick else 4):
-        session = Session(model, table, frame=starts[k % len(starts)])
-        decide_ms += timed_decisions(session, game_pad(rng, 30.0, model.decision_rate, session.synth.yaw)).tolist()
+        session = Session(model, table, frame=starts[k % len(starts)], play=PLAY)
+        commands = game_pad(rng, PAD_SECONDS, PAD_RATE, session.synth.yaw)
+        decide_ms += timed_decisions(session, commands, np.arange(len(commands)) / PAD_RATE, PAD_SECONDS).tolist()
         run = run_of(session)
-        runs.append(foot_skating(run.clip))
+        runs.append(looks(run.clip, reference, PAD_SECONDS))
+        feet.append(foot_points(run.clip))
+        poses.append(reference.distance(run.clip))
+        lengths.append(run.clip.n_frames / run.clip.fps)
         d = discontinuity(run)
         jumps_deg += d["deg_s"].tolist()
         jumps_m += d["m_s"].tolist()
         pad_dir += responses(run, "direction").tolist()
     row["play_seconds"] = time.perf_counter() - t
-    row["skating"] = [r["skating"] for r in runs]
-    row["sliding"] = [r["sliding"] for r in runs]
-    row["jump_deg_s"], row["jump_m_s"], row["switches_per_s"] = jumps_deg, jumps_m, len(jumps_deg) / (30.0 * len(runs))
+    pooled = points_skating(feet, table.fps)  # every run's contacts together
+    row["skating"], row["sliding_cm"], row["planted"] = pooled["skating"], pooled["sliding_cm"], pooled["planted"]
+    row["skating_runs"] = [r["skating"] for r in runs]
+    row["pose_distance_p95"] = float(np.percentile(np.concatenate(poses), 95))
+    row["pose_distance_p50"] = float(np.percentile(np.concatenate(poses), 50))
+    row["root_height"] = [r["root_height"] for r in runs]
+    row["run_seconds"], row["trace_seconds"] = lengths, [PAD_SECONDS] * len(lengths)
+    row["jump_deg_s"], row["jump_m_s"], row["switches_per_s"] = jumps_deg, jumps_m, len(jumps_deg) / (PAD_SECONDS * len(runs))
     row["decision_ms"] = decide_ms
-    row["ms_per_second"] = float(np.sum(decide_ms) / (30.0 * len(runs)))
+    row["ms_per_second"] = float(np.sum(decide_ms) / (PAD_SECONDS * len(runs)))
     row["pad_direction_s"] = pad_dir
     return row
 
@@ -172,8 +190,8 @@ def search_speed(clips, fps_list=(30.0, 120.0), seconds: float = 30.0) -> list:
 
 
 def stats(row: dict) -> dict:
-    keys = ("direction_s", "speed_s", "speed_settled", "path_error_m", "path_seconds", "skating", "sliding", "jump_deg_s", "jump_m_s",
-            "decision_ms", "pad_direction_s")
+    keys = ("direction_s", "speed_s", "speed_settled", "path_error_m", "path_seconds", "skating_runs", "jump_deg_s",
+            "jump_m_s", "decision_ms", "pad_direction_s")
     return {k: spread(row[k]) for k in keys}
 
 
@@ -187,17 +205,23 @@ def main():
     t_all = time.perf_counter()
     clips = load(args.mocap)
     source_table = frame_table(clips, clips[0].skeleton, 0.2)
-    src_skate, src_jumps = skating_of(clips), natural_jumps(clips)
-    source = {"skating": src_skate, "jump_deg_s": spread(src_jumps["deg_s"]), "jump_m_s": spread(src_jumps["m_s"])}
+    reference = PoseReference.of(clips)
+    src, src_jumps = capture_looks(clips, reference), natural_jumps(clips)
+    source = {"skating": src["skating"], "sliding_cm": src["sliding_cm"], "planted": src["planted"],
+              "pose_distance_p95": src["pose_distance"]["p95"], "pose_distance_p50": src["pose_distance"]["p50"],
+              "root_height": src["root_height"], "jump_deg_s": spread(src_jumps["deg_s"]),
+              "jump_m_s": spread(src_jumps["m_s"])}
     print(json.dumps({"source": source}), flush=True)
     search = [] if args.quick else search_speed(clips)
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for name in args.engines.split(","):
-            row = score(name, clips, source_table, args.quick, folder)
+            row = score(name, clips, source_table, args.quick, folder, reference)
             row["stats"] = stats(row)
             rows.append(row)
             print(json.dumps({"engine": name, "train_seconds": row["train_seconds"], "play_seconds": row["play_seconds"],
+                              "skating": row["skating"], "sliding_cm": row["sliding_cm"],
+                              "pose_distance_p95": row["pose_distance_p95"], "run_seconds": row["run_seconds"],
                               **{k: v for k, v in row["stats"].items()}}), flush=True)
     results = {"command": "python bench/bench_scoreboard.py" + (" --quick" if args.quick else ""),
                "clips": [c.name for c in clips], "trials": {"angles": ANGLES, "speeds": SPEEDS, "starts": STARTS},
@@ -226,23 +250,30 @@ def write(r: dict, quick: bool) -> None:
              f"16_08, 16_{TRIALS[1]} - 16_{TRIALS[-1]}); every engine at its defaults; wall "
              f"{r['wall_seconds']:.0f} s on {r['environment'].get('cores')} cores.  Each cell: median / p90 "
              "(never: not reached within 6 s).", "",
-             "| engine | direction s | speed s | speed reached | path error m | path s (ideal 29) | skating % | sliding m/s | "
-             "jump °/s | jump m/s | switches /s | ms per decision | ms per s | train s | file KB | held MB |",
-             "| --- |" + " ---: |" * 15]
+             "| engine | direction s | speed s | speed reached | path error m | path s (ideal 29) | skating % | sliding cm | "
+             "pose cm (p95) | run s / trace s | jump °/s | jump m/s | switches /s | ms per decision | ms per s | train s | "
+             "file KB | held MB |",
+             "| --- |" + " ---: |" * 17]
     for row in r["rows"]:
         s = row["stats"]
         lines.append(f"| {row['label']} | {fmt(s['direction_s'])} | {fmt(s['speed_s'])} | {fmt(s['speed_settled'], '%', 100, 0)} | {fmt(s['path_error_m'])} | "
-                     f"{fmt(s['path_seconds'], digits=0)} | {fmt(s['skating'], scale=100, digits=1)} | "
-                     f"{fmt(s['sliding'])} | {fmt(s['jump_deg_s'], digits=0)} | {fmt(s['jump_m_s'])} | "
+                     f"{fmt(s['path_seconds'], digits=0)} | {100 * row['skating']:.1f} | {row['sliding_cm']:.1f} | "
+                     f"{100 * row['pose_distance_p95']:.1f} | {np.mean(row['run_seconds']):.2f} / {np.mean(row['trace_seconds']):.2f} | "
+                     f"{fmt(s['jump_deg_s'], digits=0)} | {fmt(s['jump_m_s'])} | "
                      f"{row['switches_per_s']:.1f} | {fmt(s['decision_ms'], digits=3)} | {row['ms_per_second']:.1f} | "
                      f"{row['train_seconds']:.1f} | {row['file_bytes'] / 1024:.0f} | {row['held_bytes'] / 2**20:.1f} |")
-    lines.append(f"| source capture | — | — | — | — | — | {100 * src['skating']['skating']:.1f} | "
-                 f"{src['skating']['sliding']:.2f} | {fmt(src['jump_deg_s'], digits=0)} | {fmt(src['jump_m_s'])} "
-                 "| — | — | — | — | — | — |")
-    lines += ["", "Skating, sliding and jumps are measured on the game-pad runs; the jump columns are the largest "
+    lines.append(f"| source capture | — | — | — | — | — | {100 * src['skating']:.1f} | {src['sliding_cm']:.1f} | "
+                 f"{100 * src['pose_distance_p95']:.1f} (held-out) | — | {fmt(src['jump_deg_s'], digits=0)} | "
+                 f"{fmt(src['jump_m_s'])} | — | — | — | — | — | — |")
+    lines += ["", "Every engine plays as the Preview panel plays it by default (Root Follows Control "
+              f"{r['rows'][0]['play']['warp'] if r['rows'] else 1.0:g}, Plant Feet on).  Skating (share of contact frames whose foot "
+              "slides faster than 0.5 m/s, ``evaluate.looks``), sliding (cm per contact, median), pose distance (to the "
+              "nearest captured pose; the capture's: each clip against the others) and jumps are measured on the "
+              "game-pad runs, each played for exactly its trace's 30 s; the jump columns are the largest "
               "joint-velocity change across each switch (the source capture's row: across every frame, what a "
-              "seamless switch would show).  ms per s: decision time per second of motion (an engine deciding "
-              "every frame makes 30 decisions a second).", ""]
+              "seamless switch would show).  ms per decision: the engine's choice, its synthesis and the feet's "
+              "locking; ms per s: decision time per second of motion (an engine deciding every frame makes 30 "
+              "decisions a second).", ""]
     if r.get("matching_search"):
         lines += ["## Motion matching's search", "", "Exact nearest frame for the queries of a 30 s game-pad run, "
                   "over the locomotion frames (unbounded; bounded: by the cost of playing on, as the engine asks).", "",
@@ -260,7 +291,8 @@ def write(r: dict, quick: bool) -> None:
     if prev:
         lines += [f"Previous run ({prev['environment'].get('commit', '?')[:7]}): " + "; ".join(
             f"{p['label']} direction {fmt(p['stats']['direction_s'])} s, skating "
-            f"{fmt(p['stats']['skating'], scale=100, digits=1)}%" for p in prev["rows"]), ""]
+            f"{100 * p['skating'] if isinstance(p['skating'], float) else fmt(spread(p['skating']), scale=100, digits=1)}%"
+            for p in prev["rows"]), ""]
     lines += ["![response time against foot skating](scoreboard.png)", "",
               "Response time to a new direction (median) against foot skating (median), one point per engine; "
               "dashed: the source capture's skating; a cross at the top: the median was never reached.  Colours: "
@@ -272,10 +304,10 @@ def write(r: dict, quick: bool) -> None:
 
 def scoreboard_picture(r: dict) -> np.ndarray:
     """The Compare box's plot of every row (variants as squares), top-down for the PNG."""
-    rows = [{"engine": row["engine"], "skating": row["stats"]["skating"]["median"],
+    rows = [{"engine": row["engine"], "skating": row["skating"],
              "direction_s": row["stats"]["direction_s"], "marker": "s" if ":" in row.get("variant", "") else "o"}
             for row in r["rows"]]
-    img, _ = picture(rows, r["source"]["skating"]["skating"], width=480, height=300)
+    img, _ = picture(rows, r["source"]["skating"], width=480, height=300)
     return img[::-1]
 
 

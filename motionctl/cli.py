@@ -26,7 +26,9 @@ import time
 
 import numpy as np
 
+from .engines.base import summary_lines
 from .errors import MotionctlError
+from .evaluate.looks import model_looks
 from .evaluate.room.settings import RoomSettings
 from .io.library import ImportSettings, import_library, load_clip
 from .play.commands import PlaySettings
@@ -129,23 +131,23 @@ def fit_and_save(engine, args, paths, **fit_args):
     t0 = time.perf_counter()
     model = engine.fit(db, settings, **fit_args)
     model.info["sources"] = sources
+    model.info.update(model_looks(model, db))
     written = model.save(out)
     print(json.dumps({k: v for k, v in model.summary().items() if k != "sources"}, default=str))
+    for text, warning in summary_lines(engine, model.summary()):
+        if warning:
+            print(f"warning: {text}", file=sys.stderr)
     print(f"wrote {written} ({time.perf_counter() - t0:.1f} s)")
     return model, written
 
 
-def read_commands(args, model):
-    """Commands for a run: a trace file's controls, else a generated evaluation player."""
-    from .play.commands import EVALUATION_PLAYER, generate_trace, read_trace, resample_trace, scale_player
-    from .play.commands import commands_from_controls
+def read_run_trace(args, model):
+    """The trace a run plays: a trace file, else a generated evaluation player."""
+    from .play.commands import EVALUATION_PLAYER, generate_trace, read_trace, scale_player
 
     if args.trace:
-        trace = read_trace(args.trace)
-    else:
-        trace = generate_trace(scale_player(EVALUATION_PLAYER, model.top_speed), args.trace_seconds, 10.0, args.seed)
-    samples = resample_trace(trace.samples, trace.rate, model.decision_rate)
-    return commands_from_controls(samples)
+        return read_trace(args.trace)
+    return generate_trace(scale_player(EVALUATION_PLAYER, model.top_speed), args.trace_seconds, 10.0, args.seed)
 
 
 def cmd_run(engine, args) -> int:
@@ -161,12 +163,12 @@ def cmd_run(engine, args) -> int:
         raise MotionctlError(f"--model: {args.model} is a {model.engine} model, not {engine.name}")
     out = out_path(args.out, ".bvh")
     table = model.frame_table(model_clips(model, args))
-    commands = read_commands(args, model)
-    session = Session(model, table, warp=from_args(PlaySettings, args).warp)
-    clip = session.run(commands)
-    clip.name = os.path.splitext(os.path.basename(out))[0]
+    trace = read_run_trace(args, model)
+    session = Session(model, table, play=from_args(PlaySettings, args))
+    clip = session.play_trace(trace, name=os.path.splitext(os.path.basename(out))[0])
     write_bvh(clip, out)
-    print(f"wrote {out}: {len(commands)} decisions, {clip.n_frames} frames ({clip.duration:.1f} s)")
+    print(f"wrote {out}: {len(session.steps)} decisions, {clip.n_frames} frames ({clip.duration:.2f} s, the trace "
+          f"{trace.duration:.2f} s)")
     return 0
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from ..motionctl import quat
 from ..motionctl.clip import Clip, resample
 from ..motionctl.skeleton import Skeleton
-from .compat import assign_action, new_action, new_fcurve
+from .compat import assign_action, emptied_action, new_action, new_fcurve
 
 LINEAR = 1  # keyframe interpolation enum value
 
@@ -115,8 +115,8 @@ def set_keys(fc, times: np.ndarray, values: np.ndarray) -> None:
 
 
 def bake_clip(ob, clip: Clip, action_name: str, frame_start: int = 1, scene_fps: float | None = None,
-              root_motion: str = "BONE", assign: bool = True):
-    """Bake ``clip`` onto armature ``ob`` as a new action.
+              root_motion: str = "BONE", assign: bool = True, into=None):
+    """Bake ``clip`` onto armature ``ob`` as a new action (``into``: refill that action instead).
 
     scene_fps  when given, the clip is first resampled to it (slerp) and keyed on every frame;
                None keys one frame per captured frame (Blender's BVH importer does the same).
@@ -128,7 +128,7 @@ def bake_clip(ob, clip: Clip, action_name: str, frame_start: int = 1, scene_fps:
         raise ValueError(f"armature {ob.name!r} does not have the joints of clip {clip.name!r}")
     basis, loc, moving, object_loc = pose_channels(ob, clip, root_motion)
     times = frame_start + np.arange(clip.n_frames, dtype=np.float64)
-    act, slot, channels = new_action(action_name)
+    act, slot, channels = new_action(action_name) if into is None else emptied_action(into)
     for j, jname in enumerate(names):
         esc = bpy.utils.escape_identifier(jname)
         for i in range(4):

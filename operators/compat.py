@@ -43,6 +43,22 @@ def new_action(name: str, id_root: str = "OBJECT"):
     return act, slot, strip.channelbag(slot, ensure=True)
 
 
+def emptied_action(act):
+    """``new_action``'s (action, slot, container) for an existing action, its F-curves removed:
+    baking the same run again refills it instead of making "name.001"."""
+    if not SLOTTED_ACTIONS:
+        for fc in list(act.fcurves):
+            act.fcurves.remove(fc)
+        return act, None, act
+    slot = act.slots[0] if len(act.slots) else act.slots.new(id_type="OBJECT", name=SLOT_NAME)
+    layer = act.layers[0] if len(act.layers) else act.layers.new("Layer")
+    strip = layer.strips[0] if len(layer.strips) else layer.strips.new(type="KEYFRAME")
+    bag = strip.channelbag(slot, ensure=True)
+    for fc in list(bag.fcurves):
+        bag.fcurves.remove(fc)
+    return act, slot, bag
+
+
 def new_fcurve(channels, path: str, index: int, group: str):
     """An F-curve in ``channels`` (from ``new_action``) in the group named ``group``."""
     if FCURVE_GROUP_NAME:

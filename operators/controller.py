@@ -14,6 +14,7 @@ import json
 import bpy
 
 from ..motionctl.engines import ENGINES, train_to_file
+from ..motionctl.evaluate.looks import model_looks
 from ..motionctl.play.commands import read_trace
 from ..motionctl.errors import MotionctlError
 from ..motionctl.engines.base import summary_lines
@@ -31,7 +32,7 @@ def fit_to_file(engine: str, database: str, clip_tags: dict, settings_obj, out_p
     finished: a cancelled job writes nothing).  Returns {"path", "summary"}."""
     clips = load_clips(database, clip_tags)
     model, path = train_to_file(engine, clips, settings_obj, out_path, progress=progress, should_stop=should_stop,
-                                cache=cache)
+                                cache=cache, check=model_looks)
     return {"path": path, "summary": model.summary(), "picture": model.picture()}
 
 

@@ -12,15 +12,17 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 
 import bpy
 import numpy as np
 
 from ..motionctl.clip import MotionDatabase
-from ..motionctl.play.commands import Command, Trace, commands_from_controls, load_timeline, read_trace, resample_trace, save_timeline, write_trace
+from ..motionctl.play.commands import Command, PlaySettings, Trace, load_timeline, read_trace, save_timeline, write_trace
 from ..motionctl.errors import MotionctlError
 from ..motionctl.rootframe import to_world, yaw_of
 from ..motionctl.engines import ENGINES
+from ..motionctl.evaluate.looks import PoseReference
 from ..motionctl.evaluate.scoreboard import compare, measure, picture, timeline
 from ..motionctl.play.session import Session
 from .armature import PoseWriter, bake_clip
@@ -29,6 +31,7 @@ from .cache import cache_path, resolve, stored
 from .common import (chosen_group, group_clips, model_entry, model_file, report_error, settings, target_armature,
                      trained_model)
 from .controller import show_picture
+from .props import settings_from
 from .state import STATE
 
 ARROWS = {"forward": "UP_ARROW", "back": "DOWN_ARROW", "left": "LEFT_ARROW", "right": "RIGHT_ARROW"}
@@ -188,10 +191,13 @@ def keep_run(context, clip, source: str, figures: dict | None = None, clock=None
     db = MotionDatabase(clip.skeleton, [clip])
     st.last_run = stored(db.save(cache_path(context, "lastrun")))
     st.preview.session_frames = clip.n_frames
+    st.preview.session_seconds = clip.n_frames / clip.fps
+    st.preview.run_id = uuid.uuid4().hex
     st.preview.run_source = source
     if figures is not None:
         label = ENGINES[engine].label if engine in ENGINES else engine
-        st.preview.run_commands = stored(save_timeline(cache_path(context, "lastcommands"), *clock, {"engine": engine}))
+        st.preview.run_commands = stored(save_timeline(cache_path(context, "lastcommands"), *clock,
+                                                       {"engine": engine, "seconds": clip.n_frames / clip.fps}))
         show_compare(context, {"rows": [{"engine": engine, "label": label, **figures}], "source": None})
 
 
@@ -243,7 +249,7 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
         self.pushed = None  # (impulse [2], until): the last push, drawn for a moment
         self.mouse = None  # the floor point under the mouse, when it steers
         self.writer = PoseWriter(self.ob)
-        self.session = Session(self.model, table, warp=self.prefs.warp)
+        self.session = Session(self.model, table, play=settings_from(PlaySettings, self.prefs))
         self.command = Command()
         self.last = time.perf_counter()
         wm = context.window_manager
@@ -352,16 +358,17 @@ def draw_drive(op) -> None:
     gpu.state.line_width_set(1.0)
 
 
-def play_job(model, table, commands, warp, progress=None, should_stop=None):
-    """Worker job: a session driven by a trace's commands; returns the run as a Clip, its figures
-    and its commands on their clock."""
+def play_job(model, table, times, commands, seconds, play, progress=None, should_stop=None):
+    """Worker job: a session playing a trace's commands on their clock, exactly as long as the
+    trace (``Session.play``); returns the run as a Clip, its figures and its commands on their clock."""
     if progress:
-        progress(0.1, f"running {len(commands)} decisions")
-    session = Session(model, table, warp=warp)
-    clip = session.run(commands, should_stop, "trace_run")
+        progress(0.1, f"playing {seconds:.1f} s")
+    session = Session(model, table, play=play)
+    clip = session.play(times, commands, seconds, should_stop, "trace_run")
     if progress:
         progress(0.9, "measuring the run")
-    return {"clip": clip, "figures": measure(session), "clock": timeline(session)}
+    return {"clip": clip, "figures": measure(session, PoseReference.of(table.clips), seconds),
+            "clock": timeline(session)}
 
 
 class MOTIONCTL_OT_play_trace(BackgroundJobOperator, bpy.types.Operator):
@@ -378,10 +385,10 @@ class MOTIONCTL_OT_play_trace(BackgroundJobOperator, bpy.types.Operator):
             raise MotionctlError("choose a trace file to play")
         trace = read_trace(bpy.path.abspath(prefs.trace_path))
         goals = goal_objects(context, model)
-        commands = [with_goals(c, goals) for c in
-                    commands_from_controls(resample_trace(trace.samples, trace.rate, model.decision_rate))]
+        commands = [with_goals(c, goals) for c in trace.commands()]
         self._engine = model.engine
-        return play_job, {"model": model, "table": table, "commands": commands, "warp": prefs.warp}
+        return play_job, {"model": model, "table": table, "times": trace.clock(), "commands": commands,
+                          "seconds": trace.duration, "play": settings_from(PlaySettings, prefs)}
 
     def finish(self, context, result) -> None:
         keep_run(context, result["clip"], "trace", result["figures"], result["clock"], self._engine)
@@ -401,7 +408,7 @@ class MOTIONCTL_OT_compare(BackgroundJobOperator, bpy.types.Operator):
         path = resolve(st.preview.run_commands)
         if not path:
             raise MotionctlError("drive the character or play a trace first: Compare replays its commands")
-        times, commands, _ = load_timeline(path)
+        times, commands, meta = load_timeline(path)
         clips = group_clips(context)
         group = chosen_group(context)
         players = [(name, engine.label, model_file(group, name)) for name, engine in ENGINES.items()
@@ -409,7 +416,7 @@ class MOTIONCTL_OT_compare(BackgroundJobOperator, bpy.types.Operator):
         if not players:
             raise MotionctlError("train at least one engine on this clip group first (Controller panel)")
         return compare, {"players": players, "times": times, "commands": commands, "clips": clips,
-                         "warp": st.preview.warp}
+                         "play": settings_from(PlaySettings, st.preview), "seconds": meta.get("seconds")}
 
     def finish(self, context, result) -> None:
         show_compare(context, result)
@@ -421,8 +428,14 @@ def bake_last(context, target=None):
     clip = last_run(context)
     target = target or target_armature(context, what="Bake")
     scene = context.scene
+    same = [a for a in bpy.data.actions if prefs.run_id and a.get("motionctl_run") == prefs.run_id
+            and a.library is None]  # this run baked before (Play Trace bakes at once): refill it
     act = bake_clip(target, clip, prefs.action_name, frame_start=prefs.frame_start,
-                    scene_fps=scene.render.fps / scene.render.fps_base, root_motion=prefs.root_motion)
+                    scene_fps=scene.render.fps / scene.render.fps_base, root_motion=prefs.root_motion,
+                    into=same[0] if same else None)
+    act["motionctl_run"] = prefs.run_id
+    if same and prefs.action_name and act.name != prefs.action_name and prefs.action_name not in bpy.data.actions:
+        act.name = prefs.action_name
     scene.frame_start, scene.frame_end = (int(x) for x in act.frame_range)
     return act
 

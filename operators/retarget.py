@@ -18,7 +18,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from ..motionctl import quat
 from ..motionctl.clip import resample
 from ..motionctl.engines import ENGINES, load_model
-from ..motionctl.play.commands import commands_from_controls, read_trace, resample_trace
+from ..motionctl.play.commands import PlaySettings, read_trace
 from ..motionctl.errors import MotionctlError
 from ..motionctl.jobs import check_stop
 from ..motionctl.retarget import (RetargetSettings, Rig, auto_map, find_roles, load_preset, quality, retarget,
@@ -31,6 +31,7 @@ from .background import BackgroundJobOperator
 from .common import (chosen_group, clip_tags, database_path, load_clips, model_entry, model_file, report_error, settings,
                      ticked_clip_tags)
 from .preview import last_run
+from .props import settings_from
 
 ROOT_BONE = "root"
 
@@ -166,7 +167,7 @@ def push_to_nla(ob, actions: list, track_name: str) -> None:
 
 
 def retarget_job(target: Rig, mapping: dict, options: RetargetSettings, fps: float, clips=None, database="",
-                 clip_tags=None, model="", traces=(), warp=1.0, progress=None, should_stop=None) -> dict:
+                 clip_tags=None, model="", traces=(), play=None, progress=None, should_stop=None) -> dict:
     """Worker: the clips (given, or ``clip_tags``' clips loaded from the group's ``database``), or, with
     a ``model`` file, every trace in ``traces`` [(name, path)] played through it; each retargeted at
     the scene's ``fps``.  An empty ``mapping`` is made automatically.
@@ -176,10 +177,7 @@ def retarget_job(target: Rig, mapping: dict, options: RetargetSettings, fps: flo
     if model:
         model = load_model(model)
         player = (model, model.frame_table([c for _, c in clips]))
-        items = []
-        for name, path in traces:
-            trace = read_trace(path)
-            items.append((name, commands_from_controls(resample_trace(trace.samples, trace.rate, model.decision_rate))))
+        items = [(name, read_trace(path)) for name, path in traces]
     source = Rig.from_skeleton(clips[0][1].skeleton, name="motionctl clips")
     mapping = mapping or auto_map(source, target)
     rs, rt = find_roles(source), find_roles(target)
@@ -189,7 +187,7 @@ def retarget_job(target: Rig, mapping: dict, options: RetargetSettings, fps: flo
         if progress is not None:
             progress(i / max(len(items), 1), f"{name} ({i + 1} of {len(items)})")
         if player is not None:
-            item = Session(*player, warp=warp).run(item, should_stop, name)
+            item = Session(*player, play=play or PlaySettings()).play_trace(item, should_stop, name)
         clip = replace(resample(item, fps), name=name)
         res = retarget(clip, source, target, mapping, options, rs, rt)
         out.append((res, quality(res, clip, source, target)))
@@ -219,7 +217,7 @@ def what_to_retarget(context, what: str) -> dict:
             raise MotionctlError(f"train a {ENGINES[st.engine].label} model on {group.name!r} first (Controller panel)")
         paths = [bpy.path.abspath(t.path) for t in st.traces]
         return {"database": database_path(group), "clip_tags": clip_tags(st, group),
-                "model": model_file(group, st.engine), "warp": st.preview.warp,
+                "model": model_file(group, st.engine), "play": settings_from(PlaySettings, st.preview),
                 "traces": [(bpy.path.display_name_from_filepath(p), p) for p in paths]}
     raise MotionctlError(f"unknown retarget source {what!r}")
 

@@ -146,7 +146,8 @@ class MOTIONCTL_PT_preview(MotionPanel, Panel):
         if not draw_job(layout, st, "Play Trace"):
             layout.operator("motionctl.play_trace", icon="FILE_MOVIE")
         box = layout.box()
-        box.label(text=f"Bake ({p.session_frames} frames {p.run_source or 'driven'})")
+        fps = context.scene.render.fps / context.scene.render.fps_base
+        box.label(text=f"Bake ({round(p.session_seconds * fps)} frames at {fps:g} fps, {p.run_source or 'driven'})")
         box.prop(p, "action_name")
         box.prop(p, "frame_start")
         box.prop(p, "root_motion")
@@ -160,6 +161,11 @@ def _cell(s: dict, digits: int = 1) -> str:
     if not s or not s.get("n"):
         return "—"
     return " / ".join("never" if v is None or v == float("inf") else f"{v:.{digits}f}" for v in (s["median"], s["p90"]))
+
+
+def _pose(p, what: str = "p95") -> str:
+    """", poses N cm from capture (what)" of a pose distance, or nothing."""
+    return f", poses {100 * p['p95']:.0f} cm from capture ({what})" if p and p.get("p95") is not None else ""
 
 
 def draw_compare(layout, st) -> None:
@@ -176,11 +182,16 @@ def draw_compare(layout, st) -> None:
     else:
         source = result.get("source")
         if source:
-            box.label(text=f"source capture: skating {100 * source['skating']:.0f}%, sliding {source['sliding']:.2f} m/s")
+            box.label(text=f"source capture: skating {100 * source['skating']:.0f}%, sliding {source['sliding_cm']:.1f} cm"
+                           + _pose(source.get("pose_distance"), "held-out"))
         for r in result["rows"]:
             col = box.column(align=True)
-            col.label(text=f"{r['label']} ({r['seconds']:.0f} s, {r['switches']} switches)")
-            col.label(text=f"  skating {100 * r['skating']:.0f}%, sliding {r['sliding']:.2f} m/s")
+            length = f"{r['seconds']:.1f} s" + (f" of a {r['trace_seconds']:.1f} s trace" if r.get("trace_seconds") else "")
+            col.label(text=f"{r['label']} ({length}, {r['switches']} switches)")
+            col.label(text=f"  skating {100 * r['skating']:.0f}%, sliding {r['sliding_cm']:.1f} cm per step"
+                           + _pose(r.get("pose_distance")))
+            for miss in r.get("missed", []):
+                col.label(text=f"  {miss}", icon="ERROR")
             col.label(text=f"  new direction {_cell(r['direction_s'])} s, new speed {_cell(r['speed_s'])} s "
                            f"(median / p90, {r['direction_s']['n']} + {r['speed_s']['n']} changes)")
             col.label(text=f"  jump at a switch {_cell(r['jump_deg_s'], 0)} °/s, {_cell(r['jump_m_s'], 2)} m/s")

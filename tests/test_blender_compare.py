@@ -35,7 +35,9 @@ def test_a_played_run_is_measured_and_compared_across_engines(scene, ext, tmp_pa
     assert bpy.ops.motionctl.play_trace() == {"FINISHED"}
     played = json.loads(st.preview.compare)
     (row,) = played["rows"]
-    assert row["engine"] == "matching" and 0.0 <= row["skating"] <= 1.0 and row["seconds"] > 7.0
+    assert row["engine"] == "matching" and 0.0 <= row["skating"] <= 1.0
+    assert row["seconds"] == pytest.approx(8.0) == row["trace_seconds"]  # as long as the trace, exactly
+    assert 0.0 < row["pose_distance"]["p50"] <= row["pose_distance"]["p95"] < 0.5
     assert 0 < row["jump_deg_s"]["n"] <= row["switches"]
     image = bpy.data.images.get(ext.operators.preview.COMPARE_IMAGE)
     assert image is not None and image.size[0] > 100
@@ -43,7 +45,9 @@ def test_a_played_run_is_measured_and_compared_across_engines(scene, ext, tmp_pa
     assert bpy.ops.motionctl.compare() == {"FINISHED"}
     compared = json.loads(st.preview.compare)
     assert [r["engine"] for r in compared["rows"]] == ["fragments", "matching"]
-    assert 0.0 < compared["source"]["skating"] < 1.0
+    assert 0.0 <= compared["source"]["skating"] <= 0.05  # clean capture scores clean
+    assert compared["source"]["pose_distance"]["p95"] > 0.0  # held-out capture against the rest
+    assert all(r["seconds"] == pytest.approx(8.0) for r in compared["rows"])
     # The matching row is the same replay the metrics module makes from the stored commands.
     from motionctl.engines import load_model
     from motionctl.evaluate.scoreboard import measure, replay
@@ -53,7 +57,10 @@ def test_a_played_run_is_measured_and_compared_across_engines(scene, ext, tmp_pa
     assert meta["engine"] == "matching" and len(commands) == len(times) > 0
     model = load_model(bpy.path.abspath(next(m.path for m in st.groups[0].models if m.engine == "matching")))
     clips = ext.operators.common.group_clips(bpy.context)
-    direct = measure(replay(model, model.play(clips), times, commands, warp=st.preview.warp))
+    from motionctl.play.commands import PlaySettings
+
+    play = PlaySettings(warp=st.preview.warp, plant_feet=st.preview.plant_feet)
+    direct = measure(replay(model, model.play(clips), times, commands, meta["seconds"], play))
     got = compared["rows"][1]
     assert got["skating"] == pytest.approx(direct["skating"]) and got["switches"] == direct["switches"]
     assert np.isclose(got["seconds"], direct["seconds"])

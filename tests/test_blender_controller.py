@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from blender_scene import use_demo_clips
 
-from motionctl.play.commands import PlayerSettings, commands_from_controls, generate_trace, resample_trace, write_trace
+from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
+from motionctl.play.commands import PlaySettings
 from motionctl.play.session import Session
 
 pytestmark = pytest.mark.blender
@@ -62,6 +63,10 @@ def test_train_runs_to_completion_then_warm_starts(library):
     path = bpy.path.abspath(entry.path)
     assert os.path.exists(path) and s["converged"] and not s["warm"]
     assert s["fragments"] > 500 and 0 < s["percent_of_optimal"] <= 100.0 + 1e-6
+    # the summary box shows how a check run looks beside the capture (issue 34)
+    run, capture = s["looks"]["run"], s["looks"]["capture"]
+    assert "(capture " in s["looks_skating"] and "held-out capture" in s["looks_pose"]
+    assert run["skating"] <= capture["skating"] + 0.05 and s["looks_missed"] == []
     first = s["improvements"]
     st.engines.fragments.w_t = 8.0  # retune one weight: the fragment model is reused, the values warm-start
     assert bpy.ops.motionctl.train(engine="fragments") == {"FINISHED"}
@@ -144,13 +149,27 @@ def test_played_trace_bakes_to_the_synthesized_motion(library, ext, tmp_path):
     ob = st.groups[0].armature
     assert ob.animation_data.action.name == "played"
     model, table, _ = ext.operators.preview.playable(bpy.context)
-    commands = commands_from_controls(resample_trace(trace.samples, trace.rate, model.decision_rate))
-    clip = Session(model, table, warp=st.preview.warp).run(commands)
+    play = PlaySettings(warp=st.preview.warp, plant_feet=st.preview.plant_feet)
+    clip = Session(model, table, play=play).play_trace(trace)
     pos, _ = clip.world()
     assert int(ob.animation_data.action.frame_range[1]) == clip.n_frames  # 60 fps scene, start frame 1
     for f in (0, 17, 240, clip.n_frames - 1):
         bpy.context.scene.frame_set(f + 1)
         assert np.abs(heads(ob) - pos[f]).max() < 1e-4
+    # The Bake box counts the scene's frames (8 s at its 60 fps), and baking the run Play Trace
+    # already baked refills that action instead of making "played.001".
+    scene = bpy.context.scene
+    assert round(st.preview.session_seconds * scene.render.fps / scene.render.fps_base) == 480 == clip.n_frames
+    before = {a.name for a in bpy.data.actions}
+    act = ob.animation_data.action
+    assert bpy.ops.motionctl.bake_run() == {"FINISHED"}
+    assert {a.name for a in bpy.data.actions} == before and ob.animation_data.action == act
+    bpy.context.scene.frame_set(241)
+    assert np.abs(heads(ob) - pos[240]).max() < 1e-4  # still the run, keyed once
+    scene.render.fps = 30  # another scene rate: the box and the bake follow it
+    assert bpy.ops.motionctl.bake_run() == {"FINISHED"}
+    assert int(ob.animation_data.action.frame_range[1]) == 240 and {a.name for a in bpy.data.actions} == before
+    scene.render.fps = 60
 
 
 def test_driving_streams_poses_and_records_a_trace(library, ext):
@@ -159,7 +178,7 @@ def test_driving_streams_poses_and_records_a_trace(library, ext):
     assert bpy.ops.motionctl.train(engine="fragments") == {"FINISHED"}
     pv = ext.operators.preview
     model, table, ob = pv.playable(bpy.context)
-    session = Session(model, table, warp=1.0)
+    session = Session(model, table, warp=1.0, plant_feet=False)  # each step as captured: 0.1 s
     writer = ext.operators.armature.PoseWriter(ob)
     held = {"forward"}
     for k in range(120):  # two seconds at 60 ticks per second

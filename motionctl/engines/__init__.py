@@ -36,10 +36,14 @@ def load_model(path) -> Model:
     return engine_of(path).Model.load(path)
 
 
-def train_to_file(engine: str, library, settings, path, *, progress=None, should_stop=None, cache=None):
+def train_to_file(engine: str, library, settings, path, *, progress=None, should_stop=None, cache=None, check=None):
     """Fit ``engine`` and save the model to ``path`` only once training has finished: a cancelled
-    or failed job writes nothing, and an earlier file there stays intact.  Returns (model, path)."""
+    or failed job writes nothing, and an earlier file there stays intact.  ``check(model, library)``,
+    if given, adds figures to the model's summary before it is saved (the panel and the command line
+    pass ``evaluate.looks.model_looks``).  Returns (model, path)."""
     model = ENGINES[engine].fit(library, settings, progress=progress, should_stop=should_stop, cache=cache)
+    if check is not None:
+        model.info.update(check(model, library))
     return model, model.save(path)
 
 

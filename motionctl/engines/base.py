@@ -89,7 +89,11 @@ class Engine:
         return [a for k, names in self.aliases if k == sub for a in names]
 
 
-COMMON_SUMMARY = (("seconds", "seconds to train", "{:.1f}"),)
+COMMON_SUMMARY = (("seconds", "seconds to train", "{:.1f}"),
+                  # how a check run looks beside the capture (``evaluate.looks.model_looks``)
+                  ("looks_skating", "feet sliding", "{}"), ("looks_sliding", "sliding per step", "{}"),
+                  ("looks_pose", "pose distance p95", "{}"))
+COMMON_WARNINGS = (("looks_missed", "looks worse than the capture: {looks_missed}"),)
 
 
 def summary_lines(engine: Engine, summary: dict) -> list:
@@ -104,7 +108,7 @@ def summary_lines(engine: Engine, summary: dict) -> list:
         except (ValueError, TypeError):
             out.append((f"{label}: {v}", False))
     words = {k: ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else v for k, v in summary.items()}
-    for key, text in engine.warnings:
+    for key, text in tuple(engine.warnings) + COMMON_WARNINGS:
         if summary.get(key):
             out.append((text.format_map(words), True))
     return out

@@ -2,12 +2,8 @@
 3.7): by the scoreboard (bench/bench_scoreboard.py), the field's benchmark and the Preview panel's
 Compare box, always from what a ``Session`` played.
 
-Foot skating: a foot (its ankle) is on the floor when it is within ``height`` of its planted
-height (the ankle's 5th-percentile height in the clip: skeletons put the ankle 5-10 cm above
-the sole, and a toe clears the floor by only 1-2 cm in swing, so the lowest point would count a
-swinging foot as planted); the skating share is the share of frames where a foot on the floor
-moves faster than ``speed`` over the ground, the sliding speed the mean ground speed of feet on
-the floor (both in the previous and the next frame).
+How a run looks (feet, poses, length) is ``evaluate.looks``: one module for the scoreboard, the
+Compare box and the command line.
 
 Responses: a command that changes the wanted direction (by at least ``min_change``) or speed
 (by at least 30% and 0.3 m/s) and then holds it starts a trial, when the character's own heading
@@ -37,12 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quat
-from ..body.contacts import foot_skating, skating_of
+from .looks import PoseReference, capture_looks, looks, targets_missed
 from ..engines import load_model
 from ..jobs import check_stop
 from ..rootframe import root_frame, to_local, to_world, wrap, yaw_of
 from ..play.session import Session
-from ..play.commands import Command
+from ..play.commands import Command, PlaySettings
 
 HEADING_TOLERANCE = float(np.radians(5.0))
 SPEED_TOLERANCE = 0.1  # share of the new speed
@@ -205,27 +201,39 @@ def spread(values) -> dict:
     return {"median": q(0.5), "p90": q(0.9), "n": int(len(v))}
 
 
-def measure(session: Session) -> dict:
-    """Everything the Compare box shows of one run: skating, direction and speed responses,
-    discontinuities at switches (each as median, p90 and count)."""
+def measure(session: Session, reference: PoseReference | None = None, trace_seconds: float | None = None) -> dict:
+    """Everything the Compare box shows of one run: how it looks (``looks``: skating, sliding,
+    pose distance against ``reference``, root height, run and trace seconds), direction and speed
+    responses, discontinuities at switches (each as median, p90 and count)."""
     run = run_of(session)
-    pos, _ = run.clip.world()  # once, for skating and jumps
+    pos, _ = run.clip.world()
     disc = discontinuity(run, pos)
     return {"seconds": run.clip.n_frames / run.fps, "decisions": int(len(run.start)),
-            **foot_skating(run.clip, pos=pos),
+            **looks(run.clip, reference, trace_seconds),
             "direction_s": spread(responses(run, "direction")), "speed_s": spread(responses(run, "speed")),
             "switches": int(run.switch.sum()), "jump_deg_s": spread(disc["deg_s"]), "jump_m_s": spread(disc["m_s"])}
 
 
-def timed_decisions(session: Session, commands) -> np.ndarray:
-    """Play ``commands`` one decision each, returning the milliseconds each decision took
-    (``Session.decide``: the engine's choice and its synthesis)."""
-    out = np.empty(len(commands))
-    for i, command in enumerate(commands):
+def timed_decisions(session: Session, commands, times=None, seconds: float | None = None) -> np.ndarray:
+    """Play ``commands`` one decision each (or, with their ``times``, on that clock for exactly
+    ``seconds``, as ``Session.play``), returning the milliseconds each decision took
+    (``Session.decide``: the engine's choice and its synthesis, feet locked)."""
+    out = []
+    if times is None:
+        for command in commands:
+            t0 = time.perf_counter()
+            session.decide(command)
+            out.append((time.perf_counter() - t0) * 1e3)
+        return np.array(out)
+    times = np.asarray(times, dtype=float)
+    target = int(round(float(seconds) * session.fps))
+    while session.n_frames < target:
+        i = max(int(np.searchsorted(times, session.n_frames / session.fps + 1e-9, side="right")) - 1, 0)
         t0 = time.perf_counter()
-        session.decide(command)
-        out[i] = (time.perf_counter() - t0) * 1e3
-    return out
+        session.decide(commands[i])
+        out.append((time.perf_counter() - t0) * 1e3)
+    session.trim(target)
+    return np.array(out)
 
 
 def model_memory(path, clips) -> dict:
@@ -250,42 +258,41 @@ def timeline(session: Session) -> tuple[np.ndarray, list]:
     return (np.cumsum(counts) - counts) / session.fps, list(session.commands)
 
 
-def replay(model, table, times, commands, seconds: float | None = None, warp: float = 0.0,
+def replay(model, table, times, commands, seconds: float | None = None, play: PlaySettings | None = None,
            should_stop=None) -> Session:
     """A session of ``model`` given, at every decision, the command that was active then on the
-    clock of ``times`` [S] (a ``timeline``), for ``seconds`` (default: until the last command's
-    time plus 1 s)."""
+    clock of ``times`` [S] (a ``timeline``), for exactly ``seconds`` (default: until the last
+    command's time plus 1 s; ``Session.play``)."""
     times = np.asarray(times, dtype=float)
     if len(times) == 0 or len(commands) != len(times):
         raise ValueError("a replay needs one command per time, and at least one")
     seconds = float(times[-1] + 1.0) if seconds is None else float(seconds)
-    session = Session(model, table, warp=warp)
-    k = 0
-    while session.n_frames / table.fps < seconds:
-        if k % 50 == 0:
-            check_stop(should_stop, f"replaying through {model.engine}")
-        k += 1
-        i = int(np.searchsorted(times, session.n_frames / table.fps + 1e-9, side="right") - 1)
-        session.decide(commands[max(i, 0)])
+    session = Session(model, table, play=play or PlaySettings())
+    session.play(times, commands, seconds, should_stop)
     return session
 
 
-def compare(players, times, commands, clips, warp: float = 0.0, progress=None, should_stop=None) -> dict:
+def compare(players, times, commands, clips, play: PlaySettings | None = None, progress=None, should_stop=None,
+            seconds: float | None = None) -> dict:
     """The same commands (a ``timeline``) through every one of ``players`` [(engine name, label,
     saved model path)] playing the library ``clips``: {"rows": [{"engine", "label", **measure}],
     "source": the clips' skating}.  What the Preview panel's Compare button runs (in a job: models
     load here)."""
 
     rows = []
+    reference = PoseReference.of(clips)
     for k, (name, label, path) in enumerate(players):
         if progress is not None:
             progress(k / max(len(players), 1), f"{label}: playing the run")
         check_stop(should_stop, "comparing engines")
         model = load_model(path)
         table = model.frame_table(clips)
-        session = replay(model, table, times, commands, warp=warp, should_stop=should_stop)
-        rows.append({"engine": name, "label": label, **measure(session)})
-    return {"rows": rows, "source": skating_of(clips)}
+        session = replay(model, table, times, commands, seconds, play, should_stop=should_stop)
+        rows.append({"engine": name, "label": label, **measure(session, reference, session.n_frames / table.fps)})
+    source = capture_looks(clips, reference)
+    for r in rows:
+        r["missed"] = targets_missed(r, source)
+    return {"rows": rows, "source": source}
 
 
 def picture(rows, source_skating: float | None = None, width: int = 300, height: int = 200):
@@ -304,8 +311,8 @@ def picture(rows, source_skating: float | None = None, width: int = 300, height:
 
 # --------------------------------------------------------------------------- designed trials
 
-def _settle(model, table, frame: int, settle: float, speed: float | None = None) -> Session:
-    session = Session(model, table, frame=frame)
+def _settle(model, table, frame: int, settle: float, speed: float | None = None, play=None) -> Session:
+    session = Session(model, table, frame=frame, play=play)
     for _ in range(max(1, round(settle * model.decision_rate))):
         session.decide(Command(heading=session.synth.yaw, speed=speed))
     return session
@@ -313,13 +320,13 @@ def _settle(model, table, frame: int, settle: float, speed: float | None = None)
 
 def response_time(model, table, frame: int, angle: float, settle: float = 0.5, limit: float = 6.0,
                   tolerance: float = HEADING_TOLERANCE, hold: float = 0.3, line: bool = False,
-                  line_offset: float = 0.0, line_tolerance: float = 0.1) -> float:
+                  line_offset: float = 0.0, line_tolerance: float = 0.1, play: PlaySettings | None = None) -> float:
     """Seconds until the model, started at table row ``frame`` and walking on for ``settle``
     seconds, faces a direction turned by ``angle`` (radians) and keeps it (``responses``); inf when
     not within ``limit``.  ``line``: the command is a line through a point ``line_offset`` metres
     to the side, in the new direction, and the response also needs the character within
-    ``line_tolerance`` of it."""
-    session = _settle(model, table, frame, settle)
+    ``line_tolerance`` of it.  ``play``: how the session plays (default: the data's root motion)."""
+    session = _settle(model, table, frame, settle, play=play)
     n0 = session.n_frames
     yaw0, ground0 = session.synth.yaw, session.synth.ground.copy()
     target = yaw0 + angle
@@ -339,7 +346,7 @@ def response_time(model, table, frame: int, angle: float, settle: float = 0.5, l
 
 
 def speed_response_time(model, table, frame: int, before: float, after: float, settle: float = 2.0,
-                        limit: float = 6.0, hold: float = 0.3) -> dict:
+                        limit: float = 6.0, hold: float = 0.3, play: PlaySettings | None = None) -> dict:
     """{"speed": seconds until the model, walking straight at ``before`` m/s for ``settle`` seconds,
     moves at ``after`` m/s (within 10%, averaged over a stride) and keeps it (``responses``; inf when
     not within ``limit``; nan: no trial, it was already moving at about that speed), "settled": its
@@ -347,7 +354,7 @@ def speed_response_time(model, table, frame: int, before: float, after: float, s
     step = abs(after - before)
     if step < MIN_SPEED_CHANGE[1] or step < MIN_SPEED_CHANGE[0] * max(before, after):
         raise ValueError(f"a speed change from {before} to {after} m/s is too small to time (30% and 0.3 m/s)")
-    session = _settle(model, table, frame, settle, before)
+    session = _settle(model, table, frame, settle, before, play)
     yaw, n0 = session.synth.yaw, session.n_frames
     while (session.n_frames - n0) / table.fps < limit + hold + SPEED_WINDOW:
         session.decide(Command(heading=yaw, speed=after))
@@ -391,12 +398,12 @@ def path_distance(path: np.ndarray, points: np.ndarray) -> np.ndarray:
 
 
 def follow_path(model, table, frame: int, path_local: np.ndarray, speed: float, limit: float | None = None,
-                settle: float = 1.0) -> dict:
+                settle: float = 1.0, play: PlaySettings | None = None) -> dict:
     """Steer a model along ``path_local`` [P, 2] (metres, in the starting character's frame: x right,
     y forward; the path starts where it stands) at ``speed``: {"errors": [F] every frame's distance
     to the path after the first ``settle`` seconds, "reached": whether its end was reached,
     "seconds": the time taken, "session"}."""
-    session = Session(model, table, frame=frame)
+    session = Session(model, table, frame=frame, play=play)
     path = session.synth.ground + to_world(np.asarray(path_local, float), session.synth.yaw)
     total = float(np.linalg.norm(np.diff(path, axis=0), axis=1).sum())
     limit = limit if limit is not None else 3.0 * total / max(speed, 0.1) + 5.0

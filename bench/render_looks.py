@@ -1,0 +1,125 @@
+"""Look at what each engine bakes (issue 34): headless Blender, the extension's own operators as an
+animator uses them (import a dozen of CMU subject 16's clips in the Library panel, train each
+engine at its defaults, Play Trace with the Preview panel's defaults, which bakes; the mannequin),
+then small Workbench renders: a strip of frames seen from the side, the camera following the
+character, on a floor marked every 50 cm, and the root's path seen from above.
+
+    .venv/bin/python bench/render_looks.py [--mocap DIR] [--engines a,b] [--traces straight,turning]
+                                           [--out bench/results/looks] [--tag after]
+
+Writes <out>/<tag>_<engine>_<trace>.png and prints, per run, the frames' range and the hips'
+height range (what the pictures should show).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import numpy as np
+
+from harness import ROOT, add_mocap  # noqa: E402  (first: the checkout on the path)
+
+MIX = ["16_05", "16_11", "16_13", "16_15", "16_16", "16_17", "16_19", "16_21", "16_23", "16_31", "16_35", "16_36"]
+
+
+def traces_csv(folder: str) -> dict:
+    """The 10 s straight and turning traces of bench_looks, as CSV files Play Trace reads."""
+    n = 100
+    straight = np.tile([0.0, 1.3, 0.0, 0.0], (n, 1))
+    turning = straight.copy()
+    turning[: n // 2, 2], turning[n // 2:, 2] = 0.6, -0.6
+    out = {}
+    for name, samples in (("straight", straight), ("turning", turning)):
+        path = os.path.join(folder, f"{name}.csv")
+        with open(path, "w") as fh:
+            fh.write("# rate: 10\nvx,vy,turn,airborne\n")
+            np.savetxt(fh, samples, delimiter=",", fmt="%.6g")
+        out[name] = path
+    return out
+
+
+def checker_floor(bpy, size: float = 24.0, square: float = 0.5):
+    """A floor of ``square`` m squares in two greys (what a sliding foot shows against): a grid
+    mesh whose faces alternate between two materials (Workbench shows material colours)."""
+    n = int(size / square)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=n + 1, y_subdivisions=n + 1, size=size)
+    floor = bpy.context.active_object
+    for name, colour in (("floor_light", (0.78, 0.78, 0.74, 1.0)), ("floor_dark", (0.42, 0.45, 0.43, 1.0))):
+        mat = bpy.data.materials.new(name)
+        mat.diffuse_color = colour
+        floor.data.materials.append(mat)
+    for poly in floor.data.polygons:
+        c = poly.center
+        poly.material_index = (int(np.floor(c.x / square)) + int(np.floor(c.y / square))) % 2
+    return floor
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_mocap(ap)
+    ap.add_argument("--engines", default="fragments,planning,graph,field,active,matching")
+    ap.add_argument("--traces", default="straight,turning")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "looks"))
+    ap.add_argument("--tag", default="after")
+    ap.add_argument("--frames", type=int, default=8)
+    args = ap.parse_args()
+    from readme_figures import write_png
+    from render_run import render_pixels, with_subject16
+
+    ext, bpy, tmp = with_subject16(args.mocap, MIX)
+    scene = bpy.context.scene
+    st = scene.motionctl
+    paths = traces_csv(tmp)
+    os.makedirs(args.out, exist_ok=True)
+    floor = checker_floor(bpy)
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.display.shading.light = "STUDIO"
+    scene.display.shading.color_type = "MATERIAL"
+    scene.render.resolution_x, scene.render.resolution_y = 200, 260
+    scene.render.image_settings.file_format = "PNG"
+    cam = bpy.data.objects.new("cam", bpy.data.cameras.new("cam"))
+    scene.collection.objects.link(cam)
+    scene.camera = cam
+    ob = st.groups[0].armature
+    for engine in args.engines.split(","):
+        assert bpy.ops.motionctl.train(engine=engine) == {"FINISHED"}, engine
+        st.engine = engine
+        for tname in args.traces.split(","):
+            st.preview.trace_path = paths[tname]
+            st.preview.action_name = f"{engine}_{tname}"
+            assert bpy.ops.motionctl.play_trace() == {"FINISHED"}
+            bpy.context.view_layer.objects.active = ob
+            if not any(o.type == "MESH" for o in ob.children):
+                bpy.ops.motionctl.add_mannequin()
+            ob.hide_render = True
+            floor.location = (0.0, 0.0, 0.0)
+            start, end = (int(x) for x in ob.animation_data.action.frame_range)
+            roots = []
+            for f in range(start, end + 1):
+                scene.frame_set(f)
+                head = np.array(ob.matrix_world @ ob.pose.bones[0].head)
+                roots.append(head)
+            roots = np.array(roots)
+            frames = np.linspace(start, end, args.frames).astype(int)
+            tiles = []
+            cam.data.type = "PERSP"
+            cam.data.lens = 35
+            for f in frames:
+                scene.frame_set(int(f))
+                root = roots[f - start]
+                floor.location = (root[0] - root[0] % 1.0, root[1] - root[1] % 1.0, 0.0)  # the squares stay put
+                cam.location = (root[0] + 2.6, root[1] - 0.8, 0.55)
+                d = np.array([root[0], root[1], 0.6]) - np.array(cam.location)
+                cam.rotation_euler = (np.pi / 2 - np.arctan2(-d[2], np.hypot(d[0], d[1])), 0.0,
+                                      np.arctan2(d[1], d[0]) - np.pi / 2)
+                tiles.append(render_pixels(bpy, os.path.join(tmp, f"tile_{f:04d}.png")))
+            strip = np.concatenate(tiles, axis=1)
+            out = os.path.join(args.out, f"{args.tag}_{engine}_{tname}.png")
+            write_png(out, (np.clip(strip, 0, 1) * 255).astype(np.uint8))
+            print(f"{out}: frames {start}-{end}, hips {roots[:, 2].min():.2f}-{roots[:, 2].max():.2f} m, "
+                  f"travel {np.linalg.norm(roots[-1, :2] - roots[0, :2]):.1f} m", flush=True)
+
+
+if __name__ == "__main__":
+    main()
