@@ -13,6 +13,7 @@ import pytest
 from motionctl import quat
 from motionctl.body.contacts import foot_points, foot_skating, point_contacts, skating_of
 from motionctl.clip import resample
+from motionctl.engines import ENGINES
 from motionctl.evaluate.looks import PoseReference, capture_looks, command_error, looks, targets_missed
 from motionctl.io.library import import_library
 from motionctl.play.feet import FeetSettings, Legs, heel_raise, leg_globals
@@ -198,3 +199,25 @@ def test_a_trained_models_summary_shows_how_it_looks_and_warns_when_worse(clips)
     broken = dict(info, looks_missed=["feet slide on 40% of contact frames (capture 1%)"])
     assert [t for t, w in summary_lines(engine, broken) if w] == [
         "looks worse than the capture: feet slide on 40% of contact frames (capture 1%)"]
+
+
+@pytest.fixture(scope="module")
+def walk_and_turns(mocap):
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("15", "17", "19", "21")]
+    return import_library(files).groups[0].database.clips
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_every_engine_at_its_defaults_looks_like_its_capture(walk_and_turns, name):
+    """Each engine at its defaults on walks and 90° turns, playing the summary box's check walk
+    (left, then right) as Play Trace plays it: its feet slide no more than 5 points above the
+    capture's, no slow glide, a foot down as often, poses within 1.5 times the held-out capture's
+    distance, and the run exactly as long as its trace (``targets_missed`` is empty)."""
+    from motionctl.evaluate.looks import model_looks
+
+    engine = ENGINES[name]
+    info = model_looks(engine.fit(walk_and_turns, engine.Settings()), walk_and_turns)
+    run = info["looks"]["run"]
+    assert info["looks_missed"] == [], info["looks_missed"]
+    assert run["run_seconds"] == pytest.approx(run["trace_seconds"], abs=1e-6)
+    assert 0.3 < run["planted"] and run["root_height"]["p5"] > 0.85  # walking upright, feet down
