@@ -30,9 +30,22 @@ def conj(q: np.ndarray) -> np.ndarray:
     return q * np.array([1.0, -1.0, -1.0, -1.0])
 
 
+SMALL = 64  # quaternions: at most this many are multiplied by one table product (fewer numpy calls)
+_HAMILTON = np.zeros((16, 4))  # out[k] = sum over i, j of a[i] b[j] _HAMILTON[4 i + j, k]
+for _i, _j, _k, _sign in ((0, 0, 0, 1), (1, 1, 0, -1), (2, 2, 0, -1), (3, 3, 0, -1), (0, 1, 1, 1), (1, 0, 1, 1),
+                          (2, 3, 1, 1), (3, 2, 1, -1), (0, 2, 2, 1), (1, 3, 2, -1), (2, 0, 2, 1), (3, 1, 2, 1),
+                          (0, 3, 3, 1), (1, 2, 3, 1), (2, 1, 3, -1), (3, 0, 3, 1)):
+    _HAMILTON[4 * _i + _j, _k] = _sign
+
+
 def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Hamilton product a * b (apply b, then a)."""
     a, b = np.asarray(a), np.asarray(b)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    if np.prod(shape[:-1], dtype=np.int64) <= SMALL:  # a live decision's few joints: one outer product
+        dtype = np.result_type(a, b, np.float32)
+        outer = (a[..., :, None] * b[..., None, :]).reshape(shape[:-1] + (16,))
+        return (outer @ _HAMILTON.astype(dtype, copy=False)).astype(dtype, copy=False)
     aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.result_type(a, b, np.float32))
