@@ -65,7 +65,7 @@ def main():
     ap.add_argument("--frames", type=int, default=8)
     args = ap.parse_args()
     from readme_figures import write_png
-    from render_run import render_pixels, with_subject16
+    from render_run import follow_strip, with_subject16
 
     ext, bpy, tmp = with_subject16(args.mocap, MIX)
     scene = bpy.context.scene
@@ -102,19 +102,11 @@ def main():
                 roots.append(head)
             roots = np.array(roots)
             frames = np.linspace(start, end, args.frames).astype(int)
-            tiles = []
-            cam.data.type = "PERSP"
-            cam.data.lens = 35
-            for f in frames:
-                scene.frame_set(int(f))
-                root = roots[f - start]
-                floor.location = (root[0] - root[0] % 1.0, root[1] - root[1] % 1.0, 0.0)  # the squares stay put
-                cam.location = (root[0] + 2.6, root[1] - 0.8, 0.55)
-                d = np.array([root[0], root[1], 0.6]) - np.array(cam.location)
-                cam.rotation_euler = (np.pi / 2 - np.arctan2(-d[2], np.hypot(d[0], d[1])), 0.0,
-                                      np.arctan2(d[1], d[0]) - np.pi / 2)
-                tiles.append(render_pixels(bpy, os.path.join(tmp, f"tile_{f:04d}.png")))
-            strip = np.concatenate(tiles, axis=1)
+
+            def floor_under(root):  # the squares stay put while the floor follows the character
+                floor.location = (root[0] - root[0] % 1.0, root[1] - root[1] % 1.0, 0.0)
+
+            strip = follow_strip(bpy, ob, frames, tmp, (2.6, -0.8, 0.55), 0.6, 35, each=floor_under)
             out = os.path.join(args.out, f"{args.tag}_{engine}_{tname}.png")
             write_png(out, (np.clip(strip, 0, 1) * 255).astype(np.uint8))
             print(f"{out}: frames {start}-{end}, hips {roots[:, 2].min():.2f}-{roots[:, 2].max():.2f} m, "

@@ -30,6 +30,25 @@ def render_pixels(bpy, path):
     return px
 
 
+def follow_strip(bpy, ob, frames, folder: str, offset, look_height: float, lens: float, each=None) -> np.ndarray:
+    """``frames`` of the scene rendered side by side [H, W * n, 3], the scene's camera at ``offset``
+    (x, y from the root, z absolute) looking at the root at ``look_height``; ``each(root)`` is called
+    before each frame renders (to move the floor along, say)."""
+    scene, cam = bpy.context.scene, bpy.context.scene.camera
+    cam.data.type, cam.data.lens = "PERSP", lens
+    tiles = []
+    for f in frames:
+        scene.frame_set(int(f))
+        root = np.array(ob.matrix_world @ ob.pose.bones[0].head)
+        if each is not None:
+            each(root)
+        cam.location = (root[0] + offset[0], root[1] + offset[1], offset[2])
+        d = np.array([root[0], root[1], look_height]) - np.array(cam.location)
+        cam.rotation_euler = (np.pi / 2 - np.arctan2(-d[2], np.hypot(d[0], d[1])), 0.0, np.arctan2(d[1], d[0]) - np.pi / 2)
+        tiles.append(render_pixels(bpy, os.path.join(folder, f"frame_{int(f):04d}.png")))
+    return np.concatenate(tiles, axis=1)
+
+
 def with_subject16(mocap: str, trials):
     """The extension loaded into a factory-empty headless Blender at 30 fps with CMU subject 16's
     ``trials`` imported through its own operator: (extension, bpy, a scratch folder for renders)."""
@@ -118,18 +137,7 @@ def main():
 
     start, end = (int(x) for x in ob.animation_data.action.frame_range)
     frames = np.linspace(start, end, args.frames).astype(int)
-    tiles = []
-    cam.data.type = "PERSP"
-    cam.data.lens = 50
-    for f in frames:
-        scene.frame_set(int(f))
-        root = np.array(ob.matrix_world @ ob.pose.bones[0].head)
-        cam.location = (root[0] + 3.2, root[1] - 0.0, 1.0)
-        direction = np.array([root[0], root[1], 0.9]) - np.array(cam.location)
-        cam.rotation_euler = (np.pi / 2 - np.arctan2(-direction[2], np.hypot(direction[0], direction[1])), 0,
-                              np.arctan2(direction[1], direction[0]) - np.pi / 2)
-        tiles.append(render_pixels(bpy, os.path.join(tmp, f"frame_{f:04d}.png")))
-    strip = np.concatenate(tiles, axis=1)
+    strip = follow_strip(bpy, ob, frames, tmp, (3.2, 0.0, 1.0), 0.9, 50)
 
     # Top view: the root trajectory as a thin tube, the mannequin at the last frame.
     pts = []
