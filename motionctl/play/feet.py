@@ -37,8 +37,9 @@ class FeetSettings:
     times faster or slower to meet the asked speed (``synth.playback_rates``); what is left
     corrected on the root at most ``max_speed`` m/s plus ``speed_share`` of the capture's own speed
     and ``max_turn`` rad/s (the leg of a locked foot bends or stretches to absorb it: a stride a
-    sixth longer), the rest carried as lag, up to ``max_lag`` m and ``max_lag_turn`` rad; and how
-    locked feet let go (metres, seconds)."""
+    sixth longer), the rest carried as lag, up to ``max_lag`` m and ``max_lag_turn`` rad; how
+    locked feet let go, and how long a foot let go while its contact goes on springs back before it
+    is locked again where it is (metres, seconds)."""
 
     max_rate: float = 1.25
     max_speed: float = 0.1
@@ -48,6 +49,7 @@ class FeetSettings:
     max_lag_turn: float = 0.8
     unlock_radius: float = 0.45
     release_halflife: float = 0.15
+    relock_after: float = 0.25
 
 
 @dataclass
@@ -168,48 +170,62 @@ def plant(legs: Legs, fps: float, rot: np.ndarray, height: np.ndarray, contact: 
     contact = np.asarray(contact, dtype=bool)
     start = contact & ~np.concatenate((st.contact[None], contact[:-1]))
     pivot = ((ankle[..., 2] - toe[..., 2]) > legs.heel_up[None]).astype(np.int64)  # 1: on the toe
-    lock_turn = _since(start, np.broadcast_to(turn_now[:, None], (n, 2)), st.turn)
-    # the ankle's offset from its pivot, in the world the lock keeps (its turn at landing)
-    face = data_yaw[:, None] + lock_turn
-    heel_to_toe = to_world(toe[..., :2] - ankle[..., :2], face)  # [n, 2, 2]
-    d = np.where(pivot[..., None] == 1, -heel_to_toe, 0.0)  # ankle - pivot
-    prev_pivot = np.concatenate((st.pivot[None], pivot[:-1]))
-    switch = contact & ~start & (pivot != prev_pivot)
-    jump = np.where(switch[..., None], np.where(pivot[..., None] == 1, heel_to_toe, -heel_to_toe), 0.0)
-    # where each lock's pivot was put down: the free pivot at landing, moved by every switch since
-    moved = np.cumsum(jump, axis=0)
-    anchor = _since(start, free - d - moved, st.anchor) + moved
-    target = anchor + d  # [n, 2, 2] where a locked ankle goes
-    # a lock holds from its contact's start while the ankle stays near its pose and within reach
-    target_rel = np.concatenate((to_local(target - ground[:, None], yaw[:, None]), ankle[..., 2:]), axis=-1)
-    heel = np.zeros((n, 2, 4))
-    heel[..., 0] = 1.0
-    long = contact & (np.linalg.norm(target_rel - pos[:, :, -3], axis=-1) > REACH * legs.lengths[None])
-    if long.any():  # out of reach: the heel rises (the foot turns about its toe) as far as it takes
-        fr, side = np.nonzero(long)
-        v = np.concatenate((to_local(-heel_to_toe[fr, side], yaw[fr]), (ankle[fr, side, 2] - toe[fr, side, 2])[:, None]),
-                           axis=-1)
-        new, heel[fr, side] = heel_raise(pos[fr, side, -3], target_rel[fr, side] - v, v, REACH * legs.lengths[side])
-        target_rel[fr, side] = new
-        target[fr, side] = ground[fr] + to_world(new[:, :2], yaw[fr])
-    reach = np.linalg.norm(target_rel - pos[:, :, -3], axis=-1) > REACH * legs.lengths[None] + 1e-6
-    pulled = np.linalg.norm(target - free, axis=-1) > s.unlock_radius
-    fail = contact & (reach | pulled)
-    carried = np.maximum.accumulate(np.where(start, np.arange(n)[:, None], -1), axis=0) < 0
-    held = contact & ~(carried & ~st.locked[None])  # a carried contact already let go stays free
-    run = np.cumsum(start, axis=0)  # the contact each frame belongs to (0: carried in)
-    failed = np.maximum.accumulate(np.where(fail, run, -1), axis=0) == run  # a failure since it began
-    locked = held & ~failed
-    # releases: where a lock ends (failure or the contact's end), the offset it leaves springs back
-    release = np.concatenate((st.locked[None], locked[:-1])) & ~locked
-    gap = np.where(locked[..., None], target - free, 0.0)
-    gap_turn = np.where(locked, lock_turn - turn_now[:, None], 0.0)
-    off0 = _since(release, np.concatenate((st.offset[None, :, :2], gap[:-1])), st.offset[:, :2])
-    turn0 = _since(release, np.concatenate((st.offset_turn[None], gap_turn[:-1])), st.offset_turn)
-    at = np.arange(n)[:, None]
-    ev_at = np.maximum.accumulate(np.where(release, at, -1), axis=0)
-    age = np.where(ev_at >= 0, at - ev_at, st.age[None] + at + 1)
-    k = _spring(age, s.release_halflife, fps)
+    # A foot let go while its contact goes on (pulled too far, out of reach) springs back; once it
+    # has for ``relock_after`` it is locked again where it is (one pass per such relock).
+    first, relock = start, np.zeros_like(start)
+    put, put_turn = np.zeros((n, 2, 2)), np.zeros((n, 2))  # where a relock finds the foot off its pose
+    wait = max(1, int(round(s.relock_after * fps)))
+    for _ in range(n + 1):
+        start = first | relock
+        lock_turn = _since(start, turn_now[:, None] + put_turn, st.turn)
+        # the ankle's offset from its pivot, in the world the lock keeps (its turn at landing)
+        face = data_yaw[:, None] + lock_turn
+        heel_to_toe = to_world(toe[..., :2] - ankle[..., :2], face)  # [n, 2, 2]
+        d = np.where(pivot[..., None] == 1, -heel_to_toe, 0.0)  # ankle - pivot
+        prev_pivot = np.concatenate((st.pivot[None], pivot[:-1]))
+        switch = contact & ~start & (pivot != prev_pivot)
+        jump = np.where(switch[..., None], np.where(pivot[..., None] == 1, heel_to_toe, -heel_to_toe), 0.0)
+        # where each lock's pivot was put down: the free pivot at landing, moved by every switch since
+        moved = np.cumsum(jump, axis=0)
+        anchor = _since(start, free + put - d - moved, st.anchor) + moved
+        target = anchor + d  # [n, 2, 2] where a locked ankle goes
+        # a lock holds from its contact's start while the ankle stays near its pose and within reach
+        target_rel = np.concatenate((to_local(target - ground[:, None], yaw[:, None]), ankle[..., 2:]), axis=-1)
+        heel = np.zeros((n, 2, 4))
+        heel[..., 0] = 1.0
+        long = contact & (np.linalg.norm(target_rel - pos[:, :, -3], axis=-1) > REACH * legs.lengths[None])
+        if long.any():  # out of reach: the heel rises (the foot turns about its toe) as far as it takes
+            fr, side = np.nonzero(long)
+            v = np.concatenate((to_local(-heel_to_toe[fr, side], yaw[fr]), (ankle[fr, side, 2] - toe[fr, side, 2])[:, None]),
+                               axis=-1)
+            new, heel[fr, side] = heel_raise(pos[fr, side, -3], target_rel[fr, side] - v, v, REACH * legs.lengths[side])
+            target_rel[fr, side] = new
+            target[fr, side] = ground[fr] + to_world(new[:, :2], yaw[fr])
+        reach = np.linalg.norm(target_rel - pos[:, :, -3], axis=-1) > REACH * legs.lengths[None] + 1e-6
+        pulled = np.linalg.norm(target - free, axis=-1) > s.unlock_radius
+        fail = contact & (reach | pulled)
+        carried = np.maximum.accumulate(np.where(start, np.arange(n)[:, None], -1), axis=0) < 0
+        held = contact & ~(carried & ~st.locked[None])  # a carried contact already let go stays free
+        run = np.cumsum(start, axis=0)  # the contact each frame belongs to (0: carried in)
+        failed = np.maximum.accumulate(np.where(fail, run, -1), axis=0) == run  # a failure since it began
+        locked = held & ~failed
+        # releases: where a lock ends (failure or the contact's end), the offset it leaves springs back
+        release = np.concatenate((st.locked[None], locked[:-1])) & ~locked
+        gap = np.where(locked[..., None], target - free, 0.0)
+        gap_turn = np.where(locked, lock_turn - turn_now[:, None], 0.0)
+        off0 = _since(release, np.concatenate((st.offset[None, :, :2], gap[:-1])), st.offset[:, :2])
+        turn0 = _since(release, np.concatenate((st.offset_turn[None], gap_turn[:-1])), st.offset_turn)
+        at = np.arange(n)[:, None]
+        ev_at = np.maximum.accumulate(np.where(release, at, -1), axis=0)
+        age = np.where(ev_at >= 0, at - ev_at, st.age[None] + at + 1)
+        k = _spring(age, s.release_halflife, fps)
+        due = contact & ~locked & ~relock & (age >= wait)
+        due &= np.cumsum(due, axis=0) == 1  # each foot's first
+        if not due.any():
+            break
+        relock |= due
+        put = np.where(due[..., None], off0 * k[..., None], put)
+        put_turn = np.where(due, turn0 * k, put_turn)
     goal = np.where(locked[..., None], target, free + off0 * k[..., None])
     foot_turn = np.where(locked, gap_turn, turn0 * k)
     held_gap = np.where(locked, np.linalg.norm(gap, axis=-1) + np.abs(gap_turn), 0.0)
