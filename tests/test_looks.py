@@ -226,3 +226,30 @@ def test_every_engine_at_its_defaults_looks_like_its_capture(mix, name):
     assert info["looks_missed"] == [], info["looks_missed"]
     assert run["run_seconds"] == pytest.approx(run["trace_seconds"], abs=1e-6)
     assert 0.3 < run["planted"] and run["root_height"]["p5"] > 0.85  # walking upright, feet down
+
+
+def test_a_foot_let_go_mid_contact_is_locked_again_where_it_is(walk_table):
+    """A standing pose dragged forward at 1 m/s with both feet 'planted' for 2 s: each lock lets go
+    once pulled past ``unlock_radius`` and, after springing back for ``relock_after``, holds the
+    foot where it is again, so the feet stand still most of the time instead of sliding from the
+    first release to the contact's end."""
+    from motionctl.play.feet import plant
+    from motionctl.rootframe import to_world
+
+    n, fps = 60, walk_table.fps
+    rot = np.repeat(walk_table.local_rot[:1], n, axis=0)
+    height = np.repeat(walk_table.height[:1], n)
+    contact = np.ones((n, 2), dtype=bool)
+    ground = np.column_stack((np.zeros(n), np.arange(n) / fps))  # 1 m/s forward, the pose standing
+    yaw = np.zeros(n)
+
+    def still_share(settings):
+        out, _ = plant(walk_table.legs, fps, rot, height, contact, ground, yaw, ground, yaw, None, settings)
+        ankle = leg_globals(walk_table.legs, out, height)[0][:, :, -1]
+        world = ground[:, None] + to_world(ankle[..., :2], yaw[:, None])
+        speed = np.linalg.norm(np.diff(world, axis=0), axis=-1) * fps
+        return float(np.mean(speed < 0.1))
+
+    never = still_share(FeetSettings(relock_after=1e9))
+    again = still_share(FeetSettings())
+    assert again > 2 * never and again > never + 0.1
