@@ -5,12 +5,14 @@ looked at as its summary box looks at it (``evaluate.looks.model_looks``: a 10 s
 then right, played as Play Trace plays it, against the mix's own capture).
 
     .venv/bin/python bench/bench_field_mixes.py [--mocap DIR] [--seeds 1,2,3,4] [--mixes 4]
-                                                [--settings 15:0.1,6:0.1,6:0.03]
+                                                [--settings 15:0.1,6:0.1,6:0.03] [--agility 60]
 
 Settings are ``k:delta`` (neighbours blended, drift correction): the paper's 15:0.1, and ours.
 A mix passes when ``targets_missed`` is empty (skating at most 5 points above the capture's, no
 slow glide, a foot down at least half as often as the capture, poses p95 within 1.5 times the
-held-out capture's, the run as long as its trace).  Writes bench/results/field_mixes.json and .md.
+held-out capture's, the run as long as its trace).  ``--agility N``: what each setting costs in
+control, N direction changes timed on the 49 locomotion clips.  Writes bench/results/field_mixes.json
+and .md.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ def main():
     ap.add_argument("--seeds", default="1,2,3,4")
     ap.add_argument("--mixes", type=int, default=4, help="random mixes per seed")
     ap.add_argument("--settings", default="15:0.1,6:0.1,6:0.03")
+    ap.add_argument("--agility", type=int, default=60, help="direction changes timed on the 49 locomotion clips "
+                    "at each setting (0: none)")
     args = ap.parse_args()
     engine = ENGINES["field"]
     settings = [(int(k), float(d)) for k, d in (s.split(":") for s in args.settings.split(","))]
@@ -64,9 +68,24 @@ def main():
                   f"{100 * cap['skating']:.1f}%), planted {run['planted']:.2f} ({cap['planted']:.2f}), pose p95 "
                   f"{100 * run['pose_distance']['p95']:.1f} cm ({100 * cap['pose_distance']['p95']:.1f}) "
                   f"{'MISSES ' + '; '.join(row['missed']) if row['missed'] else 'passes'}", flush=True)
-    results = {"command": "python bench/bench_field_mixes.py --seeds {} --mixes {} --settings {}".format(
-                   args.seeds, args.mixes, args.settings),
-               "rows": rows, "wall_seconds": time.perf_counter() - t0, "environment": environment()}
+    agility = []
+    if args.agility:  # what fewer neighbours cost: the time to face a new direction on the locomotion clips
+        from bench_field import agility as response, load
+
+        clips = load(args.mocap)
+        rng, trials = np.random.default_rng(0), None
+        for k, delta in settings:
+            model = engine.fit(clips, from_flat(engine.Settings, {"k": k, "delta": delta}))
+            table = model.play(clips)
+            if trials is None:
+                trials = [(int(rng.integers(0, table.n_frames - 3)),
+                           float(rng.uniform(np.radians(30), np.pi)) * float(rng.choice([-1, 1])), 0.0)
+                          for _ in range(args.agility)]
+            agility.append({"k": k, "delta": delta, **response(model, table, trials)})
+            print(agility[-1], flush=True)
+    results = {"command": "python bench/bench_field_mixes.py --seeds {} --mixes {} --settings {} --agility {}".format(
+                   args.seeds, args.mixes, args.settings, args.agility),
+               "rows": rows, "agility": agility, "wall_seconds": time.perf_counter() - t0, "environment": environment()}
     write_json("field_mixes", results)
     write_markdown("field_mixes", markdown(results, settings))
 
@@ -94,6 +113,12 @@ def markdown(r: dict, settings) -> list:
     lines += ["", "Mixes passing every target: " + ", ".join(f"k {k}, δ {d}: {p} of {len(by_mix)}"
                                                             for (k, d), p in zip(settings, passed)) + ".",
               f"Wall {r['wall_seconds']:.0f} s."]
+    if r["agility"]:
+        lines += ["", "What it costs: the direction task's time to face a new direction (30-180°) on bench_field's 49 "
+                  "locomotion clips, the same changes at each setting, played as the Preview panel plays it.", "",
+                  "| k, δ | median s | p90 s | reached within 6 s | changes |", "| --- | ---: | ---: | ---: | ---: |"]
+        lines += [f"| {a['k']}, {a['delta']} | {a['median_s']:.2f} | {a['p90_s']:.2f} | {100 * a['reached']:.0f}% | "
+                  f"{a['trials']} |" for a in r["agility"]]
     return lines
 
 
