@@ -84,6 +84,27 @@ def test_the_command_line_reads_a_still_root_and_has_the_panels_import_options(t
     assert cli.main(["matching", "train", "--clips", str(path), "--out", str(tmp_path / "m.npz")]) == 0
 
 
+UNIT_WORDS = {0.01: "centimetres", 0.0254: "inches"}
+
+
+@pytest.mark.mocap
+@pytest.mark.parametrize("name", list(CONVENTIONS))
+def test_the_command_line_reads_every_convention_at_its_defaults(tmp_path, sources, capsys, name):
+    """The command line, told nothing, reads each convention as the panel does (up axis, units, a
+    human height, no warning) and trains on it."""
+    clip = sources["cmu_amc/16/16_15.amc"]
+    path = tmp_path / "take.bvh"
+    write_convention(clip, name, path)
+    assert cli.main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    _, up, _, unit = CONVENTIONS[name]
+    assert f"units {UNIT_WORDS[unit]} (detected), up axis {up} (detected)" in out and "WARNING" not in out, out
+    height = float(out.split("m tall")[0].split("-")[-1])
+    assert 1.5 <= height <= 1.9
+    assert cli.main(["matching", "train", "--clips", str(path), "--out", str(tmp_path / "m.npz")]) == 0
+    assert (tmp_path / "m.npz").exists()
+
+
 @pytest.mark.mocap
 def test_weak_or_implausible_evidence_is_said_in_one_line(tmp_path, sources):
     clip = sources["cmu_amc/16/16_15.amc"]
