@@ -162,14 +162,30 @@ def cmd_run(engine, args) -> int:
     if model.engine != engine.name:
         raise MotionctlError(f"--model: {args.model} is a {model.engine} model, not {engine.name}")
     out = out_path(args.out, ".bvh")
-    table = model.frame_table(model_clips(model, args))
+    clips = model_clips(model, args)
+    table = model.frame_table(clips)
     trace = read_run_trace(args, model)
     session = Session(model, table, play=from_args(PlaySettings, args))
     clip = session.play_trace(trace, name=os.path.splitext(os.path.basename(out))[0])
     write_bvh(clip, out)
     print(f"wrote {out}: {len(session.steps)} decisions, {clip.n_frames} frames ({clip.duration:.2f} s, the trace "
           f"{trace.duration:.2f} s)")
+    print_looks(clip, clips, trace.duration)
     return 0
+
+
+def print_looks(clip, clips, trace_seconds: float) -> None:
+    """How a run looks beside its capture (``evaluate.looks``), one line, then any missed target."""
+    from .evaluate.looks import PoseReference, capture_looks, looks, targets_missed
+
+    reference = PoseReference.of(clips)
+    run, source = looks(clip, reference, trace_seconds), capture_looks(clips, reference)
+    print(f"looks: feet sliding on {100 * run['skating']:.1f}% of contact frames (capture "
+          f"{100 * source['skating']:.1f}%), {run['sliding_cm']:.1f} cm per step ({source['sliding_cm']:.1f}), "
+          f"poses {100 * run['pose_distance']['p95']:.1f} cm from capture (p95; held-out capture "
+          f"{100 * source['pose_distance']['p95']:.1f})")
+    for text in targets_missed(run, source):
+        print(f"warning: {text}", file=sys.stderr)
 
 
 def cmd_eval(engine, args) -> int:

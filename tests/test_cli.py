@@ -40,6 +40,9 @@ def test_every_engine_trains_runs_and_evaluates(demo_library, tmp_path, capsys, 
     assert main([word, "run", "--model", f"{model}.npz", "--trace-seconds", "4", "--out", str(run)]) == 0
     clip = read_bvh(run)
     assert clip.n_frames > 30 and np.all(np.isfinite(clip.root_pos))
+    assert clip.duration == pytest.approx(4.0, abs=1.5 / clip.fps)  # exactly as long as the trace
+    out = capsys.readouterr().out
+    assert "looks: feet sliding on" in out and "held-out capture" in out  # how it looks beside its capture
     room = tmp_path / "room.json"
     room.write_text(json.dumps({"bounds": [0, 0, 6, 5], "obstacles": []}))
     assert main([word, "eval", "--model", f"{model}.npz", "--env", str(room), "--headings", "12", "--pairs", "4",
