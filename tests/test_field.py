@@ -306,3 +306,19 @@ def test_save_load_round_trip_and_refusals(field, clips, tmp_path):
     other = load_model(path)
     with pytest.raises(MotionctlError, match="train it again"):
         other._attach(Database.build(frame_table([resample(c, 30.0) for c in clips[:2]], clips[0].skeleton)))
+
+
+def test_a_first_command_to_stand_does_not_strand_the_field(clips, mocap):
+    """A trace that starts standing still (a game pad at rest), on a library with a walk that
+    stops: the field, which keeps moving, starts at a walk rather than where the stop clip ends
+    (where it stood for good), and walks when the stick asks."""
+    from motionctl.play.commands import PlaySettings, Trace
+
+    stop = import_library([os.path.join(mocap, "cmu_amc", "16", "16_33.amc")]).groups[0].database.clips
+    field = fit(clips + stop, FieldSettings(task="direction"))
+    table = field.play(clips + stop)
+    samples = np.zeros((50, 4))
+    samples[20:, 1] = 1.3  # 2 s at rest, then 3 s of walking ahead
+    clip = Session(field, table, play=PlaySettings()).play_trace(Trace(samples, 10.0, "rest then walk"))
+    last = clip.root_pos[-int(2 * clip.fps):, :2]
+    assert np.linalg.norm(np.diff(last, axis=0), axis=1).sum() > 1.5  # over 0.75 m/s in the last 2 s

@@ -210,10 +210,14 @@ class FieldModel(Model):
 
     def first_memory(self, command: Command) -> FieldMemory:
         """The field's own start for a first command: the captured state whose root velocity is
-        nearest the command's (not the first state: a library's first clip may be anything)."""
+        nearest the command's (not the first state: a library's first clip may be anything).  A
+        field that keeps moving never stands, so a command slower than Keep Moving starts it at a
+        walk (``DEFAULT_SPEED`` ahead): started where a stop clip ends, it stood there for good."""
         db = self._need_db()
         want = command.local_control(0.0)[:2] if command.heading is None else \
             np.array([0.0, command.speed if command.speed is not None else DEFAULT_SPEED])
+        if self.task is not None and self.task.min_step > 0 and np.hypot(*want) < self.settings.keep_moving:
+            want = np.array([0.0, DEFAULT_SPEED])
         v = db.x.motion[:, :2] * db.fps
         cost = np.hypot(*(v - want).T)
         return self.memory_at(int(np.argmin(cost)))
