@@ -272,22 +272,21 @@ def parse_bvh_oriented(data: bytes, path: str = "<memory>", unit_scale: float | 
     if m is None:
         raise MotionFileError(path, "no MOTION section (file truncated?)", tokens.last_line)
     line_of = lambda pos: data.count(b"\n", 0, pos) + 1  # noqa: E731  (header only: cheap)
-    fm = _FRAMES.search(data, m.end())
-    if fm is None or data[m.end():fm.start()].strip():
-        raise MotionFileError(path, "expected 'Frames: N' after MOTION", line_of(m.end()) + 1)
-    try:
-        n_frames = int(fm.group(1))
-    except ValueError:
-        raise MotionFileError(path, f"non-numeric frame count {fm.group(1).decode('latin-1')[:40]!r}",
-                              line_of(fm.start())) from None
-    tm = _FRAME_TIME.search(data, fm.end())
-    if tm is None or data[fm.end():tm.start()].strip():
-        raise MotionFileError(path, "expected 'Frame Time: seconds' after 'Frames:'", line_of(fm.end()) + 1)
-    try:
-        frame_time = float(tm.group(1))
-    except ValueError:
-        raise MotionFileError(path, f"non-numeric frame time {tm.group(1).decode('latin-1')[:40]!r}",
-                              line_of(tm.start())) from None
+
+    def header_field(pattern, start: int, expected: str, what: str, convert):
+        """(the match right after ``start``, its number); a clear error naming the line if not."""
+        match = pattern.search(data, start)
+        if match is None or data[start:match.start()].strip():
+            raise MotionFileError(path, expected, line_of(start) + 1)
+        try:
+            return match, convert(match.group(1))
+        except ValueError:
+            raise MotionFileError(path, f"non-numeric {what} {match.group(1).decode('latin-1')[:40]!r}",
+                                  line_of(match.start())) from None
+
+    fm, n_frames = header_field(_FRAMES, m.end(), "expected 'Frames: N' after MOTION", "frame count", int)
+    tm, frame_time = header_field(_FRAME_TIME, fm.end(), "expected 'Frame Time: seconds' after 'Frames:'",
+                                  "frame time", float)
     if n_frames < 1:
         raise MotionFileError(path, f"'Frames: {n_frames}': the file holds no motion", line_of(fm.start()))
     if not FRAME_TIME[0] <= frame_time <= FRAME_TIME[1]:
