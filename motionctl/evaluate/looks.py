@@ -27,7 +27,7 @@ from ..body.contacts import foot_points, foot_skating, points_skating, rest_heig
 from ..body.mirror import mirror_clip, mirror_source
 from ..clip import Clip, resample
 from ..play.commands import Trace
-from ..rootframe import root_frame, to_local, to_world, wrap
+from ..rootframe import integrate, root_frame, to_local, wrap
 
 RATE = 30.0  # fps poses are compared at
 MOTION_SECONDS = 0.1
@@ -130,12 +130,7 @@ def capsule(times, controls, fps: float, n_frames: int, ground0, yaw0: float) ->
     yaw0), the yaw and position after each frame."""
     t = np.arange(n_frames) / fps
     i = np.clip(np.searchsorted(np.asarray(times, float), t + 1e-9, side="right") - 1, 0, len(controls) - 1)
-    c = np.asarray(controls, float)[i]
-    dt = 1.0 / fps
-    yaw = yaw0 + np.cumsum(c[:, 2]) * dt
-    before = np.concatenate(([yaw0], yaw[:-1]))
-    ground = np.asarray(ground0, float) + np.cumsum(to_world(c[:, :2] * dt, before), axis=0)
-    return ground, yaw
+    return integrate(np.asarray(controls, float)[i, :3] / fps, ground0, yaw0)
 
 
 def command_error(clip: Clip, times, controls, ground0=(0.0, 0.0), yaw0: float = 0.0) -> dict:
@@ -149,16 +144,22 @@ def command_error(clip: Clip, times, controls, ground0=(0.0, 0.0), yaw0: float =
 
 # --------------------------------------------------------------------------- one run
 
-def root_height(clip: Clip) -> dict:
-    """{"p5", "p95"} of the root's height (m)."""
-    z = clip.root_pos[:, 2]
+def height_spread(z) -> dict:
+    """{"p5", "p95"} of root heights (m)."""
     return {"p5": float(np.percentile(z, 5)), "p95": float(np.percentile(z, 95))}
 
 
-def looks(clip: Clip, reference: PoseReference | None = None, trace_seconds: float | None = None) -> dict:
+def root_height(clip: Clip) -> dict:
+    """{"p5", "p95"} of the root's height (m)."""
+    return height_spread(clip.root_pos[:, 2])
+
+
+def looks(clip: Clip, reference: PoseReference | None = None, trace_seconds: float | None = None, pos=None,
+          rot=None) -> dict:
     """Everything above for one run: ``foot_skating``'s figures, "pose_distance" (p50/p95, with a
-    reference), "root_height" and, with the trace's length, "run_seconds" beside "trace_seconds"."""
-    out = dict(foot_skating(clip, rest=None if reference is None else reference.rest))
+    reference), "root_height" and, with the trace's length, "run_seconds" beside "trace_seconds"
+    (``pos``/``rot``: the clip's ``world()`` when the caller has it already)."""
+    out = dict(foot_skating(clip, pos=pos, rot=rot, rest=None if reference is None else reference.rest))
     if reference is not None:
         out["pose_distance"] = spread_of(reference.distance(clip))
     out["root_height"] = root_height(clip)
@@ -174,8 +175,7 @@ def capture_looks(clips, reference: PoseReference | None = None) -> dict:
     out = dict(skating_of(clips))
     if reference is not None:
         out["pose_distance"] = spread_of(reference.held_out())
-    z = np.concatenate([c.root_pos[:, 2] for c in clips])
-    out["root_height"] = {"p5": float(np.percentile(z, 5)), "p95": float(np.percentile(z, 95))}
+    out["root_height"] = height_spread(np.concatenate([c.root_pos[:, 2] for c in clips]))
     return out
 
 
@@ -244,8 +244,8 @@ def model_looks(model, library) -> dict:
         reference = PoseReference.of(clips)
         source = capture_looks(clips, reference)
         trace = check_trace(model)
-        run = looks(Session(model, model.play(clips), play=PlaySettings()).play_trace(trace), reference,
-                    trace.duration)
+        table = model.frames if model.frames is not None else model.play(clips)  # bound by fit, or bind now
+        run = looks(Session(model, table, play=PlaySettings()).play_trace(trace), reference, trace.duration)
     except Exception as err:  # noqa: BLE001  (the summary says what failed; training itself succeeded)
         return {"looks_missed": [f"the check run could not play: {err}"]}
     pick = ("skating", "sliding_cm", "planted", "pose_distance", "root_height")

@@ -206,10 +206,10 @@ def measure(session: Session, reference: PoseReference | None = None, trace_seco
     pose distance against ``reference``, root height, run and trace seconds), direction and speed
     responses, discontinuities at switches (each as median, p90 and count)."""
     run = run_of(session)
-    pos, _ = run.clip.world()
+    pos, rot = run.clip.world()  # once, for the feet and the jumps
     disc = discontinuity(run, pos)
     return {"seconds": run.clip.n_frames / run.fps, "decisions": int(len(run.start)),
-            **looks(run.clip, reference, trace_seconds),
+            **looks(run.clip, reference, trace_seconds, pos, rot),
             "direction_s": spread(responses(run, "direction")), "speed_s": spread(responses(run, "speed")),
             "switches": int(run.switch.sum()), "jump_deg_s": spread(disc["deg_s"]), "jump_m_s": spread(disc["m_s"])}
 
@@ -288,7 +288,8 @@ def compare(players, times, commands, clips, play: PlaySettings | None = None, p
         model = load_model(path)
         table = model.frame_table(clips)
         session = replay(model, table, times, commands, seconds, play, should_stop=should_stop)
-        rows.append({"engine": name, "label": label, **measure(session, reference, session.n_frames / table.fps)})
+        asked = float(times[-1] + 1.0) if seconds is None else float(seconds)  # what replay was asked to play
+        rows.append({"engine": name, "label": label, **measure(session, reference, asked)})
     source = capture_looks(clips, reference)
     for r in rows:
         r["missed"] = targets_missed(r, source)
