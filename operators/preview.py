@@ -190,7 +190,6 @@ def keep_run(context, clip, source: str, figures: dict | None = None, clock=None
     STATE.last_run = clip
     db = MotionDatabase(clip.skeleton, [clip])
     st.last_run = stored(db.save(cache_path(context, "lastrun")))
-    st.preview.session_frames = clip.n_frames
     st.preview.session_seconds = clip.n_frames / clip.fps
     st.preview.run_id = uuid.uuid4().hex
     st.preview.run_source = source

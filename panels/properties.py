@@ -102,7 +102,6 @@ PREVIEW = {
     "root_motion": EnumProperty(name="Root Motion", default="BONE", items=[
         ("BONE", "Root Bone", "Translation keyed on the root bone"),
         ("OBJECT", "Armature Object", "Translation keyed on the armature object; the root bone stays in place")]),
-    "session_frames": IntProperty(name="Frames Driven", description="Frames the last run has at its own rate"),
     "session_seconds": FloatProperty(name="Seconds Driven", description="How long the last run lasts"),
     "run_id": StringProperty(name="Run", description="Which run was kept last (Bake refills the action it "
                              "baked from the same run)"),

@@ -21,7 +21,7 @@ from .. import quat
 from ..arrays import ranks
 from ..clip import Clip
 from ..errors import MotionctlError
-from ..body.contacts import ContactSettings, foot_points, point_contacts
+from ..body.contacts import foot_points, point_contacts, rest_heights
 from ..rootframe import displacement, heading, integrate, root_frame, to_local, to_world
 from ..skeleton import Skeleton
 from .feet import HEEL_LIFT, FeetSettings, FeetState, Legs, leg_globals, plant
@@ -71,7 +71,7 @@ def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float =
     if not clips:
         raise MotionctlError("no clips to play: select at least one")
     fps = clips[0].fps
-    rots, heights, motions, grounds, yaws, offs, ends, contacts, feet_z = [], [], [], [], [], [], [], [], []
+    rots, heights, motions, grounds, yaws, offs, ends, contacts, feet_pts = [], [], [], [], [], [], [], [], []
     for c in clips:
         if abs(c.fps - fps) > 1e-6:
             raise MotionctlError(f"clip {c.name!r} is at {c.fps} fps, the others at {fps}")
@@ -91,12 +91,12 @@ def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float =
         ends.append(np.broadcast_to(c.skeleton.end_offsets, (c.n_frames,) + c.skeleton.end_offsets.shape))
         pts = foot_points(c)
         contacts.append(point_contacts(pts, c.fps).any(axis=-1) if c.n_frames >= 2 else np.ones((c.n_frames, 2), bool))
-        feet_z.append(pts[:, :, :2, 2])
+        feet_pts.append(pts[:, :, :2])  # ankle and toe
     lengths = np.array([c.n_frames for c in clips])
     first = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     legs = Legs.of(skeleton or clips[0].skeleton)
     if legs is not None:  # how high over its toe an ankle stands with its heel down
-        planted = np.percentile(np.concatenate(feet_z), ContactSettings().rest_percentile, axis=0)  # [2, 2]
+        planted = rest_heights(np.concatenate(feet_pts))  # [2, 2]
         legs.heel_up = planted[:, 0] - planted[:, 1] + HEEL_LIFT
         legs.rest = planted
     return FrameTable(skeleton or clips[0].skeleton, fps, np.concatenate(rots), np.concatenate(heights),
@@ -299,7 +299,6 @@ def synthesize(table: FrameTable, steps, state: SynthState | None = None, crossf
     new_state = SynthState(ground[-1].copy(), float(facing[-1]), end_clip, end_frame, data_ground[-1].copy(),
                            float(data_yaw[-1]), feet_state, lag, phase)
     root = np.column_stack((ground, height))
-    rot = rot.copy() if rot is table.local_rot else rot
     rot[:, 0] = quat.mul(heading(facing), rot[:, 0])
     return root, quat.make_continuous(rot, axis=0), new_state, counts, facing
 

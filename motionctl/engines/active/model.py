@@ -163,9 +163,10 @@ class ActiveModel(Model):
         state = states_of(pos, table.ground[rows], table.yaw[rows])[0]
         return ActiveMemory(state, table.local_rot[frame].copy(), float(table.height[frame]))
 
-    def initial_memory(self) -> ActiveMemory:
-        c = self.ctrl.clusters[0]
-        return ActiveMemory(c.start_state.copy(), c.aligned.rot[0, 0].copy(), float(c.aligned.height[0, 0]), 0)
+    def initial_memory(self, ci: int = 0) -> ActiveMemory:
+        """The character standing at cluster ``ci``'s start (the first decision's)."""
+        c = self.ctrl.clusters[ci]
+        return ActiveMemory(c.start_state.copy(), c.aligned.rot[0, 0].copy(), float(c.aligned.height[0, 0]), ci)
 
     def decide(self, state: State, command: Command):
         """One blend: the cluster whose start is nearest the character's state, its examples
@@ -177,9 +178,8 @@ class ActiveModel(Model):
             target = state.local(command.target)
         u = self.task.u_of(command, state.yaw, target, self.natural_stride)
         if state.memory is None:  # the first decision: the cluster that does it best, started as it starts
-            ci = self.ctrl.best_for(u)
-            c = self.ctrl.clusters[ci]
-            memory = ActiveMemory(c.start_state.copy(), c.aligned.rot[0, 0].copy(), float(c.aligned.height[0, 0]), ci)
+            memory = self.initial_memory(self.ctrl.best_for(u))
+            ci = memory.cluster
         else:
             memory = state.memory
             ci = int(self.ctrl.choose(memory.state[None], u[None], strict=False)[0])

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
-from ...body import action_centres, foot_contacts, foot_joints
+from ...body import action_centres, foot_joints
 from ...rootframe import root_frame, to_local, to_root_frame, to_world
 from ...tags import ACTIONS, canonical_set
 
@@ -87,15 +87,13 @@ class Rows:
     """What each frame table row can do: ``searchable`` [N] (not within the end margin of its
     clip), ``kind`` [N] (0: locomotion, k: the k-th of ``kinds``, an action clip), ``entry`` [N]
     (an action can be entered here: a lead-in before its centre), ``commit`` [N] (the row until
-    which an action entered here plays before the search resumes), ``contact`` [N, 2] (feet
-    planted), ``clip`` [N] and ``last`` [N] (the row's clip and that clip's last row)."""
+    which an action entered here plays before the search resumes), ``clip`` [N] and ``last`` [N] (the row's clip and that clip's last row)."""
 
     searchable: np.ndarray
     kind: np.ndarray
     kinds: list
     entry: np.ndarray
     commit: np.ndarray
-    contact: np.ndarray
     clip: np.ndarray
     last: np.ndarray
 
@@ -124,8 +122,7 @@ def row_info(clips, table, end_margin: float) -> Rows:
             lo, hi = max(0, centre - lead), min(c.n_frames - 1 - margin, centre + after)
             entry[a + lo:a + centre] = True
             commit[a + lo:a + centre] = a + hi
-    contact = np.concatenate([foot_contacts(c) for c in clips])
-    return Rows(searchable, kind, kinds, entry, commit, contact, clip, last)
+    return Rows(searchable, kind, kinds, entry, commit, clip, last)
 
 
 def _distances(x: np.ndarray, q: np.ndarray) -> np.ndarray:
