@@ -11,19 +11,30 @@ or not as its defaults say.  Commands, the same for every engine (seeded):
 - direction changes of 30, 60, 90, 120, 150 degrees either way and 180, from four walking starts:
   the response time until the heading is within 5 degrees and stays there 0.3 s;
 - speed changes (slow walk 0.7 -> walk 1.4, walk 1.3 -> run 3.0, run 3.0 -> walk 1.3 m/s) from the
-  same starts: the time until the speed, over a stride, is within 10% of the new one for 0.3 s;
+  same starts: the time until the speed, over a stride, is within 10% of the new one for 0.3 s (a
+  miss too when it never moved at the first speed: it follows no speed);
+- stops from a walk (1.3 m/s) and a run (3.0 m/s) from the same starts: the time until it stands
+  (under 0.2 m/s over a stride) for 0.3 s;
+  every trial counts: one not reached within 6 s is a miss (inf), reported as the share reached
+  beside the median and p90 of those reached (``evaluate.scoreboard.response_spread``);
 - a path: a figure of eight of two 3 m circles (37.7 m) at 1.3 m/s from two starts: every frame's
   distance to it and the time taken;
 - variants: the motion graph's Look Ahead policy (a square);
 - a game pad: four random 30 s traces (10 commands a second), a new world direction every 1-3 s
-  (uniform), walking (70%) or running at 3.0 m/s (30%), each played for exactly 30 s: foot skating
+  (uniform), walking (60%), running at 3.0 m/s (30%) or standing (10%), each played for exactly 30 s:
+  the responses to its changes (a change not reached before the next is a miss), foot skating
   (``evaluate.looks``: the share of contact frames sliding, the sliding per contact), the poses'
   distance to the nearest captured pose, the velocity jumps at switches, the time per decision.
 Every engine plays at the Preview panel's defaults (``PlaySettings``: Root Follows Control, Plant Feet).
 Each figure is given as median and p90 over trials, runs, frames, switches or decisions (inf: never
 reached).  The source capture's own skating and frame-to-frame velocity changes stand beside them.
 Memory: the saved model file and what loading it and building its frame table holds (traced).
-Writes bench/results/scoreboard.md, .json and .png (response time against foot skating).
+Targets (issue 35), checked per engine in the JSON's "targets": speed response median at most 1.5 s
+with at least 90% reached; direction median at most 1.25x motion matching's and p90 at most 2.5 s;
+stop median at most 1.5 s (the capture has standing).
+Writes bench/results/scoreboard.md, .json, .png (responses against foot skating) and
+responses.png (commanded against actual heading and speed over one trial each, every engine;
+bench/plots.py, matplotlib).
 """
 
 from __future__ import annotations
@@ -39,16 +50,14 @@ import numpy as np
 from harness import ROOT, add_mocap, default_mocap, write_json, write_markdown  # noqa: E402,F401  (first: the checkout on the path)
 
 from bench.bench_field import TRIALS, load, map_frame  # noqa: E402
-from bench.readme_figures import write_png  # noqa: E402
 from harness import environment, previous  # noqa: E402
 from motionctl.body.contacts import foot_points  # noqa: E402
 from motionctl.engines import ENGINES  # noqa: E402
 from motionctl.body.contacts import points_skating  # noqa: E402
 from motionctl.evaluate.looks import PoseReference, capture_looks, looks  # noqa: E402
 from motionctl.evaluate.scoreboard import (discontinuity, follow_path, model_memory,  # noqa: E402
-                                       natural_jumps, picture, response_time, responses, run_of,
-                                       speed_response_time, spread, timed_decisions)
-from motionctl.evaluate.plot import colour_name  # noqa: E402
+                                           natural_jumps, response_spread, response_time, responses, run_of,
+                                           speed_response_time, spread, stop_response_time, timed_decisions)
 from motionctl.play.session import Session  # noqa: E402
 from motionctl.play.commands import Command, PlaySettings  # noqa: E402
 from motionctl.settings import from_flat, to_dict  # noqa: E402
@@ -56,6 +65,9 @@ from motionctl.play.synth import frame_table  # noqa: E402
 
 ANGLES = [s * a for a in (30, 60, 90, 120, 150) for s in (1, -1)] + [180]
 SPEEDS = ((0.7, 1.4), (1.3, 3.0), (3.0, 1.3))
+STOPS = (1.3, 3.0)  # stop from a walk and from a run
+COURSE = (90, (1.3, 3.0))  # the trials drawn over time for every engine (from the first start)
+RESPONSES = ("direction_s", "speed_s", "stop_s", "pad_direction_s", "pad_speed_s", "pad_stop_s")
 RUN_SPEED = 3.0
 WALK_SPEED = 1.3
 STARTS = (("16_15", 0.3), ("16_21", 0.5), ("16_31", 0.4), ("16_47", 0.6))  # walking clips, at this share
@@ -75,11 +87,13 @@ PLAY = PlaySettings()  # every engine plays as the Preview panel plays it by def
 
 
 def game_pad(rng, seconds: float, rate: float, yaw0: float) -> list:
-    """Commands of a player on a game pad: a new world direction every 1-3 s, walking or running."""
+    """Commands of a player on a game pad: a new world direction every 1-3 s, walking, running or
+    standing."""
     out, heading = [], yaw0
     while len(out) < seconds * rate:
         heading = heading + rng.uniform(-np.pi, np.pi)
-        speed = RUN_SPEED if rng.random() < 0.3 else WALK_SPEED
+        r = rng.random()
+        speed = 0.0 if r < 0.1 else RUN_SPEED if r < 0.4 else WALK_SPEED
         out += [Command(heading=float(heading), speed=speed)] * max(1, int(rng.uniform(1.0, 3.0) * rate))
     return out[:int(seconds * rate)]
 
@@ -116,10 +130,16 @@ def score(key: str, clips, source_table, quick: bool, folder: str, reference: Po
     row["direction_s"] = [response_time(model, table, f, float(np.radians(a)), play=PLAY) for f in starts for a in angles]
     speed = [speed_response_time(model, table, f, a, b, play=PLAY) for f in starts for a, b in SPEEDS]
     row["speed_s"], row["speed_settled"] = [x["speed"] for x in speed], [x["settled"] for x in speed]
+    stops = [stop_response_time(model, table, f, b, play=PLAY) for f in starts for b in STOPS]
+    row["stop_s"], row["stop_settled_m_s"] = [x["stop"] for x in stops], [x["settled"] for x in stops]
+    row["course"] = {"direction": {}, "speed": {}}
+    response_time(model, table, starts[0], float(np.radians(COURSE[0])), play=PLAY, record=row["course"]["direction"])
+    speed_response_time(model, table, starts[0], *COURSE[1], play=PLAY, record=row["course"]["speed"])
     paths = [follow_path(model, table, f, figure_eight(), WALK_SPEED, play=PLAY) for f in starts[:2]]
     row["path_error_m"] = np.concatenate([p["errors"] for p in paths]).tolist()
     row["path_seconds"] = [p["seconds"] if p["reached"] else np.inf for p in paths]
-    runs, feet, poses, decide_ms, jumps_deg, jumps_m, pad_dir, lengths = [], [], [], [], [], [], [], []
+    runs, feet, poses, decide_ms, jumps_deg, jumps_m, lengths = [], [], [], [], [], [], []
+    pad = {"direction": [], "speed": [], "stop": []}
     for k in range(2 if quick else 4):
         session = Session(model, table, frame=starts[k % len(starts)], play=PLAY)
         commands = game_pad(rng, PAD_SECONDS, PAD_RATE, session.synth.yaw)
@@ -132,7 +152,8 @@ def score(key: str, clips, source_table, quick: bool, folder: str, reference: Po
         d = discontinuity(run)
         jumps_deg += d["deg_s"].tolist()
         jumps_m += d["m_s"].tolist()
-        pad_dir += responses(run, "direction").tolist()
+        for what in pad:
+            pad[what] += responses(run, what).tolist()
     row["play_seconds"] = time.perf_counter() - t
     pooled = points_skating(feet, table.fps)  # every run's contacts together
     row["skating"], row["sliding_cm"], row["planted"] = pooled["skating"], pooled["sliding_cm"], pooled["planted"]
@@ -144,8 +165,25 @@ def score(key: str, clips, source_table, quick: bool, folder: str, reference: Po
     row["jump_deg_s"], row["jump_m_s"], row["switches_per_s"] = jumps_deg, jumps_m, len(jumps_deg) / (PAD_SECONDS * len(runs))
     row["decision_ms"] = decide_ms
     row["ms_per_second"] = float(np.sum(decide_ms) / (PAD_SECONDS * len(runs)))
-    row["pad_direction_s"] = pad_dir
+    for what, times in pad.items():
+        row[f"pad_{what}_s"] = times
     return row
+
+
+def targets(row: dict, matching: dict | None) -> dict:
+    """Issue 35's targets for one row ({name: met}; a direction target against motion matching's
+    median needs matching's row)."""
+    s = row["stats"]
+    out = {"speed": bool(s["speed_s"]["median"] is not None and s["speed_s"]["median"] <= 1.5
+                         and s["speed_s"]["reached"] >= 0.9),
+           "direction_p90": bool(s["direction_s"]["reached"] == 1.0 and s["direction_s"]["p90"] <= 2.5),
+           "stop": bool(s["stop_s"]["median"] is not None and s["stop_s"]["median"] <= 1.5
+                        and s["stop_s"]["reached"] >= 0.9)}
+    m = (matching or {}).get("stats", {}).get("direction_s", {}).get("median")
+    d = s["direction_s"]["median"]
+    if m is not None:
+        out["direction_median"] = bool(d is not None and d <= 1.25 * m)
+    return out
 
 
 def search_speed(clips, fps_list=(30.0, 120.0), seconds: float = 30.0) -> list:
@@ -190,9 +228,9 @@ def search_speed(clips, fps_list=(30.0, 120.0), seconds: float = 30.0) -> list:
 
 
 def stats(row: dict) -> dict:
-    keys = ("direction_s", "speed_s", "speed_settled", "path_error_m", "path_seconds", "skating_runs", "jump_deg_s",
-            "jump_m_s", "decision_ms", "pad_direction_s")
-    return {k: spread(row[k]) for k in keys}
+    keys = ("speed_settled", "stop_settled_m_s", "path_error_m", "path_seconds", "skating_runs", "jump_deg_s",
+            "jump_m_s", "decision_ms")
+    return {**{k: spread(row[k]) for k in keys}, **{k: response_spread(row[k]) for k in RESPONSES}}
 
 
 def main():
@@ -223,8 +261,11 @@ def main():
                               "skating": row["skating"], "sliding_cm": row["sliding_cm"],
                               "pose_distance_p95": row["pose_distance_p95"], "run_seconds": row["run_seconds"],
                               **{k: v for k, v in row["stats"].items()}}), flush=True)
+    matching = next((r for r in rows if r["variant"] == "matching"), None)
+    for row in rows:
+        row["targets"] = targets(row, matching)
     results = {"command": "python bench/bench_scoreboard.py" + (" --quick" if args.quick else ""),
-               "clips": [c.name for c in clips], "trials": {"angles": ANGLES, "speeds": SPEEDS, "starts": STARTS},
+               "clips": [c.name for c in clips], "trials": {"angles": ANGLES, "speeds": SPEEDS, "stops": STOPS, "starts": STARTS},
                "seconds_of_capture": float(sum(c.n_frames / c.fps for c in clips)), "source": source, "rows": rows, "matching_search": search,
                "wall_seconds": time.perf_counter() - t_all, "environment": environment()}
     write(results, args.quick)
@@ -239,6 +280,15 @@ def fmt(s: dict, unit: str = "", scale: float = 1.0, digits: int = 2) -> str:
     return f"{one(s['median'])} / {one(s['p90'])}"
 
 
+def rfmt(s: dict) -> str:
+    """A response cell: median / p90 of those reached (reached %)."""
+    if s["n"] == 0:
+        return "—"
+    if not s["reached"]:
+        return f"none ({s['n']})"
+    return f"{s['median']:.2f} / {s['p90']:.2f} ({100 * s['reached']:.0f}%)"
+
+
 def write(r: dict, quick: bool) -> None:
     name = "scoreboard_quick" if quick else "scoreboard"
     out = os.path.join(ROOT, "bench", "results")
@@ -248,23 +298,34 @@ def write(r: dict, quick: bool) -> None:
     lines = [f"# One scoreboard for every controller (`{r['command']}`)", "",
              f"Data: {len(r['clips'])} clips of CMU subject 16's locomotion ({r['seconds_of_capture']:.0f} s: "
              f"16_08, 16_{TRIALS[1]} - 16_{TRIALS[-1]}); every engine at its defaults; wall "
-             f"{r['wall_seconds']:.0f} s on {r['environment'].get('cores')} cores.  Each cell: median / p90 "
-             "(never: not reached within 6 s).", "",
-             "| engine | direction s | speed s | speed reached | path error m | path s (ideal 29) | skating % | sliding cm | "
-             "pose cm (p95) | run s / trace s | jump °/s | jump m/s | switches /s | ms per decision | ms per s | train s | "
-             "file KB | held MB |",
-             "| --- |" + " ---: |" * 17]
+             f"{r['wall_seconds']:.0f} s on {r['environment'].get('cores')} cores.  Each response cell: median / p90 "
+             "of the trials reached (s) and the share reached (every trial counts: a miss is one not reached within "
+             "6 s, or, on the game pad, before the next command); other cells: median / p90.", "",
+             "| engine | direction s | speed s | stop s | pad: direction | pad: speed | pad: stop | path error m | "
+             "path s (ideal 29) | skating % | sliding cm | pose cm (p95) | run s / trace s | jump °/s | jump m/s | "
+             "switches /s | ms per decision | ms per s | train s | file KB | held MB |",
+             "| --- |" + " ---: |" * 20]
     for row in r["rows"]:
         s = row["stats"]
-        lines.append(f"| {row['label']} | {fmt(s['direction_s'])} | {fmt(s['speed_s'])} | {fmt(s['speed_settled'], '%', 100, 0)} | {fmt(s['path_error_m'])} | "
+        lines.append(f"| {row['label']} | {rfmt(s['direction_s'])} | {rfmt(s['speed_s'])} | {rfmt(s['stop_s'])} | "
+                     f"{rfmt(s['pad_direction_s'])} | {rfmt(s['pad_speed_s'])} | {rfmt(s['pad_stop_s'])} | "
+                     f"{fmt(s['path_error_m'])} | "
                      f"{fmt(s['path_seconds'], digits=0)} | {100 * row['skating']:.1f} | {row['sliding_cm']:.1f} | "
                      f"{100 * row['pose_distance_p95']:.1f} | {np.mean(row['run_seconds']):.2f} / {np.mean(row['trace_seconds']):.2f} | "
                      f"{fmt(s['jump_deg_s'], digits=0)} | {fmt(s['jump_m_s'])} | "
                      f"{row['switches_per_s']:.1f} | {fmt(s['decision_ms'], digits=3)} | {row['ms_per_second']:.1f} | "
                      f"{row['train_seconds']:.1f} | {row['file_bytes'] / 1024:.0f} | {row['held_bytes'] / 2**20:.1f} |")
-    lines.append(f"| source capture | — | — | — | — | — | {100 * src['skating']:.1f} | {src['sliding_cm']:.1f} | "
+    lines.append(f"| source capture | — | — | — | — | — | — | — | — | {100 * src['skating']:.1f} | {src['sliding_cm']:.1f} | "
                  f"{100 * src['pose_distance_p95']:.1f} (held-out) | — | {fmt(src['jump_deg_s'], digits=0)} | "
                  f"{fmt(src['jump_m_s'])} | — | — | — | — | — | — |")
+    names = ("speed", "direction_median", "direction_p90", "stop")
+    lines += ["", "Targets (issue 35): speed median <= 1.5 s with >= 90% reached; direction median <= 1.25x motion "
+              "matching's; direction p90 <= 2.5 s (every trial reached); stop median <= 1.5 s with >= 90% reached.", "",
+              "| engine | " + " | ".join(names) + " |", "| --- |" + " :---: |" * len(names)]
+    for row in r["rows"]:
+        t = row.get("targets", {})
+        lines.append(f"| {row['label']} | " + " | ".join("met" if t.get(k) else "—" if k not in t else "**missed**"
+                                                          for k in names) + " |")
     lines += ["", "Every engine plays as the Preview panel plays it by default (Root Follows Control "
               f"{r['rows'][0]['play']['warp'] if r['rows'] else 1.0:g}, Plant Feet on).  Skating (share of contact frames whose foot "
               "slides faster than 0.5 m/s, ``evaluate.looks``), sliding (cm per contact, median), pose distance (to the "
@@ -293,22 +354,17 @@ def write(r: dict, quick: bool) -> None:
             f"{p['label']} direction {fmt(p['stats']['direction_s'])} s, skating "
             f"{100 * p['skating'] if isinstance(p['skating'], float) else fmt(spread(p['skating']), scale=100, digits=1)}%"
             for p in prev["rows"]), ""]
-    lines += ["![response time against foot skating](scoreboard.png)", "",
-              "Response time to a new direction (median) against foot skating (median), one point per engine; "
-              "dashed: the source capture's skating; a cross at the top: the median was never reached.  Colours: "
-              + ", ".join(f"{row['label']} {colour_name(row['engine'])}" + (" (square)" if ":" in row.get("variant", "")
-                                                                           else "") for row in r["rows"]) + "."]
+    lines += ["![responses against foot skating](scoreboard.png)", "",
+              "Median response (of the trials reached) to a new direction, a new speed and a stop against foot "
+              "skating, one marker per engine; the dotted line is the source capture's skating; a hollow marker: "
+              "fewer than 90% of the trials reached.", "",
+              "![commanded and actual heading and speed over one trial each](responses.png)", "",
+              f"One direction trial ({COURSE[0]}° left) and one speed trial ({COURSE[1][0]} -> {COURSE[1][1]} m/s) "
+              "from the first walking start: what was asked (black dashes) and what each engine did.", ""]
     write_markdown(f"{name}", lines, folder=out)
-    write_png(os.path.join(out, f"{name}.png"), (scoreboard_picture(r)[..., :3] * 255).astype(np.uint8))
-
-
-def scoreboard_picture(r: dict) -> np.ndarray:
-    """The Compare box's plot of every row (variants as squares), top-down for the PNG."""
-    rows = [{"engine": row["engine"], "skating": row["skating"],
-             "direction_s": row["stats"]["direction_s"], "marker": "s" if ":" in row.get("variant", "") else "o"}
-            for row in r["rows"]]
-    img, _ = picture(rows, r["source"]["skating"], width=480, height=300)
-    return img[::-1]
+    from bench.plots import scoreboard_figure, responses_figure
+    scoreboard_figure(r, os.path.join(out, f"{name}.png"))
+    responses_figure(r, os.path.join(out, "responses_quick.png" if quick else "responses.png"))
 
 
 if __name__ == "__main__":

@@ -163,6 +163,15 @@ def _cell(s: dict, digits: int = 1) -> str:
     return " / ".join("never" if v is None or v == float("inf") else f"{v:.{digits}f}" for v in (s["median"], s["p90"]))
 
 
+def _response(s: dict) -> str:
+    """"reached x% (median / p90 s)" of a response (``response_spread``), or a dash with no trial."""
+    if not s or not s.get("n"):
+        return "—"
+    if not s.get("reached"):
+        return f"reached 0% of {s['n']}"
+    return f"reached {100 * s['reached']:.0f}% of {s['n']} ({s['median']:.1f} / {s['p90']:.1f} s)"
+
+
 def _pose(p, what: str = "p95") -> str:
     """", poses N cm from capture (what)" of a pose distance, or nothing."""
     return f", poses {100 * p['p95']:.0f} cm from capture ({what})" if p and p.get("p95") is not None else ""
@@ -192,8 +201,8 @@ def draw_compare(layout, st) -> None:
                            + _pose(r.get("pose_distance")))
             for miss in r.get("missed", []):
                 col.label(text=f"  {miss}", icon="ERROR")
-            col.label(text=f"  new direction {_cell(r['direction_s'])} s, new speed {_cell(r['speed_s'])} s "
-                           f"(median / p90, {r['direction_s']['n']} + {r['speed_s']['n']} changes)")
+            col.label(text=f"  new direction: {_response(r['direction_s'])}")
+            col.label(text=f"  new speed: {_response(r['speed_s'])}; stop: {_response(r.get('stop_s'))}")
             col.label(text=f"  jump at a switch {_cell(r['jump_deg_s'], 0)} °/s, {_cell(r['jump_m_s'], 2)} m/s")
         if all(r["direction_s"]["n"] == 0 for r in result["rows"]):
             box.label(text="No direction changes to time: steer with World keys or the mouse", icon="INFO")

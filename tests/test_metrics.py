@@ -10,8 +10,8 @@ import pytest
 from motionctl.io.demo_data import Gait, synthesize
 from motionctl.errors import MotionFileError
 from motionctl.rootframe import root_frame
-from motionctl.evaluate.scoreboard import (Run, discontinuity, path_commands, path_distance, responses, switches,
-                                       velocity_jumps)
+from motionctl.evaluate.scoreboard import (Run, discontinuity, path_commands, path_distance, response_spread,
+                                           responses, switches, velocity_jumps)
 from motionctl.play.commands import Command, commands_from_arrays, commands_to_arrays, load_timeline, save_timeline
 from motionctl.play.synth import Frames, Step
 
@@ -67,6 +67,49 @@ def test_small_changes_are_no_trials():
     assert len(responses(run_with(clip, yaw0 + np.r_[np.zeros(15), np.full(15, 0.6)], np.full(30, 1.3)),
                          "direction", limit=0.5)) == 1  # 34°: a trial (never reached within 0.5 s)
     assert len(responses(run_with(clip, np.zeros(30), np.r_[np.full(15, 1.3), np.full(15, 1.5)]), "speed")) == 0
+
+
+def test_a_command_replaced_before_it_was_reached_is_a_miss():
+    # walking straight for 6 s: asked to face 90° left at 2 s and, 1 s later, back ahead: the first
+    # never got there before it was replaced (a miss, not dropped), the second was already met
+    f = int(6 * FPS)
+    clip = gait_clip(np.full(f, 1.3), np.zeros(f))
+    yaw0 = root_frame(clip, 0.2)[1][0]
+    n = f // 3
+    t = np.arange(n) * 3 / FPS
+    heading = yaw0 + np.where((t >= 2.0) & (t < 3.0), np.pi / 2, 0.0)
+    got = responses(run_with(clip, heading, np.full(n, 1.3)), "direction")
+    assert len(got) == 1 and np.isinf(got[0])
+    # a turn that does get there within the hold counts as reached, however short the hold
+    turn = np.where((np.arange(f) / FPS >= 2.0) & (np.arange(f) / FPS < 2.0 + np.pi / 2), 1.0, 0.0)
+    turning = gait_clip(np.full(f, 1.3), turn)
+    yaw1 = root_frame(turning, 0.2)[1][0]
+    heading = yaw1 + np.where(t < 2.0, 0.0, np.where(t < 3.8, np.pi / 2, np.pi / 2 + 0.1))
+    got = responses(run_with(turning, heading, np.full(n, 1.3)), "direction")
+    assert len(got) == 1 and 1.3 < got[0] < 1.8
+
+
+def test_a_stop_is_timed_until_the_character_stands():
+    f = int(7 * FPS)
+    t = np.arange(f) / FPS
+    forward = np.where(t < 2.0, 1.3, np.maximum(1.3 - (t - 2.0) * 1.3, 0.0))  # 1 s to a standstill
+    clip = gait_clip(forward, np.zeros(f))
+    n = f // 3
+    speed = np.where(np.arange(n) * 3 / FPS < 2.0, 1.3, 0.0)
+    got = responses(run_with(clip, np.zeros(n), speed), "stop")
+    assert len(got) == 1 and 0.6 < got[0] < 1.6
+    assert len(responses(run_with(clip, np.zeros(n), speed), "speed")) == 0  # a stop is no speed trial
+    walking_on = gait_clip(np.full(f, 1.3), np.zeros(f))  # asked to stop, it walks on: a miss
+    got = responses(run_with(walking_on, np.zeros(n), speed), "stop", limit=3.0)
+    assert len(got) == 1 and np.isinf(got[0])
+
+
+def test_the_spread_reports_the_share_reached_beside_the_times_of_those_reached():
+    s = response_spread([1.0, 2.0, np.inf, 3.0, np.nan])
+    assert s["n"] == 4 and s["reached"] == 0.75 and s["median"] == 2.0 and s["p90"] == 3.0
+    none = response_spread([np.inf, np.inf])
+    assert none["reached"] == 0.0 and none["median"] is None
+    assert response_spread([])["n"] == 0
 
 
 def test_switches_are_the_decisions_that_leave_the_clip():

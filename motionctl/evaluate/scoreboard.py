@@ -5,13 +5,16 @@ Compare box, always from what a ``Session`` played.
 How a run looks (feet, poses, length) is ``evaluate.looks``: one module for the scoreboard, the
 Compare box and the command line.
 
-Responses: a command that changes the wanted direction (by at least ``min_change``) or speed
-(by at least 30% and 0.3 m/s) and then holds it starts a trial, when the character's own heading
-or speed then is that far from the new one too; the response time is the time from
-that decision until the heading (the root frame's yaw) is within 5° of the new direction, or the
-speed (the ground speed averaged over one second, a stride) within 10% of the new speed, and stays
-there for ``hold`` seconds.  A change not reached within ``limit`` seconds (while it was held)
-counts as never (inf); one replaced sooner by another change is not a trial.
+Responses: a command that changes the wanted direction (by at least ``min_change``), speed (by at
+least 30% and 0.3 m/s) or asks to stop (a speed below ``STAND_SPEED`` after one above it) starts a
+trial, when the character's own heading or speed then is that far from the new one too; the
+response time is the time from that decision until the heading (the root frame's yaw) is within 5°
+of the new direction, the speed (the ground speed averaged over one second, a stride) within 10% of
+the new speed, or that speed below ``STAND_SPEED`` (standing), and stays there for ``hold`` seconds
+(or until the command changes).  Every trial counts: one not reached within ``limit`` seconds, or
+before the next command replaced it, is a miss (inf); only a trial the run's end cut short of
+``limit`` + ``hold`` seconds is not counted.  ``response_spread`` reports the share reached beside
+the median and p90 of those reached.
 
 Discontinuity: at every switch (a decision that does not simply continue the captured clip it
 played: a jump to another clip or frame, a blend, a motion field's every frame) the largest jump
@@ -45,6 +48,7 @@ SPEED_TOLERANCE = 0.1  # share of the new speed
 SPEED_WINDOW = 1.0  # s: speed is averaged over a stride
 MIN_TURN = float(np.radians(30.0))  # a change of direction smaller than this is no trial
 MIN_SPEED_CHANGE = (0.3, 0.3)  # a change of speed is a trial when it is at least 30% and 0.3 m/s
+STAND_SPEED = 0.2  # m/s over a stride: standing (and a command asking less asks to stop)
 
 
 # --------------------------------------------------------------------------- what a session played
@@ -100,21 +104,29 @@ def _held_on(ok: np.ndarray, need: int) -> np.ndarray:
     return np.flatnonzero(np.convolve(ok.astype(np.int64), np.ones(need, dtype=np.int64), "valid") == need)
 
 
-def _trials(values: np.ndarray, changed: np.ndarray) -> list:
-    """(decision index, the decision after the last one holding its value) of each change."""
-    idx = np.flatnonzero(changed)
-    ends = np.append(idx[1:], len(values))
-    return list(zip(idx.tolist(), ends.tolist()))
+def _first_held(ok: np.ndarray, need: int) -> int | None:
+    """The first frame from which ``ok`` holds ``need`` frames in a row, or to the end of ``ok``
+    (a command replaced while it was held was reached); None: never."""
+    hit = _held_on(ok, need)
+    if len(hit):
+        return int(hit[0])
+    bad = np.flatnonzero(~ok)
+    tail = int(bad[-1]) + 1 if len(bad) else 0  # ok from here to the end
+    return tail if tail < len(ok) else None
 
 
-def responses(run: Run, what: str = "direction", limit: float = 6.0, hold: float = 0.3,
-              min_change: float = MIN_TURN) -> np.ndarray:
-    """Response times (s; inf: not within ``limit``) of every direction or speed trial in a run
-    (see the module docstring)."""
+def ground_speed(clip) -> np.ndarray:
+    """[F] the root's ground speed (m/s) averaged over ``SPEED_WINDOW`` (a stride), centred."""
+    ground = clip.root_pos[:, :2]
+    w = max(1, round(SPEED_WINDOW * clip.fps))
+    pad = np.pad(ground, ((w // 2, w - w // 2), (0, 0)), mode="edge")
+    return np.linalg.norm(pad[w:] - pad[:-w], axis=1) * clip.fps / w
+
+
+def _trial_starts(run: Run, what: str, min_change: float):
+    """(changed [S] bool: the decisions that start a trial, same [S] bool: the decisions that
+    repeat the one before, values [S] the asked value, measure(target) -> [F] bool)."""
     fps = run.fps
-    n = run.clip.n_frames
-    need = max(1, round(hold * fps))
-    ends_frame = np.append(run.start[1:], n)
     if what == "direction":
         h = run.heading
         prev = np.concatenate(([np.nan], h[:-1]))
@@ -122,39 +134,68 @@ def responses(run: Run, what: str = "direction", limit: float = 6.0, hold: float
         facing = yaw[np.maximum(run.start - 1, 0)]  # where the character faces when it is asked
         new = np.isfinite(h) & (~np.isfinite(prev) | (np.abs(wrap(h - np.nan_to_num(prev))) > 1e-6))
         changed = new & (np.abs(wrap(np.nan_to_num(h) - facing)) >= min_change)
-        changed[0] = False
         same = np.isfinite(h) & np.isfinite(prev) & (np.abs(wrap(h - np.nan_to_num(prev))) <= 1e-6)
-        measure = lambda target, before: np.abs(wrap(yaw - target)) < HEADING_TOLERANCE  # noqa: E731
-    elif what == "speed":
+        measure = lambda target: np.abs(wrap(yaw - target)) < HEADING_TOLERANCE  # noqa: E731
+        values = h
+    elif what in ("speed", "stop"):
         v = run.speed
         prev = np.concatenate(([v[0]], v[:-1]))
         step = np.abs(v - prev)
         same = step < 1e-6
-        ground = run.clip.root_pos[:, :2]
+        speed = ground_speed(run.clip)
         w = max(1, round(SPEED_WINDOW * fps))
-        pad = np.pad(ground, ((w // 2, w - w // 2), (0, 0)), mode="edge")
-        speed = np.linalg.norm(pad[w:] - pad[:-w], axis=1) * fps / w
         was = speed[np.maximum(run.start - w // 2, 0)]  # over the stride before the change
-        gap = np.abs(v - was)
-        changed = (step >= MIN_SPEED_CHANGE[1]) & (step >= MIN_SPEED_CHANGE[0] * np.maximum(v, prev)) & \
-            (gap >= MIN_SPEED_CHANGE[1]) & (gap >= MIN_SPEED_CHANGE[0] * np.maximum(v, was))
-        measure = lambda target, before: np.abs(speed - target) <= SPEED_TOLERANCE * max(target, 0.1)  # noqa: E731
+        if what == "speed":
+            gap = np.abs(v - was)
+            changed = (v >= STAND_SPEED) & (step >= MIN_SPEED_CHANGE[1]) & \
+                (step >= MIN_SPEED_CHANGE[0] * np.maximum(v, prev)) & \
+                (gap >= MIN_SPEED_CHANGE[1]) & (gap >= MIN_SPEED_CHANGE[0] * np.maximum(v, was))
+            measure = lambda target: np.abs(speed - target) <= SPEED_TOLERANCE * max(target, 0.1)  # noqa: E731
+        else:
+            changed = (v < STAND_SPEED) & (prev >= STAND_SPEED) & (was >= STAND_SPEED)
+            measure = lambda target: speed < STAND_SPEED  # noqa: E731
+        values = v
     else:
-        raise ValueError(f"what must be 'direction' or 'speed', not {what!r}")
+        raise ValueError(f"what must be 'direction', 'speed' or 'stop', not {what!r}")
+    changed = changed.copy()
+    changed[0] = False
+    return changed, same, values, measure
+
+
+def responses(run: Run, what: str = "direction", limit: float = 6.0, hold: float = 0.3,
+              min_change: float = MIN_TURN) -> np.ndarray:
+    """Response times (s; inf: a miss) of every direction, speed or stop trial in a run (see the
+    module docstring: every trial counts)."""
+    fps = run.fps
+    n = run.clip.n_frames
+    need = max(1, round(hold * fps))
+    ends_frame = np.append(run.start[1:], n)
+    changed, same, values, measure = _trial_starts(run, what, min_change)
     out = []
-    values = run.heading if what == "direction" else run.speed
-    for i, stop in _trials(values, changed):
+    for i in np.flatnonzero(changed).tolist():
         held = i + 1
-        while held < len(same) and held < stop and same[held]:
+        while held < len(same) and same[held]:
             held += 1
         a, b = int(run.start[i]), int(ends_frame[held - 1])
-        ok = measure(values[i], prev[i])[a:b]
-        hit = _held_on(ok, need)
-        if len(hit) and hit[0] / fps <= limit:
-            out.append(hit[0] / fps)
-        elif (b - a) / fps >= limit + hold:
+        cut = held >= len(same)  # held until the run ended, not replaced by another command
+        ok = measure(values[i])[a:b]
+        first = _held_on(ok, need) if cut else None
+        hit = (int(first[0]) if len(first) else None) if cut else _first_held(ok, need)
+        if hit is not None and hit / fps <= limit:
+            out.append(hit / fps)
+        elif not cut or (b - a) / fps >= limit + hold:
             out.append(np.inf)
     return np.array(out, dtype=float)
+
+
+def response_spread(values) -> dict:
+    """{"median", "p90" of the trials reached, "reached": their share, "n": trials} of response
+    times (inf: a miss; nan: no trial, left out)."""
+    v = np.asarray(values, dtype=float).ravel()
+    v = v[~np.isnan(v)]
+    ok = v[np.isfinite(v)]
+    q = lambda p: float(np.quantile(ok, p, method="inverted_cdf")) if len(ok) else None  # noqa: E731
+    return {"median": q(0.5), "p90": q(0.9), "reached": float(len(ok) / len(v)) if len(v) else None, "n": int(len(v))}
 
 
 def velocity_jumps(clip, pos=None) -> tuple[np.ndarray, np.ndarray]:
@@ -204,13 +245,14 @@ def spread(values) -> dict:
 def measure(session: Session, reference: PoseReference | None = None, trace_seconds: float | None = None) -> dict:
     """Everything the Compare box shows of one run: how it looks (``looks``: skating, sliding,
     pose distance against ``reference``, root height, run and trace seconds), direction and speed
-    responses, discontinuities at switches (each as median, p90 and count)."""
+    direction, speed and stop responses (``response_spread``: reached share, median and p90 of those
+    reached), discontinuities at switches (each as median, p90 and count)."""
     run = run_of(session)
     pos, rot = run.clip.world()  # once, for the feet and the jumps
     disc = discontinuity(run, pos)
     return {"seconds": run.clip.n_frames / run.fps, "decisions": int(len(run.start)),
             **looks(run.clip, reference, trace_seconds, pos, rot),
-            "direction_s": spread(responses(run, "direction")), "speed_s": spread(responses(run, "speed")),
+            **{f"{w}_s": response_spread(responses(run, w)) for w in ("direction", "speed", "stop")},
             "switches": int(run.switch.sum()), "jump_deg_s": spread(disc["deg_s"]), "jump_m_s": spread(disc["m_s"])}
 
 
@@ -302,7 +344,8 @@ def picture(rows, source_skating: float | None = None, width: int = 300, height:
     "o" disc by default, "s" square)."""
     from .plot import bottom_up, colour, scatter
 
-    pts = [(r["skating"], r["direction_s"]["median"] if r["direction_s"]["n"] else np.inf, colour(r["engine"]),
+    pts = [(r["skating"], r["direction_s"]["median"] if r["direction_s"]["median"] is not None else np.inf,
+            colour(r["engine"]),
             r.get("marker", "o")) for r in rows]
     finite = [y for _, y, _, _ in pts if np.isfinite(y)]
     x_max = max([x for x, _, _, _ in pts] + [source_skating or 0.0, 0.05]) * 1.2
@@ -321,7 +364,8 @@ def _settle(model, table, frame: int, settle: float, speed: float | None = None,
 
 def response_time(model, table, frame: int, angle: float, settle: float = 0.5, limit: float = 6.0,
                   tolerance: float = HEADING_TOLERANCE, hold: float = 0.3, line: bool = False,
-                  line_offset: float = 0.0, line_tolerance: float = 0.1, play: PlaySettings | None = None) -> float:
+                  line_offset: float = 0.0, line_tolerance: float = 0.1, play: PlaySettings | None = None,
+                  record: dict | None = None) -> float:
     """Seconds until the model, started at table row ``frame`` and walking on for ``settle``
     seconds, faces a direction turned by ``angle`` (radians) and keeps it (``responses``); inf when
     not within ``limit``.  ``line``: the command is a line through a point ``line_offset`` metres
@@ -343,27 +387,50 @@ def response_time(model, table, frame: int, angle: float, settle: float = 0.5, l
         ok &= np.abs(to_local(ground[n0:] - point, target)[:, 0]) < line_tolerance
     hit = _held_on(ok, max(1, round(hold * table.fps)))
     t = hit[0] / table.fps if len(hit) else np.inf
+    if record is not None:
+        record.update({"t": (np.arange(len(yaw) - n0) / table.fps).tolist(), "asked": float(np.degrees(angle)),
+                       "heading": np.degrees(np.unwrap(yaw[n0 - 1:]) - yaw0)[1:].tolist()})
     return float(t) if t <= limit else float("inf")
 
 
 def speed_response_time(model, table, frame: int, before: float, after: float, settle: float = 2.0,
-                        limit: float = 6.0, hold: float = 0.3, play: PlaySettings | None = None) -> dict:
+                        limit: float = 6.0, hold: float = 0.3, play: PlaySettings | None = None,
+                        record: dict | None = None) -> dict:
     """{"speed": seconds until the model, walking straight at ``before`` m/s for ``settle`` seconds,
     moves at ``after`` m/s (within 10%, averaged over a stride) and keeps it (``responses``; inf when
-    not within ``limit``; nan: no trial, it was already moving at about that speed), "settled": its
-    mean speed over the last 2 s over ``after`` (where it ends up when it never gets there)}."""
+    not within ``limit``, and when it was not moving at ``before`` either when asked: it follows no
+    speed), "settled": its mean speed over the last 2 s over ``after`` (where it ends up when it never
+    gets there)}.  ``after`` below ``STAND_SPEED`` is a stop (``stop_response_time``).  ``record``:
+    filled with the trial's course ("t" [F] s from the command, "asked" m/s, "speed" [F] m/s over a
+    stride), the settling included (negative times)."""
     step = abs(after - before)
-    if step < MIN_SPEED_CHANGE[1] or step < MIN_SPEED_CHANGE[0] * max(before, after):
+    if after >= STAND_SPEED and (step < MIN_SPEED_CHANGE[1] or step < MIN_SPEED_CHANGE[0] * max(before, after)):
         raise ValueError(f"a speed change from {before} to {after} m/s is too small to time (30% and 0.3 m/s)")
     session = _settle(model, table, frame, settle, before, play)
     yaw, n0 = session.synth.yaw, session.n_frames
     while (session.n_frames - n0) / table.fps < limit + hold + SPEED_WINDOW:
         session.decide(Command(heading=yaw, speed=after))
     run = run_of(session)
-    t = responses(run, "speed", limit, hold)
+    t = responses(run, "stop" if after < STAND_SPEED else "speed", limit, hold)
+    if record is not None:
+        w = max(1, round(SPEED_WINDOW * table.fps))
+        keep = slice(w // 2, run.clip.n_frames - (w - w // 2))  # a whole stride on both sides of each frame
+        record.update({"t": ((np.arange(run.clip.n_frames) - n0) / table.fps)[keep].tolist(), "asked": float(after),
+                       "before": float(before), "speed": ground_speed(run.clip)[keep].tolist()})
     ground = run.clip.root_pos[-round(2.0 * table.fps):, :2]
-    settled = float(np.linalg.norm(np.diff(ground, axis=0), axis=1).sum() / 2.0 / after)
-    return {"speed": float(t[-1]) if len(t) else float("nan"), "settled": settled}
+    moved = float(np.linalg.norm(np.diff(ground, axis=0), axis=1).sum() / 2.0)
+    return {"speed": float(t[-1]) if len(t) else float("inf"),
+            "settled": moved / after if after >= STAND_SPEED else moved}
+
+
+def stop_response_time(model, table, frame: int, before: float, settle: float = 2.0, limit: float = 6.0,
+                       hold: float = 0.3, play: PlaySettings | None = None) -> dict:
+    """{"stop": seconds until the model, moving straight at ``before`` m/s for ``settle`` seconds and
+    then asked to stand (speed 0, the same heading), stands (ground speed over a stride below
+    ``STAND_SPEED``) and keeps standing (inf: not within ``limit``, or it was not moving when
+    asked), "settled": its mean speed (m/s) over the last 2 s}."""
+    got = speed_response_time(model, table, frame, before, 0.0, settle, limit, hold, play)
+    return {"stop": got["speed"], "settled": got["settled"]}
 
 
 def path_commands(path: np.ndarray, ground, speed: float, progress: float = 0.0, lead: float = 1.0,
@@ -422,5 +489,5 @@ def follow_path(model, table, frame: int, path_local: np.ndarray, speed: float, 
 
 
 __all__ = ["Run", "compare", "discontinuity", "follow_path",
-           "measure", "model_memory", "natural_jumps", "path_commands", "path_distance", "picture", "replay", "responses", "response_time",
-           "run_of", "speed_response_time", "spread", "switches", "timed_decisions", "timeline", "velocity_jumps"]
+           "measure", "model_memory", "natural_jumps", "path_commands", "path_distance", "picture", "replay", "ground_speed", "responses", "response_spread", "response_time",
+           "run_of", "speed_response_time", "spread", "stop_response_time", "switches", "timed_decisions", "timeline", "velocity_jumps"]
