@@ -216,19 +216,30 @@ LINE_RANGE = 2.0  # m
 class GridTask(Task):
     """A task whose values live on a grid of task states (the motion field's, paper 002; the
     look-ahead graph's): the direction task's θ_c (desired minus facing direction, ``HEADINGS``
-    samples over (-π, π], periodic), the line task's (θ_c, d_L) with d_L the signed distance to the
-    line (positive to its right, ``LINE_SAMPLES`` over ±``LINE_RANGE`` m, clamped beyond), or none.
-    One frame's root motion (dx, dy, dyaw) moves T (``apply``): θ_c' = θ_c - dyaw,
-    d_L' = d_L + cos θ_c·dx + sin θ_c·dy.  The reward of reaching T' is -|θ_c'| (direction) or
-    -|θ_c'| - w_L·|d_L'| (line), plus, with ``min_step``, -(1 - s/s_min) for a frame's root speed s
-    below s_min."""
+    samples over (-π, π], periodic) and, with ``speeds``, the asked speed v_c (sampled at
+    ``speeds``, clamped beyond: the nearest it can do); the line task's (θ_c, d_L) with d_L the signed
+    distance to the line (positive to its right, ``LINE_SAMPLES`` over ±``LINE_RANGE`` m, clamped
+    beyond); or none.  One frame's root motion (dx, dy, dyaw) moves T (``apply``): θ_c' = θ_c - dyaw,
+    d_L' = d_L + cos θ_c·dx + sin θ_c·dy, v_c' = v_c (the player's to change).  The reward of
+    reaching T' is -|θ_c'| (direction), -|θ_c'| - w_L·|d_L'| (line), less w_v·|s - v_c| with speeds
+    (s: the frame's root motion; paper 002's direction task has no speed: this is our extension), plus,
+    with ``min_step``, -(1 - s/s_min) for s below s_min.  Speeds, ``min_step`` and ``speed_weight``
+    are per frame (m, and reward per m)."""
 
     name: str
     line_weight: float = 0.5
     min_step: float = 0.0  # keeping moving: the root motion per frame (m) below which the reward falls
+    speeds: tuple = ()  # direction task: asked speeds sampled (m per frame, ascending, at least 2); () none
+    speed_weight: float = 0.0  # reward lost per m per frame off the asked speed
+
+    def __post_init__(self):
+        if self.speeds and (self.name != "direction" or len(self.speeds) < 2 or np.any(np.diff(self.speeds) <= 0)):
+            raise ValueError("speeds: only the direction task samples them, at least 2, ascending")
 
     @property
     def shape(self) -> tuple:
+        if self.name == "direction" and self.speeds:
+            return (HEADINGS, len(self.speeds))
         return {"none": (1,), "direction": (HEADINGS,)}.get(self.name, (HEADINGS, LINE_SAMPLES))
 
     @property
@@ -252,17 +263,23 @@ class GridTask(Task):
     def distances() -> np.ndarray:
         return np.linspace(-LINE_RANGE, LINE_RANGE, LINE_SAMPLES)
 
+    def second(self) -> np.ndarray:
+        """The samples of the second dimension: asked speeds or line distances."""
+        return np.asarray(self.speeds, dtype=float) if self.name == "direction" else self.distances()
+
     def grid(self) -> np.ndarray:
         """[G, n] the task states values are stored at (row-major over ``shape``)."""
         if self.name == "none":
             return np.zeros((1, 1))
-        if self.name == "direction":
+        if self.n == 1:
             return self.headings()[:, None]
-        th, d = np.meshgrid(self.headings(), self.distances(), indexing="ij")
+        th, d = np.meshgrid(self.headings(), self.second(), indexing="ij")
         return np.column_stack((th.ravel(), d.ravel()))
 
     @property
     def names(self) -> tuple:
+        if self.name == "direction" and self.speeds:
+            return ("theta", "speed")
         return {"none": ("none",), "direction": ("theta",)}.get(self.name, ("theta", "distance"))
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -281,24 +298,29 @@ class GridTask(Task):
         out = [wrap(th - motion[..., 2])]
         if self.name == "line":
             out.append(t[..., 1] + np.cos(th) * motion[..., 0] + np.sin(th) * motion[..., 1])
+        elif self.speeds:
+            out.append(t[..., 1])
         return np.stack(np.broadcast_arrays(*out), axis=-1)
 
     def reward(self, t: np.ndarray, motion: np.ndarray) -> np.ndarray:
         """R of reaching task state T' [..., n] by a frame of root motion [..., 3] (broadcasting)."""
         moving = 0.0
+        step = np.hypot(motion[..., 0], motion[..., 1])
         if self.min_step > 0:
-            step = np.hypot(motion[..., 0], motion[..., 1])
             moving = -np.maximum(0.0, 1.0 - step / self.min_step)
         if self.name == "none":
             return np.broadcast_to(moving, t.shape[:-1])
         r = -np.abs(wrap(t[..., 0])) + moving
         if self.name == "line":
             r = r - self.line_weight * np.abs(t[..., 1])
+        elif self.speeds:
+            r = r - self.speed_weight * np.abs(step - t[..., 1])
         return r
 
     def corners(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Multilinear interpolation of task states T [..., n] on the grid: (flat grid index
-        [..., c], weight [..., c]) with c = ``n_corners``: 1 (passive), 2 (direction) or 4 (line)."""
+        [..., c], weight [..., c]) with c = ``n_corners``: 1 (passive), 2 (direction) or 4 (line,
+        direction with speeds)."""
         if self.name == "none":
             return np.zeros(t.shape[:-1] + (1,), dtype=np.int64), np.ones(t.shape[:-1] + (1,))
         u = (wrap(t[..., 0] - self.headings()[0]) % (2 * np.pi)) / (2 * np.pi / HEADINGS)
@@ -306,15 +328,16 @@ class GridTask(Task):
         f = u - np.floor(u)
         th_idx = np.stack((i0, (i0 + 1) % HEADINGS), axis=-1)
         th_w = np.stack((1 - f, f), axis=-1)
-        if self.name == "direction":
+        if self.n == 1:
             return th_idx, th_w
-        step = 2 * LINE_RANGE / (LINE_SAMPLES - 1)
-        v = np.clip((t[..., 1] + LINE_RANGE) / step, 0.0, LINE_SAMPLES - 1)
-        j0 = np.minimum(np.floor(v).astype(np.int64), LINE_SAMPLES - 2)
-        g = v - j0
+        samples = self.second()
+        m = len(samples)
+        x = np.clip(t[..., 1], samples[0], samples[-1])
+        j0 = np.clip(np.searchsorted(samples, x, side="right") - 1, 0, m - 2)
+        g = (x - samples[j0]) / (samples[j0 + 1] - samples[j0])
         d_idx = np.stack((j0, j0 + 1), axis=-1)
         d_w = np.stack((1 - g, g), axis=-1)
-        idx = th_idx[..., :, None] * LINE_SAMPLES + d_idx[..., None, :]
+        idx = th_idx[..., :, None] * m + d_idx[..., None, :]
         w = th_w[..., :, None] * d_w[..., None, :]
         return idx.reshape(idx.shape[:-2] + (4,)), w.reshape(w.shape[:-2] + (4,))
 
@@ -322,6 +345,21 @@ class GridTask(Task):
         """V at task states: ``values`` [..., G] and T [..., n] with the same leading shape."""
         idx, w = self.corners(t)
         return np.sum(np.take_along_axis(values, idx, -1) * w, axis=-1)
+
+
+def speed_samples(speeds: np.ndarray, count: int) -> np.ndarray:
+    """``count`` asked speeds (ascending, in the units of ``speeds``) for a value function to know,
+    from a capture's root speeds [N]: standing (0) and ``count`` - 1 from its slow end (p5 of the
+    moving ones) to its fast end (p98), so the slowest and fastest it can do are on the grid and a
+    command beyond them asks the nearest; [] with ``count`` < 2."""
+    speeds = np.asarray(speeds, dtype=float)
+    if count < 2 or not len(speeds):
+        return np.zeros(0)
+    top = float(np.quantile(speeds, 0.98))
+    moving = speeds[speeds > 0.25 * top]
+    low = float(np.quantile(moving, 0.05)) if len(moving) else top
+    rest = np.linspace(low, top, count - 1) if count > 2 else np.array([top])
+    return np.unique(np.concatenate(([0.0], rest[rest > 0])))
 
 
 def make_task(name: str, **params) -> Task:

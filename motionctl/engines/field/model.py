@@ -3,7 +3,10 @@ plays it one frame per decision.
 
 Each decision takes the character's motion state (its memory), plays each of the k actions one
 frame through the field (``Database.integrate``), and keeps the one with the best reward plus
-discounted value (``values``) for the task state the command gives.  With no task the value
+discounted value (``values``) for the task state the command gives.  The paper's direction task
+knows only the heading; ours also knows the asked speed (``speed_samples`` from standing to the
+capture's fastest, a reward term -w_v·|s - v_c| per frame, ``GridTask``), so a game pad's walk, run
+and stop reach it like its direction (Speed Samples 0: the paper's task).  With no task the value
 function is one of keeping moving (``GridTask`` "none"), or, with its speed at 0, there is none
 and the passive action (the similarity weights themselves) plays, as in the paper.  The frame it plays is the step: engine-made frames,
 so Drive, Play Trace, Bake and certification play it like any engine.
@@ -31,7 +34,7 @@ from ...settings import setting
 from ...play.synth import Frames, Step, frame_table
 from ..base import Model, clips_of, fingerprint, sources_of, working_set
 from .states import Database, States, velocity_between
-from ...play.tasks import TASK_CHOICES, GridTask
+from ...play.tasks import TASK_CHOICES, GridTask, speed_samples
 from .values import Anchors, transitions, value_iteration
 
 TIE = 1e-6  # relative: action values closer than this are equal (the first wins)
@@ -49,8 +52,16 @@ class FieldSettings:
                         group="Task")
     line_weight: float = setting(0.5, "Line Weight", "Line task: reward lost per metre off the line (per "
                                  "radian off its direction it is 1)", min=0.0, max=10.0, group="Task")
+    speed_samples: int = setting(5, "Speed Samples", "Direction task: the asked speeds its values know, from "
+                                 "standing to the capture's fastest (a faster or slower command gets the nearest "
+                                 "it can do); 0: speed is not followed (the paper's task, with Keep Moving)",
+                                 min=0, max=12, group="Task")
+    speed_weight: float = setting(1.0, "Speed Weight", "Direction task with speeds: reward lost per m/s off the "
+                                  "asked speed (per radian off the direction it is 1)", min=0.0, max=10.0,
+                                  group="Task")
     keep_moving: float = setting(0.5, "Keep Moving", "The choices avoid moving slower than this (m/s), so the "
-                                 "character does not settle into standing; 0 with no task: the pure passive flow",
+                                 "character does not settle into standing; 0 with no task: the pure passive flow "
+                                 "(a direction task that follows speed has no need: standing is asked for)",
                                  min=0.0, max=5.0, unit="VELOCITY", group="Task")
     keep_moving_on_task: bool = setting(True, "Keep Moving on Task", "Direction and line tasks too: their reward "
                                         "also falls below the Keep Moving speed (else the line task can settle "
@@ -98,12 +109,13 @@ class FieldModel(Model):
     Settings = FieldSettings
 
     def __init__(self, settings: FieldSettings, summary, clip_names, fps, heading_smooth, values, n_states: int,
-                 data_key: str = "", db: Database | None = None):
+                 data_key: str = "", db: Database | None = None, speeds=()):
         super().__init__(settings, summary, clip_names, fps, heading_smooth)
         self.values = values
         self.n_states = int(n_states)
         self.data_key = data_key
-        self.task = task_of(settings)
+        self.speeds = tuple(float(v) for v in speeds)  # m/s the value function knows (direction task)
+        self.task = task_of(settings, self.speeds)
         self.decision_rate = float(fps)
         self.typical_speed = float(self.info.get("typical_speed", 1.3))
         self.db = None
@@ -124,14 +136,14 @@ class FieldModel(Model):
     # --- storage
 
     def arrays(self):
-        meta = {"n_states": self.n_states, "data_key": self.data_key}
+        meta = {"n_states": self.n_states, "data_key": self.data_key, "speeds": list(self.speeds)}
         return meta, ({"values": self.values} if self.values is not None else {})
 
     @classmethod
     def from_archive(cls, base, meta, z):
         values = np.asarray(z["values"], dtype=np.float32) if "values" in z else None
         return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"], values,
-                   int(meta["n_states"]), meta.get("data_key", ""))
+                   int(meta["n_states"]), meta.get("data_key", ""), speeds=meta.get("speeds", ()))
 
     # --- playing
 
@@ -187,7 +199,9 @@ class FieldModel(Model):
 
     def task_state(self, state: State, command: Command) -> np.ndarray:
         """T for the character: θ_c from the command's desired heading (or its line's direction)
-        and, for the line task, the signed distance to the line (0 without a line)."""
+        and, for the line task, the signed distance to the line (0 without a line), or, for a
+        direction task that follows speed, the asked speed (per frame; the stick's, or the
+        command's along its heading: 0 asks to stand)."""
         if self.settings.task == "none":
             return np.zeros(1)
         line = getattr(command, "line", None)
@@ -196,6 +210,8 @@ class FieldModel(Model):
             d = float(to_local(state.ground - line[:2], line[2])[0])
             return np.array([float(wrap(line[2] - state.yaw)), d])
         th = float(wrap(command.desired_heading(state.yaw) - state.yaw))
+        if self.task.speeds:
+            return np.array([th, float(np.hypot(*command.local_control(state.yaw)[:2])) / self.fps])
         return np.array([th, 0.0]) if self.settings.task == "line" else np.array([th])
 
     def q_values(self, memory: FieldMemory, t: np.ndarray):
@@ -212,11 +228,12 @@ class FieldModel(Model):
         """The field's own start for a first command: the captured state whose root velocity is
         nearest the command's (not the first state: a library's first clip may be anything).  A
         field that keeps moving never stands, so a command slower than Keep Moving starts it at a
-        walk (``DEFAULT_SPEED`` ahead): started where a stop clip ends, it stood there for good."""
+        walk (``DEFAULT_SPEED`` ahead): started where a stop clip ends, it stood there for good.  So
+        does one that follows speed: it reaches standing by stopping, where it can start again."""
         db = self._need_db()
         want = command.local_control(0.0)[:2] if command.heading is None else \
             np.array([0.0, command.speed if command.speed is not None else DEFAULT_SPEED])
-        if self.task is not None and self.task.min_step > 0 and np.hypot(*want) < self.settings.keep_moving:
+        if self.task is not None and np.hypot(*want) < self.settings.keep_moving:
             want = np.array([0.0, DEFAULT_SPEED])
         v = db.x.motion[:, :2] * db.fps
         cost = np.hypot(*(v - want).T)
@@ -290,14 +307,16 @@ class FieldModel(Model):
         lo, hi = float(v.min()), float(v.max())
         scale = max(hi - lo, 1e-9)
         if self.task.name == "direction":
-            level = (self.task.interpolate(np.broadcast_to(v, (width, v.size)), th[:, None]) - lo) / scale
+            t = th[:, None] if self.task.n == 1 else np.column_stack((th, np.full(width, self.typical_speed / self.fps)))
+            level = (self.task.interpolate(np.broadcast_to(v, (width, v.size)), t) - lo) / scale
             rows = (np.arange(height)[:, None] + 0.5) / height
             inside = rows <= 0.1 + 0.9 * level[None, :]
             rgba = np.zeros((height, width, 4), dtype=np.float32)
             rgba[..., 3] = 1.0
             rgba[inside] = (0.95, 0.65, 0.2, 1.0)
             rgba[~inside] = (0.08, 0.08, 0.1, 1.0)
-            return rgba, "mean value over heading error (x: -180° to 180°; higher is better)"
+            return rgba, "mean value over heading error (x: -180° to 180°; higher is better)" + (
+                f" at {self.typical_speed:.1f} m/s" if self.task.n == 2 else "")
         d = np.linspace(-2.0, 2.0, height)
         t = np.stack(np.broadcast_arrays(th[None, :], d[:, None]), axis=-1)  # [height, width, 2]
         level = (self.task.interpolate(np.broadcast_to(v, (height, width, v.size)), t) - lo) / scale
@@ -324,10 +343,15 @@ class FieldModel(Model):
         return self.task.grid(), self.values.mean(axis=0)
 
 
-def task_of(settings: FieldSettings) -> GridTask | None:
-    """The task whose value function the settings ask for (None: the pure passive flow)."""
+def task_of(settings: FieldSettings, speeds=()) -> GridTask | None:
+    """The task whose value function the settings ask for (None: the pure passive flow); a
+    direction task follows the asked speed when ``speeds`` (m/s, ``speed_samples``) are given, and
+    then has no Keep Moving term (the speed term asks for moving, or for standing)."""
     if settings.task == "none" and settings.keep_moving <= 0:
         return None
+    if settings.task == "direction" and len(speeds) >= 2:
+        return GridTask("direction", settings.line_weight, 0.0, tuple(float(v) / settings.fps for v in speeds),
+                        settings.speed_weight * settings.fps)
     keep = settings.keep_moving if settings.task == "none" or settings.keep_moving_on_task else 0.0
     return GridTask(settings.task, settings.line_weight, keep / settings.fps)
 
@@ -362,7 +386,9 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
                "feature_dims": int(db.feats.shape[1]), "search_dims": int(db.search.basis.shape[1]),
                "typical_speed": float(np.median(np.hypot(db.x.motion[:, 0], db.x.motion[:, 1])) * s.fps)}
     values = None
-    task = task_of(s)
+    ground = np.hypot(db.x.motion[:, 0], db.x.motion[:, 1]) * s.fps
+    speeds = speed_samples(ground, s.speed_samples) if s.task == "direction" else np.zeros(0)
+    task = task_of(s, speeds)
     if task is not None:
         anchors = Anchors.every(db.clip, db.frame, s.compression)
         ckey = ("field", key, s.k, s.delta, s.compression)
@@ -380,10 +406,11 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
         values = learned.values
         summary.update({"anchors": anchors.n, "sweeps": learned.sweeps, "residual": learned.residuals[-1],
                         "cache_seconds": 0.0 if reused else tc.seconds, "learn_seconds": learned.seconds,
-                        "value_bytes": int(values.nbytes), "grid": list(task.shape)})
+                        "value_bytes": int(values.nbytes), "grid": list(task.shape),
+                        "speeds": [round(float(v), 3) for v in speeds]})
     if progress is not None:
         progress(1.0, "done")
-    model = FieldModel(s, summary, names, s.fps, 0.2, values, db.n, key, db)
+    model = FieldModel(s, summary, names, s.fps, 0.2, values, db.n, key, db, speeds=speeds)
     model.sources = sources_of(work)
     if task is not None and task.name == "none":
         dead = model.dead_ends()

@@ -67,6 +67,12 @@ class GraphSettings:
          "Max Warp (paper 002's graph controller)")), group="Control")
     max_warp: float = setting(np.radians(45.0), "Max Warp", "Look Ahead: the most a clip's facing may be turned "
                               "while it plays", min=0.0, max=np.pi / 2, unit="ROTATION", group="Control")
+    speed_samples: int = setting(5, "Speed Samples", "Look Ahead: the asked speeds its values know, from standing "
+                                 "to the graph's fastest clip; 0: it follows the heading alone (the paper's "
+                                 "comparison)", min=0, max=12, group="Control")
+    speed_weight: float = setting(1.0, "Speed Weight", "Look Ahead with speeds: reward lost per m/s off the asked "
+                                  "speed, every frame (per radian off the heading it is 1)", min=0.0, max=10.0,
+                                  group="Control")
     warps: int = 7  # warp values over [-max_warp, max_warp]
     discount: float = 0.99  # per frame, as the motion field's
 

@@ -12,29 +12,38 @@ a physicality cost ``WARP_COST``·|ω|, and ends in task state θ_n at the end o
 stored per clip on the field's 18 heading samples (``GridTask("direction")``) and interpolated
 between them; a sweep is array arithmetic over (clip, warp, θ sample) and a maximum over each
 clip's successors, until no value moves by more than a tolerance.
+
+Speed (our extension; the paper's comparison knew only the heading): with ``speeds`` the task
+state is (θ, v) with v the asked speed, sampled from standing to the graph's fastest clip
+(``GridTask`` with speeds), and every frame of c' also costs ``speed_weight``·|s_c' - v| with
+s_c' the clip's own ground speed, so the search weighs reaching a walk, a run or a stop (a clip
+that stands) against the heading.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...jobs import check_stop
 from ...rootframe import wrap
-from ...play.tasks import GridTask
+from ...play.tasks import GridTask, speed_samples
 
 WARP_COST = 0.1  # reward lost per radian of warp, per clip: minimal, as in the paper's comparison
 
 
 @dataclass
 class Lookahead:
-    """A graph's direction-task value function: ``values`` [K, 18] per clip and heading sample."""
+    """A graph's direction-task value function: ``values`` [K, G] per clip and task sample (18
+    headings, or 18 headings x the asked ``speeds`` m/s), reward ``speed_weight`` per m/s off."""
 
     values: np.ndarray
     warps: np.ndarray
     gamma: float
+    speeds: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    speed_weight: float = 0.0
     sweeps: int = 0
     residual: float = 0.0
     seconds: float = 0.0
@@ -66,22 +75,44 @@ def play(yaw: np.ndarray, n: np.ndarray, theta: np.ndarray, warps: np.ndarray, g
     return reward, th[..., -1]
 
 
+def task_of(speeds: np.ndarray) -> GridTask:
+    """The direction task, knowing the asked speed when ``speeds`` (m/s) are given."""
+    return GridTask("direction", speeds=tuple(float(x) for x in speeds)) if len(speeds) >= 2 else GridTask("direction")
+
+
+def speed_cost(clip_speed: np.ndarray, n: np.ndarray, asked: np.ndarray, weight: float, gamma: float) -> np.ndarray:
+    """[K, V] the discounted cost of playing each clip (ground speed ``clip_speed`` [K] m/s, ``n``
+    [K] frames) when ``asked`` [V] m/s is wanted: ``weight``·|s - v| every frame."""
+    disc = (1.0 - gamma ** n.astype(float)) / (1.0 - gamma) if gamma < 1 else n.astype(float)
+    return weight * np.abs(clip_speed[:, None] - asked[None, :]) * disc[:, None]
+
+
 def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: float = 0.99, tol: float = 0.01,
-          max_sweeps: int = 3000, should_stop=None) -> Lookahead:
+          max_sweeps: int = 3000, should_stop=None, clip_speed: np.ndarray | None = None, speed_count: int = 0,
+          speed_weight: float = 1.0) -> Lookahead:
     """Value iteration over ``graph``'s clips (see the module docstring), their ``clip_yaws``
     ``yaws``; ``penalty`` [K] is a further cost of playing each clip (a jump or action nobody
-    asked for)."""
+    asked for).  With ``clip_speed`` [K] (m/s) and ``speed_count`` >= 2 the asked speed is part
+    of the task (``speed_samples`` of the clips' speeds)."""
     t0 = time.perf_counter()
-    task = GridTask("direction")
-    grid = task.headings()
+    speeds = speed_samples(clip_speed, speed_count) if clip_speed is not None else np.zeros(0)
+    task = task_of(speeds)
+    heads = task.headings()
     yaw, n = yaws
     k = graph.n
-    reward, final = play(yaw, n, grid[None, None, :], warps, gamma)  # [K, W, T]
+    reward, final = play(yaw, n, heads[None, None, :], warps, gamma)  # [K, W, H]
     reward = reward - penalty[:, None, None]
-    idx, wts = task.corners(final[..., None])  # [K, W, T, 2]
+    if task.speeds:  # [K, W, H, V] flattened row-major to the task grid's (heading, speed)
+        shape = reward.shape + (len(speeds),)
+        reward = (reward[..., None] - speed_cost(clip_speed, n, speeds, speed_weight, gamma)[:, None, None, :])
+        final = np.stack(np.broadcast_arrays(final[..., None], speeds), axis=-1).reshape(shape[0], shape[1], -1, 2)
+        reward = reward.reshape(shape[0], shape[1], -1)
+    else:
+        final = final[..., None]
+    idx, wts = task.corners(final)  # [K, W, G, c]
     end = gamma ** n.astype(float)  # [K]
     src, dst = graph.edges[:, 0], graph.edges[:, 1]
-    v = np.zeros((k, len(grid)))
+    v = np.zeros((k, task.size))
     sweeps, change = 0, np.inf
     for sweeps in range(1, max_sweeps + 1):
         check_stop(should_stop, "graph value iteration")
@@ -94,16 +125,21 @@ def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: flo
         v = new
         if change < tol:
             break
-    return Lookahead(v.astype(np.float32), warps, gamma, sweeps, change, time.perf_counter() - t0)
+    return Lookahead(v.astype(np.float32), warps, gamma, speeds, speed_weight if task.speeds else 0.0, sweeps, change,
+                     time.perf_counter() - t0)
 
 
 def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, theta: float,
-           penalty: np.ndarray) -> tuple[int, float]:
-    """(index into ``cands``, warp) of the best successor and warp from task state ``theta``;
+           penalty: np.ndarray, speed: float = 0.0, clip_speed: np.ndarray | None = None) -> tuple[int, float]:
+    """(index into ``cands``, warp) of the best successor and warp from task state ``theta`` (and
+    the asked ``speed`` m/s, when the values know speed: ``clip_speed`` [K] the clips' own);
     ``penalty`` [C] a further cost of each candidate (and a tie-breaker)."""
-    task = GridTask("direction")
+    task = task_of(look.speeds)
     reward, final = play(yaw[cands], n[cands], np.array([[[theta]]]), look.warps, look.gamma)  # [C, W, 1]
     reward = reward[..., 0] - penalty[:, None]
+    if task.speeds:
+        reward = reward - speed_cost(clip_speed[cands], n[cands], np.array([speed]), look.speed_weight, look.gamma)
+        final = np.stack(np.broadcast_arrays(final, speed), axis=-1)[..., 0, :]  # [C, W, 2]
     future = task.interpolate(np.broadcast_to(look.values[cands][:, None, :], final.shape[:2] + (look.values.shape[1],)),
                               final)
     q = reward + (look.gamma ** n[cands].astype(float))[:, None] * future

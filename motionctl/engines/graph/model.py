@@ -63,13 +63,16 @@ class GraphController(Model):
     def arrays(self):
         meta, arrays = self.graph.arrays()
         if self.look is not None:
-            arrays = {**arrays, "look_values": self.look.values, "look_warps": self.look.warps}
+            arrays = {**arrays, "look_values": self.look.values, "look_warps": self.look.warps,
+                      "look_speeds": self.look.speeds, "look_speed_weight": np.float64(self.look.speed_weight)}
         return meta, arrays
 
     @classmethod
     def from_archive(cls, base, meta, z):
         s = base["settings"]
-        look = lookahead.Lookahead(np.asarray(z["look_values"]), np.asarray(z["look_warps"]), s.discount) \
+        look = lookahead.Lookahead(np.asarray(z["look_values"]), np.asarray(z["look_warps"]), s.discount,
+                                   np.asarray(z["look_speeds"]) if "look_speeds" in z else np.zeros(0),
+                                   float(z["look_speed_weight"]) if "look_speed_weight" in z else 0.0) \
             if "look_values" in z else None
         return cls(s, base["summary"], MotionGraph.from_arrays(meta, z), base["heading_smooth"], look)
 
@@ -118,7 +121,8 @@ class GraphController(Model):
             control = command.local_control(state.yaw)
             extra = self.unasked(cands, bool(control[3] > 0.5), command.action) - 1e-6 * natural
             theta = float(wrap(command.desired_heading(state.yaw) - state.yaw))
-            i, warp = lookahead.choose(self.look, *self.yaws, cands, theta, extra)
+            i, warp = lookahead.choose(self.look, *self.yaws, cands, theta, extra, float(np.hypot(*control[:2])),
+                                       self.speed)
             nxt = int(cands[i])
             step = Step(np.array([[g.source[nxt], g.start[nxt], g.end[nxt] - g.start[nxt], 1.0]]),
                         edit=np.array([0.0, 0.0, warp]))
@@ -148,9 +152,11 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
         warps = np.linspace(-s.max_warp, s.max_warp, max(1, s.warps)) if s.max_warp > 0 else np.zeros(1)
         yaws = lookahead.clip_yaws(graph.root_paths)
         look = lookahead.learn(graph, yaws, model.unasked(np.arange(graph.n)), warps, s.discount,
-                               should_stop=should_stop)
+                               should_stop=should_stop, clip_speed=model.speed, speed_count=s.speed_samples,
+                               speed_weight=s.speed_weight)
         model.use_lookahead(look, yaws)
         model.info.update({"sweeps": look.sweeps, "residual": look.residual, "value_bytes": int(look.values.nbytes),
+                           "speeds": [round(float(v), 3) for v in look.speeds],
                            "seconds": st["build_seconds"] + look.seconds})
     return model
 
