@@ -18,7 +18,8 @@ import bpy
 import numpy as np
 
 from ..motionctl.clip import MotionDatabase
-from ..motionctl.play.commands import Command, PlaySettings, Trace, load_timeline, read_trace, save_timeline, write_trace
+from ..motionctl.play.commands import (Command, PlaySettings, Trace, load_timeline, read_trace, save_timeline,
+                                       speed_note, write_trace)
 from ..motionctl.errors import MotionctlError
 from ..motionctl.rootframe import to_world, yaw_of
 from ..motionctl.engines import ENGINES
@@ -38,13 +39,15 @@ ARROWS = {"forward": "UP_ARROW", "back": "DOWN_ARROW", "left": "LEFT_ARROW", "ri
 GOAL_OBJECTS = {"target": "motionctl_target", "gate": "motionctl_gate", "line": "motionctl_line"}
 GOAL_DISPLAY = {"target": ("SPHERE", 0.2), "gate": ("PLAIN_AXES", 0.6), "line": ("SINGLE_ARROW", 1.0)}
 PUSH_SHOWN = 0.6  # s the push arrow stays drawn
+MOUSE_WALK = 1.5  # m: the mouse this far from the character asks a walk (nearer slower, farther faster)
+DRIVE_STATUS = "motionctl Drive: WASD/arrows move, Q/E turn, Shift run, X stop, Space jump, Esc ends"
 
 
 def key_map(prefs) -> dict:
     """Event type -> action name, from the Preview settings (arrows always work)."""
     m = {prefs.key_forward: "forward", prefs.key_back: "back", prefs.key_left: "left", prefs.key_right: "right",
          prefs.key_turn_left: "turn_left", prefs.key_turn_right: "turn_right", prefs.key_jump: "jump",
-         prefs.key_run: "run", prefs.key_push: "push"}
+         prefs.key_run: "run", prefs.key_stop: "stop", prefs.key_push: "push"}
     m.update({v: k for k, v in ARROWS.items()})
     return m
 
@@ -53,7 +56,7 @@ def command_from_keys(held: set, walk: float, run: float, turn_rate: float, airb
                       steer: str = "CHARACTER") -> Command:
     """The Command of the held actions: WASD relative to the character with Q/E turning it
     ("CHARACTER", paper 000's game), or WASD as world directions the character turns to
-    ("WORLD").  Shift runs, Space jumps."""
+    ("WORLD").  Shift runs, Space jumps; no movement key (or Stop held) asks to stand."""
     fwd = ("forward" in held) - ("back" in held)
     side = ("right" in held) - ("left" in held)
     v = np.array([side, fwd], dtype=float)
@@ -61,19 +64,24 @@ def command_from_keys(held: set, walk: float, run: float, turn_rate: float, airb
     speed = run if "run" in held else walk
     turn = turn_rate * (("turn_left" in held) - ("turn_right" in held))
     jump = 1.0 if airborne else 0.0
+    if "stop" in held:
+        return Command(np.array([0.0, 0.0, 0.0, jump]))
     if steer == "WORLD" and n > 0:
         return Command(np.array([0.0, speed, 0.0, jump]), heading=float(yaw_of(v)), speed=speed)
     v = v / n * speed if n > 0 else v
     return Command(np.array([v[0], v[1], turn, jump]))
 
 
-def mouse_command(ground, point, command: Command, walk: float) -> Command:
-    """The command with its desired heading toward the floor ``point`` (the mouse), walking
-    unless the keys ask for another speed; standing once the character is there."""
+def mouse_command(ground, point, command: Command, walk: float, run: float | None = None) -> Command:
+    """The command with its desired heading toward the floor ``point`` (the mouse) and a speed
+    like a stick's magnitude: a walk at ``MOUSE_WALK`` m from the character, slower nearer,
+    faster farther up to ``run`` (the keys' speed instead when they ask one); standing once the
+    character is there."""
     d = np.asarray(point, dtype=float) - np.asarray(ground, dtype=float)
-    if np.hypot(*d) < 0.3:
+    dist = float(np.hypot(*d))
+    if dist < 0.3:
         return command
-    speed = float(np.hypot(*command.control[:2])) or walk
+    speed = float(np.hypot(*command.control[:2])) or min(walk * dist / MOUSE_WALK, run if run is not None else walk)
     return Command(np.array([0.0, speed, 0.0, command.control[3]]), heading=float(yaw_of(d)),
                    speed=speed)
 
@@ -219,7 +227,7 @@ def last_run(context):
 
 
 class MOTIONCTL_OT_drive(bpy.types.Operator):
-    """Drive the character with the keyboard: WASD/arrows move, Q/E turn, Space jumps, Shift runs, Esc stops"""
+    """Drive the character with the keyboard: WASD/arrows move, Q/E turn, Shift runs, X stops, Space jumps, Esc ends"""
 
     bl_idname = "motionctl.drive"
     bl_label = "Drive"
@@ -256,7 +264,9 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
         handle = bpy.types.SpaceView3D.draw_handler_add(draw_drive, (self,), "WINDOW", "POST_VIEW")
         STATE.overlays["drive"] = handle
         wm.modal_handler_add(self)
-        context.workspace.status_text_set("motionctl Drive: WASD/arrows move, Q/E turn, Space jump, Shift run, Esc stop")
+        self.speeds = self.session.table.speed_range()  # (slowest, fastest) m/s the capture does
+        self.note = ""
+        context.workspace.status_text_set(DRIVE_STATUS)
         return {"RUNNING_MODAL"}
 
     def modal(self, context, event):
@@ -285,9 +295,13 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
         p = self.prefs
         self.goals = goal_objects(context, self.model)
         command = command_from_keys(self.held, p.walk_speed, p.run_speed, p.turn_rate, now < self.jump_until, p.steer)
-        if self.mouse is not None:
-            command = mouse_command(self.session.synth.ground, self.mouse, command, p.walk_speed)
+        if self.mouse is not None and "stop" not in self.held:
+            command = mouse_command(self.session.synth.ground, self.mouse, command, p.walk_speed, p.run_speed)
         self.command = with_goals(command, self.goals)
+        note = speed_note(float(np.hypot(*command.local_control(self.session.synth.yaw)[:2])), *self.speeds)
+        if note != self.note:  # outside the capture's speeds: the nearest it can do, said in the status bar
+            self.note = note
+            context.workspace.status_text_set(DRIVE_STATUS + (f"   ({note})" if note else ""))
         root, rot = self.session.tick(dt, self.command)
         self.writer.write(rot, root)
         for area in context.screen.areas:

@@ -137,7 +137,7 @@ class MOTIONCTL_PT_preview(MotionPanel, Panel):
         box.label(text="Keys (arrows always move)")
         grid = box.grid_flow(columns=2, align=True)
         for k in ("key_forward", "key_back", "key_left", "key_right", "key_turn_left", "key_turn_right", "key_jump",
-                  "key_run", "key_push"):
+                  "key_run", "key_stop", "key_push"):
             grid.prop(p, k)
         row = layout.row(align=True)
         row.operator("motionctl.drive", icon="PLAY")

@@ -90,6 +90,8 @@ PREVIEW = {
     "key_turn_right": StringProperty(name="Turn Right", default="E"),
     "key_jump": StringProperty(name="Jump", default="SPACE"),
     "key_run": StringProperty(name="Run", default="LEFT_SHIFT"),
+    "key_stop": StringProperty(name="Stop", default="X", description="Held: the character stops and stands, "
+                               "facing where it faces (also with the mouse steering)"),
     "key_push": StringProperty(name="Push", default="P", description="Push the character from its left (engines "
                                "that can be pushed: the motion field)"),
     "record": BoolProperty(name="Record Trace", default=False,

@@ -197,6 +197,15 @@ def test_driving_streams_poses_and_records_a_trace(library, ext):
     # World steering: "forward" means up the screen, whichever way the character faces.
     c = pv.command_from_keys({"left"}, 1.3, 3.5, 1.0, False, steer="WORLD")
     assert c.heading == pytest.approx(np.pi / 2) and c.local_control(np.pi / 2)[1] == pytest.approx(1.3)
+    # Stop held asks to stand, whatever else is held; so does no movement key.
+    for held in ({"forward", "run", "stop"}, {"left", "stop"}, set()):
+        for steer in ("CHARACTER", "WORLD"):
+            stand = pv.command_from_keys(held, 1.3, 3.5, 1.0, False, steer=steer)
+            assert np.hypot(*stand.local_control(0.3)[:2]) == 0.0
+    assert pv.key_map(st.preview)["X"] == "stop"
+    # The mouse's distance is the stick's magnitude: nearer slower, a walk at MOUSE_WALK, up to Run.
+    speeds = [pv.mouse_command(np.zeros(2), np.array([0.0, d]), pv.Command(), 1.3, 3.5).speed for d in (0.75, 1.5, 9.0)]
+    assert speeds == pytest.approx([0.65, 1.3, 3.5])
     # Overlay geometry is plain arrays.
     assert pv.trail_vertices(session.trail).shape[1] == 3
     arrow = pv.control_arrow(root, 0.0, np.array([0, 2.0, 0, 0]))

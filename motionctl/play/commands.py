@@ -112,6 +112,17 @@ class Command:
         return float(base + ahead * turn)
 
 
+def speed_note(asked: float, slowest: float, fastest: float, stand: float = 0.2) -> str:
+    """What the UI says when the asked speed (m/s) lies outside what the capture does (``slowest``
+    to ``fastest``, ``FrameTable.speed_range``): the controller does the nearest; "" inside (and
+    for standing, below ``stand``)."""
+    if asked > fastest * 1.1:
+        return f"asked {asked:.1f} m/s: the capture's fastest is {fastest:.1f} m/s, the nearest it can do"
+    if stand <= asked < slowest * 0.9:
+        return f"asked {asked:.1f} m/s: the capture's slowest walk is {slowest:.1f} m/s, the nearest it can do"
+    return ""
+
+
 def commands_from_controls(controls) -> list:
     """A Command per control row [N, 4] (a recorded or generated trace)."""
     return [Command(c) for c in np.asarray(controls, dtype=float).reshape(-1, 4)]
