@@ -19,7 +19,7 @@ import numpy as np
 
 from ..motionctl.clip import MotionDatabase
 from ..motionctl.play.commands import (Command, PlaySettings, Trace, load_timeline, read_trace, save_timeline,
-                                       speed_note, write_trace)
+                                       speed_note, speed_range, write_trace)
 from ..motionctl.errors import MotionctlError
 from ..motionctl.rootframe import to_world, yaw_of
 from ..motionctl.engines import ENGINES
@@ -264,7 +264,7 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
         handle = bpy.types.SpaceView3D.draw_handler_add(draw_drive, (self,), "WINDOW", "POST_VIEW")
         STATE.overlays["drive"] = handle
         wm.modal_handler_add(self)
-        self.speeds = self.session.table.speed_range()  # (slowest, fastest) m/s the capture does
+        self.speeds = speed_range(self.session.table)  # (slowest, fastest) m/s the capture does
         self.note = ""
         context.workspace.status_text_set(DRIVE_STATUS)
         return {"RUNNING_MODAL"}

@@ -12,7 +12,7 @@ from motionctl.engines.field import FieldSettings
 from motionctl.engines.field import fit as fit_field
 from motionctl.evaluate.scoreboard import stop_response_time
 from motionctl.io.library import import_library
-from motionctl.play.commands import PlaySettings, speed_note
+from motionctl.play.commands import PlaySettings, speed_note, speed_range
 from motionctl.play.synth import frame_table
 from motionctl.play.tasks import HEADINGS, GridTask, speed_samples
 
@@ -61,7 +61,7 @@ def clips(mocap):
 
 
 def test_the_capture_speed_range_is_its_walks_to_its_runs(clips):
-    slow, fast = frame_table(clips, clips[0].skeleton).speed_range()
+    slow, fast = speed_range(frame_table(clips, clips[0].skeleton))
     assert 0.5 < slow < 1.3 and 2.5 < fast < 4.5
 
 

@@ -112,9 +112,23 @@ class Command:
         return float(base + ahead * turn)
 
 
+def speed_range(table) -> tuple[float, float]:
+    """(slowest, fastest) ground speed a ``FrameTable``'s capture moves at (m/s over a stride: p5
+    of the frames that move, p98 of all): what a controller on it can be asked; outside it gets
+    the nearest."""
+    w = max(1, round(table.fps))
+    step = np.hypot(table.motion[:, 0], table.motion[:, 1]) * table.fps
+    if not len(step):
+        return 0.0, 0.0
+    speed = np.convolve(step, np.ones(w) / w, mode="same") if len(step) >= w else step
+    top = float(np.quantile(speed, 0.98))
+    moving = speed[speed > 0.25 * top]
+    return (float(np.quantile(moving, 0.05)) if len(moving) else top), top
+
+
 def speed_note(asked: float, slowest: float, fastest: float, stand: float = 0.2) -> str:
     """What the UI says when the asked speed (m/s) lies outside what the capture does (``slowest``
-    to ``fastest``, ``FrameTable.speed_range``): the controller does the nearest; "" inside (and
+    to ``fastest``, ``speed_range``): the controller does the nearest; "" inside (and
     for standing, below ``stand``)."""
     if asked > fastest * 1.1:
         return f"asked {asked:.1f} m/s: the capture's fastest is {fastest:.1f} m/s, the nearest it can do"

@@ -65,19 +65,6 @@ class FrameTable:
     def n_frames(self) -> int:
         return len(self.height)
 
-    def speed_range(self) -> tuple[float, float]:
-        """(slowest, fastest) ground speed the capture moves at (m/s: p5 of the frames that move,
-        p98 of all, over a stride): what a controller on it can be asked; outside it gets the nearest."""
-        w = max(1, round(self.fps))
-        kernel = np.ones(w) / w
-        step = np.hypot(self.motion[:, 0], self.motion[:, 1]) * self.fps
-        speed = np.convolve(step, kernel, mode="same") if len(step) >= w else step
-        if not len(speed):
-            return 0.0, 0.0
-        top = float(np.quantile(speed, 0.98))
-        moving = speed[speed > 0.25 * top]
-        return (float(np.quantile(moving, 0.05)) if len(moving) else top), top
-
 
 def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float = 0.2) -> FrameTable:
     """The FrameTable of ``clips`` (one frame rate); headings smoothed over ``heading_smooth`` s."""
