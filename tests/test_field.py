@@ -193,7 +193,7 @@ def test_cached_transitions_equal_the_run_time_ones(field):
         _, _, mo, nb2, w2 = field.q_values(field.memory_at(i), np.array([0.3, 1.3 / field.fps]))  # θ, asked speed
         assert np.array_equal(cache.nb[n], nb2)
         assert np.allclose(cache.w[n], w2, atol=1e-6)
-        assert np.allclose(cache.motion[n], mo, atol=1e-6)
+        assert np.allclose(cache.motion[n], mo[:, 0], atol=1e-6)  # the first turn: none
 
 
 def test_value_iteration_converges_and_the_policy_turns(field, table):
@@ -218,6 +218,27 @@ def test_response_times_and_skating_are_measured(field, table, clips):
     assert 0 <= src["skating"] < 0.6 and 0.2 < src["planted"] < 1.0
     with pytest.raises(ValueError, match="at least 2 frames"):
         foot_skating(clips[0].slice(0, 1))
+
+
+def test_turn_warp_answers_a_new_direction_sooner_than_the_papers_field(field, table):
+    """The paper's field turns only as its neighbours do: from a steady walk they all walk
+    straight, so it waits for a turn's own onset states.  With Turn Warp each frame may also turn
+    the root: the same field, the same starts, answers sooner (and still answers)."""
+    starts = [int(table.first[0]) + 60, int(table.first[0]) + 200]
+    angles = (np.radians(90), -np.radians(150))
+
+    def times():
+        return [response_time(field, table, f, a) for f in starts for a in angles]
+
+    warped = times()
+    keep = field.settings.turn_warp
+    try:
+        field.settings.turn_warp = 0.0
+        plain = times()
+    finally:
+        field.settings.turn_warp = keep
+    assert np.all(np.isfinite(warped)), warped
+    assert np.median(warped) < 0.8 * np.median(plain), (warped, plain)
 
 
 def test_a_push_moves_the_character_and_is_recovered(field, table):

@@ -42,6 +42,7 @@ PUSH_TILT = 1.0  # rad/s of upper-body tilt per m/s of push, spread over the roo
 PUSH_DECAY = 0.3  # s: time constant of a push's disturbance
 PUSH_REST = 0.02  # m/s: a disturbance below this has ended
 CERTIFY_BUCKET = 0.5  # s: certification's entry states are the captured clips' half-seconds
+TURN_COST = 1.0  # reward lost per radian of Turn Warp added to a frame (one frame's heading error)
 
 
 @dataclass
@@ -66,6 +67,10 @@ class FieldSettings:
     keep_moving_on_task: bool = setting(True, "Keep Moving on Task", "Direction and line tasks too: their reward "
                                         "also falls below the Keep Moving speed (else the line task can settle "
                                         "into a stop short of the line)", group="Task")
+    turn_warp: float = setting(np.radians(90.0), "Turn Warp", "A task with a heading: each frame may also "
+                               "turn the root by up to this much per second beyond what its neighbours turn "
+                               "(the graph's Look Ahead warps its clips so); 0: the paper's field, which turns "
+                               "only as its neighbours do", min=0.0, max=np.pi, unit="ROTATION", group="Task")
     k: int = setting(6, "Neighbours", "Captured states blended every frame (k); also the number of actions",
                      min=2, max=64, group="Field")
     delta: float = setting(0.03, "Drift Correction", "Share of the way pulled toward the nearest captured state "
@@ -215,14 +220,23 @@ class FieldModel(Model):
         return np.array([th, 0.0]) if self.settings.task == "line" else np.array([th])
 
     def q_values(self, memory: FieldMemory, t: np.ndarray):
-        """(Q [k], next states, root motion [k, 3], next neighbours [k, k], weights [k, k]) of every
-        action from ``memory`` at task state ``t``."""
+        """(Q [k, W], next states, root motion [k, W, 3], next neighbours [k, k], weights [k, k]) of
+        every action from ``memory`` at task state ``t``, each with every turn of ``turns`` (W)."""
         db, s = self._need_db(), self.settings
         nxt, mo, nb2, w2 = db.play_actions(memory.state, memory.nb[None], memory.w[None], s.delta, s.k)
-        t2 = self.task.step(t[None, :], mo)
+        mo = mo[:, None, :] + np.stack([np.zeros_like(self.turns), np.zeros_like(self.turns), self.turns], axis=-1)
+        t2 = self.task.step(t[None, None, :], mo)
         v = np.einsum("kn,kng->kg", w2, self.anchors.values_at(self.values, nb2))
-        q = self.task.reward(t2, mo) + s.discount * self.task.interpolate(v, t2)
+        future = self.task.interpolate(np.broadcast_to(v[:, None, :], mo.shape[:2] + v.shape[1:]), t2)
+        q = self.task.reward(t2, mo) - TURN_COST * np.abs(self.turns) + s.discount * future
         return q, nxt, mo, nb2, w2
+
+    @property
+    def turns(self) -> np.ndarray:
+        """[W] the root turns (rad per frame) an action may add: none, and ± Turn Warp (a task
+        with a heading only)."""
+        w = self.settings.turn_warp / self.fps
+        return np.array([0.0, -w, w]) if w > 0 and self.task is not None and self.task.name != "none" else np.zeros(1)
 
     def first_memory(self, command: Command) -> FieldMemory:
         """The field's own start for a first command: the captured state whose root velocity is
@@ -249,7 +263,8 @@ class FieldModel(Model):
         else:
             q, nxt, mo, nb2, w2 = self.q_values(memory, self.task_state(state, command))
             top = q.max()
-            b = int(np.argmax(q >= top - TIE * (1.0 + abs(top))))
+            b, turn = divmod(int(np.argmax(q.ravel() >= top - TIE * (1.0 + abs(top)))), q.shape[1])
+            mo = mo[:, turn]
         chosen, motion = nxt.take([b]), mo[b].astype(float)
         disturbance = memory.disturbance
         if np.any(disturbance):
