@@ -258,7 +258,8 @@ def test_navigation_planner_turns_towards_the_desired_direction_and_plays_blends
     model = fit(walks, s)
     planner = model.planner
     rng = np.random.default_rng(0)
-    x0 = np.column_stack((rng.choice([-1, 1], 200) * rng.uniform(1.0, 2.5, 200),))
+    assert planner.problem.task.names == ("theta", "speed")
+    x0 = np.column_stack((rng.choice([-1, 1], 200) * rng.uniform(1.0, 2.5, 200), np.full(200, 1.2)))  # at a walk
     total, _, (gs, ks) = rollout(planner, x0, rng.integers(0, planner.n_groups, 200), 12)
     x = x0.copy()
     for t in range(12):

@@ -101,3 +101,27 @@ def test_the_look_ahead_graph_chooses_by_the_asked_speed_and_without_speed_it_ca
     blind = learn(TwoClips(), yaws, np.zeros(2), warps, clip_speed=speed, speed_count=0)
     assert len(blind.speeds) == 0 and blind.values.shape == (2, HEADINGS)
     assert {choose(blind, *yaws, np.arange(2), 0.0, np.zeros(2), v, speed)[0] for v in (0.8, 2.8)} == {0}
+
+
+def test_planning_slows_and_stops_when_asked_and_without_speed_it_does_not(clips):
+    """Navigation with the asked speed in its state (our extension of paper 001's task): from a
+    run asked to walk it walks, from a walk asked to stop it stands; the paper's task, which
+    knows only the heading, runs on and walks on."""
+    from motionctl.engines.planning import PlannerSettings
+    from motionctl.engines.planning import fit as fit_planning
+    from motionctl.evaluate.scoreboard import speed_response_time
+
+    def answers(model):
+        table = model.play(clips)
+        walking, running = (int(table.first[c] + table.length[c] // 2) for c in (0, 2))
+        play = PlaySettings()
+        return (speed_response_time(model, table, running, RUN, WALK, play=play),
+                stop_response_time(model, table, walking, WALK, play=play))
+
+    model = fit_planning(clips, PlannerSettings())
+    assert model.planner.problem.task.names == ("theta", "speed")
+    slow, stop = answers(model)
+    assert np.isfinite(slow["speed"]) and abs(slow["settled"] - 1.0) < 0.15, slow
+    assert np.isfinite(stop["stop"]) and stop["settled"] < 0.2, stop
+    slow, stop = answers(fit_planning(clips, PlannerSettings(follow_speed=False)))
+    assert not np.isfinite(slow["speed"]) and not np.isfinite(stop["stop"]) and stop["settled"] > 0.5, (slow, stop)

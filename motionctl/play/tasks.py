@@ -63,6 +63,11 @@ class Task:
     def terminal(self, x: np.ndarray, action_kind=None, reach=None) -> np.ndarray:
         return np.zeros(x.shape[:-1], dtype=bool)
 
+    def step_reward(self, x: np.ndarray, dx: np.ndarray) -> np.ndarray | float:
+        """A reward of the step itself from state x [..., n] (``dx`` [..., 3 or 4]: a fourth column
+        is the step's ground speed, m/s); most tasks have none."""
+        return 0.0
+
     def sample(self, rng: np.random.Generator, count: int) -> np.ndarray:
         low, high = self.bounds()
         return rng.uniform(low, high, (count, self.n))
@@ -79,20 +84,38 @@ def into_box(p: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
 
 @dataclass
 class NavigationTask(Task):
-    """Walk in a desired direction: θ = deviation of the heading from it; reward -γ|θ| (eq. 10)."""
+    """Walk in a desired direction: θ = deviation of the heading from it; reward -γ|θ| (eq. 10).
+    With ``speeds`` (the slowest and fastest asked speed, m/s) the state also holds the asked speed
+    v, which steps leave as it is, and each step earns -w|s - v| for its ground speed s (the fourth
+    column of its dx): our extension, the paper's task knows only the heading."""
 
     gamma: float = 1.0
+    speeds: tuple = ()
+    speed_weight: float = 1.0
     name = "navigation"
-    names: tuple = ("theta",)
+
+    @property
+    def names(self) -> tuple:
+        return ("theta", "speed") if len(self.speeds) else ("theta",)
 
     def bounds(self):
+        if len(self.speeds):
+            return np.array([-np.pi, self.speeds[0]]), np.array([np.pi, self.speeds[-1]])
         return np.array([-np.pi]), np.array([np.pi])
 
     def apply(self, x, dx):
-        return wrap(x[..., :1] + dx[..., 2:3])
+        th = wrap(x[..., :1] + dx[..., 2:3])
+        if not len(self.speeds):
+            return th
+        return np.concatenate(np.broadcast_arrays(th, x[..., 1:2]), axis=-1)
 
     def reward(self, x, action_kind=None, reach=None):
         return -self.gamma * np.abs(x[..., 0])
+
+    def step_reward(self, x, dx):
+        if not len(self.speeds) or dx.shape[-1] < 4:
+            return 0.0
+        return -self.speed_weight * np.abs(dx[..., 3] - x[..., 1])
 
 
 @dataclass

@@ -68,8 +68,9 @@ DEFAULT_GRIDS = {1: (720,), 2: (128, 128), 3: (24, 48, 48)}
 
 @dataclass(eq=False)
 class PlanningProblem:
-    """What the planner can do: per group, blend samples' dx [K_g, 3], reach points [K_g, 2],
-    weights [K_g, m_g]; kind per group; transition rewards [G, G]."""
+    """What the planner can do: per group, blend samples' dx [K_g, 4] (the step's displacement,
+    turn and ground speed in m/s; [K_g, 3] without the speed), reach points [K_g, 2], weights
+    [K_g, m_g]; kind per group; transition rewards [G, G]."""
 
     task: Task
     dx: list
@@ -98,9 +99,10 @@ class PlanningProblem:
         from .segments import simplex_samples
 
         dxs, reaches, ws = [], [], []
+        speed = seg.speed()
         for members in groups.members:
             w = simplex_samples(len(members), blend_samples, seed)
-            dxs.append(w @ seg.dx[members])
+            dxs.append(np.column_stack((w @ seg.dx[members], w @ speed[members])))
             reaches.append(w @ seg.reach[members])
             ws.append(w)
         return cls(task, dxs, reaches, ws, groups.kind.copy(), groups.transition.copy())
@@ -217,7 +219,8 @@ def q_values(problem: PlanningProblem, group: np.ndarray, x: np.ndarray, value, 
         rows = slice(r0, min(r0 + step, n))
         m = rows.stop - rows.start
         nxt = task.apply(x[rows][:, None, :], problem.flat_dx[None])  # [m, cands, n] by broadcasting
-        q = task.reward(nxt, kind, reach) + problem.transition[group[rows]][:, cand_g]
+        q = (task.reward(nxt, kind, reach) + task.step_reward(x[rows][:, None, :], problem.flat_dx[None])
+             + problem.transition[group[rows]][:, cand_g])
         if value is not None and discount > 0:
             flat = nxt.reshape(-1, nxt.shape[-1])
             gg = np.broadcast_to(cand_g, (m, cands)).ravel()

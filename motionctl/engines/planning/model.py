@@ -1,7 +1,8 @@
 """The planning controller as an engine (paper 001): ``fit`` trains it, ``PlanningController`` plays it.
 
-The task state comes from the command each decision: the desired heading (navigation), a
-target point (reach) or a gate (guidance), seen from the character.  Without a target or gate
+The task state comes from the command each decision: the desired heading (and, when it follows
+speed, the asked speed: navigation), a target point (reach) or a gate (guidance), seen from the
+character.  Without a target or gate
 the planner plans towards the point (or a gate across the path) three metres along the desired
 heading, so every command drives every task.
 """
@@ -58,7 +59,10 @@ class PlanningController(Model):
         task = self.planner.problem.task.name
         desired = command.desired_heading(state.yaw, TURN_AHEAD)
         if task == "navigation":
-            return np.array([float(wrap(state.yaw - desired))])
+            theta = float(wrap(state.yaw - desired))
+            if self.planner.problem.task.n == 2:  # and the asked speed (the stick's, or along the heading)
+                return np.array([theta, float(np.hypot(*command.local_control(state.yaw)[:2]))])
+            return np.array([theta])
         ahead = state.ground + to_world(np.array([0.0, LOOKAHEAD]), desired)
         if task == "reach":
             return state.local(command.target if command.target is not None else ahead)

@@ -87,8 +87,9 @@ class Planner:
         """Apply decisions to states: (next x, reward R_s(x'), terminal)."""
         flat = self.problem.offsets[g] + k
         dx, reach, kind = self.problem.flat_dx[flat], self.problem.flat_reach[flat], self.problem.kind[g]
-        nxt = self.problem.task.apply(x, dx)
-        return nxt, self.problem.task.reward(nxt, kind, reach), self.problem.task.terminal(nxt, kind, reach)
+        task = self.problem.task
+        nxt = task.apply(x, dx)
+        return nxt, task.reward(nxt, kind, reach) + task.step_reward(x, dx), task.terminal(nxt, kind, reach)
 
     def blend(self, group: int, weights) -> list:
         """[(clip, start, count, weight)] of a group's members: what a ``synth.Step`` plays."""
@@ -102,7 +103,8 @@ class Planner:
         """(JSON meta, arrays): the task, the groups (member segments, blend samples, dx, reach
         points, transition rewards), the value grids, and every extra-tree flattened."""
         task = self.problem.task
-        meta = {"task": task.name, "task_params": {k: v for k, v in asdict(task).items() if k != "names"},
+        meta = {"task": task.name, "task_params": {k: list(v) if isinstance(v, tuple) else v
+                                                   for k, v in asdict(task).items() if k != "names"},
                 "discount": self.discount, "members": self.members, "segments": self.segments, "info": self.info,
                 "grid_shape": list(self.value.grid.shape),
                 "value_kind": ["none" if f is None else ("poly" if isinstance(f, PolynomialValue) else "trees")

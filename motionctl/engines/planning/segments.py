@@ -78,6 +78,11 @@ class SegmentSet:
     def duration(self) -> np.ndarray:
         return (self.end - self.start) / self.settings.fps
 
+    def speed(self) -> np.ndarray:
+        """[S] each segment's ground speed (m/s): its displacement over the frames it spans."""
+        frames = np.maximum(self.end - self.start - 1, 1)
+        return np.hypot(self.dx[:, 0], self.dx[:, 1]) * self.settings.fps / frames
+
 
 def strike_frames(contacts: np.ndarray) -> np.ndarray:
     """Frames where either foot touches down (contact starts), sorted."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...errors import MotionctlError
 from ...jobs import check_stop, one_blas_thread, progress_range
 from ...settings import nested, setting
@@ -31,6 +33,12 @@ class PlannerSettings:
     task: str = setting("navigation", "Task", "What the character plans for", choices=TASKS, group="Task")
     gamma: float = setting(1.0, "γ", "Navigation: cost per radian off the desired direction", min=0.0, max=100.0,
                            group="Task")
+    follow_speed: bool = setting(True, "Follow Speed", "Navigation: the asked speed is part of the state and each "
+                                 "step loses Speed Weight per m/s off it (paper 001's task knows only the heading)",
+                                 group="Task")
+    speed_weight: float = setting(1.0, "Speed Weight", "Navigation with speed: reward lost per step per m/s off "
+                                  "the asked speed (per radian off the direction it is γ)", min=0.0, max=100.0,
+                                  group="Task")
     lam: float = setting(10.0, "λ", "Reach: reward for reaching the target", min=0.0, max=1000.0, group="Task")
     radius: float = setting(0.3, "Radius", "Reach: how close the hand's reach point must come", min=0.01, max=5.0,
                             unit="LENGTH", group="Task")
@@ -48,7 +56,8 @@ class PlannerSettings:
     @property
     def task_params(self) -> dict:
         """The chosen task's parameters, as ``tasks.make_task`` takes them."""
-        return {"navigation": {"gamma": self.gamma}, "reach": {"lam": self.lam, "radius": self.radius},
+        return {"navigation": {"gamma": self.gamma, "speed_weight": self.speed_weight},
+                "reach": {"lam": self.lam, "radius": self.radius},
                 "guidance": {"half_width": self.half_width, "bonus": self.pass_bonus}}[self.task]
 
 
@@ -61,10 +70,13 @@ def train_planner(clips, settings: PlannerSettings | None = None, progress=None,
 
 def _train_planner(clips, settings, progress, should_stop):
     s = settings or PlannerSettings()
-    task = make_task(s.task, **s.task_params)
     if progress:
         progress(0.0, "cutting clips into steps")
     seg = cut_segments(clips, s.segments)
+    params = dict(s.task_params)
+    if s.task == "navigation" and s.follow_speed:  # asked speeds from standing to the fastest steps
+        params["speeds"] = (0.0, float(np.quantile(seg.speed(), 0.98)) if seg.n else 0.0)
+    task = make_task(s.task, **params)
     if s.task == "reach" and not (seg.kind == 1).any():
         raise MotionctlError("the reach task needs clips tagged pick, reach, punch or kick (none found)")
     groups = group_segments(seg, s.segments.group_size if s.parametric else 1)
