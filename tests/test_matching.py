@@ -51,6 +51,13 @@ def test_the_three_searches_find_the_same_nearest_frame(model):
         # with a bound below the nearest, nothing is nearer
         for name in by:
             assert by[name].nearest(q, d * 0.999)[0] == -1
+        # rows skipped are never chosen: all three find the same next nearest
+        skip = (ref - 3, ref + 3)
+        alt, d2 = by["brute"].nearest(q, np.inf, skip)
+        assert not skip[0] <= alt <= skip[1] and d2 >= d
+        for name in ("kdtree", "boxes"):
+            got, e = by[name].nearest(q, np.inf, skip)
+            assert not skip[0] <= got <= skip[1] and e == pytest.approx(d2, rel=1e-9)
 
 
 def test_springs_match_a_fine_numerical_integration():

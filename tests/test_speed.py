@@ -125,3 +125,31 @@ def test_planning_slows_and_stops_when_asked_and_without_speed_it_does_not(clips
     assert np.isfinite(stop["stop"]) and stop["settled"] < 0.2, stop
     slow, stop = answers(fit_planning(clips, PlannerSettings(follow_speed=False)))
     assert not np.isfinite(slow["speed"]) and not np.isfinite(stop["stop"]) and stop["settled"] > 0.5, (slow, stop)
+
+
+def test_matching_stops_standing_and_slows_from_a_run(clips):
+    """From a run asked to stop, motion matching stands, in a standing pose, not a running pose
+    held still (a trajectory that stopped at a clip's end made every run clip's last second look
+    like a stop) nor one gliding on at the held frame's speed; from a run asked to walk, it walks."""
+    from motionctl.engines.matching import fit as fit_matching
+    from motionctl.evaluate.scoreboard import run_of, speed_response_time
+    from motionctl.play.commands import Command
+    from motionctl.play.session import Session
+
+    model = fit_matching(clips)
+    table = model.play(clips)
+    running = int(table.first[2] + table.length[2] // 2)
+    slow = speed_response_time(model, table, running, RUN, WALK, play=PlaySettings())
+    assert np.isfinite(slow["speed"]) and abs(slow["settled"] - 1.0) < 0.15, slow
+    session = Session(model, table, frame=running, play=PlaySettings())
+    yaw = session.synth.yaw
+    while session.n_frames < 2 * table.fps:
+        session.decide(Command(heading=yaw, speed=RUN))
+    while session.n_frames < 8 * table.fps:
+        session.decide(Command(heading=yaw, speed=0.0))
+    clip = run_of(session).clip
+    last = clip.slice(clip.n_frames - int(2 * clip.fps), clip.n_frames)
+    assert np.linalg.norm(np.diff(last.root_pos[:, :2], axis=0), axis=1).sum() < 0.3  # standing: under 0.15 m/s
+    pos, _ = last.world()
+    feet = pos[-1][[i for i, n in enumerate(clip.skeleton.names) if n in ("lfoot", "rfoot")]]
+    assert np.hypot(*(feet[0, :2] - feet[1, :2])) < 0.5  # feet together, not a stride held still

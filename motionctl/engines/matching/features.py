@@ -29,7 +29,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from ...body import action_centres, foot_joints
-from ...rootframe import root_frame, to_local, to_root_frame, to_world
+from ...rootframe import root_frame, to_local, to_root_frame, to_world, wrap
 from ...tags import ACTIONS, canonical_set
 
 TIMES = (1 / 3, 2 / 3, 1.0)  # s: the trajectory's sample times
@@ -40,13 +40,16 @@ SEARCHES = (("kdtree", "k-d Tree", "scipy's k-d tree on the normalised features 
             ("boxes", "Bounding Boxes", "Boxes over runs of 16 and 64 frames; skips boxes farther than the best "
              "frame so far (exact)"),
             ("brute", "Every Frame", "Distances to every frame (exact; the reference)"))
+END_VELOCITY = 0.2  # s: a clip's trajectory goes on past its end at its velocity over this long
 ACTION_LEAD = 1.0  # s before an action's centre from which the action can be entered
 ACTION_AFTER = 0.4  # s after the centre the action plays before the search resumes
 
 
 def raw_features(clip, heading_smooth: float = 0.2, times=TIMES) -> np.ndarray:
-    """[F, 27] features of every frame of a clip (see the module docstring), unnormalised.  The
-    trajectory of the last frames stops at the clip's end (they are never searched)."""
+    """[F, 27] features of every frame of a clip (see the module docstring), unnormalised.  Past
+    the clip's end the trajectory goes on as its last 0.2 s went (a capture that stopped mid-run
+    runs on, one that ended standing stands): stopped at the end, every frame within a second of
+    a run clip's end looked like a stop, and a stop found a frozen running pose."""
     pos, _ = clip.world()
     ground, yaw = root_frame(clip, heading_smooth)
     feet = foot_joints(clip.skeleton)
@@ -58,9 +61,14 @@ def raw_features(clip, heading_smooth: float = 0.2, times=TIMES) -> np.ndarray:
         vel[1:] = np.diff(pos[:, ankles + [0]], axis=0) * clip.fps
         vel[0] = vel[1]
     vel[..., :2] = to_local(vel[..., :2], yaw[:, None])
-    ahead = np.minimum(np.arange(n)[:, None] + np.round(np.asarray(times) * clip.fps).astype(np.int64), n - 1)
-    traj = to_local(ground[ahead] - ground[:, None], yaw[:, None])  # [F, T, 2]
-    dirs = to_world(np.array([0.0, 1.0]), yaw[ahead] - yaw[:, None])  # [F, T, 2]
+    want = np.arange(n)[:, None] + np.round(np.asarray(times) * clip.fps).astype(np.int64)
+    ahead = np.minimum(want, n - 1)
+    over = (want - ahead).astype(float)  # frames the trajectory reaches past the clip's end
+    k = max(1, min(n - 1, round(END_VELOCITY * clip.fps)))
+    v_end = (ground[-1] - ground[-1 - k]) / k if n > 1 else np.zeros(2)  # per frame, over the last 0.2 s
+    w_end = float(wrap(yaw[-1] - yaw[-1 - k])) / k if n > 1 else 0.0
+    traj = to_local(ground[ahead] + over[..., None] * v_end - ground[:, None], yaw[:, None])  # [F, T, 2]
+    dirs = to_world(np.array([0.0, 1.0]), yaw[ahead] + over * w_end - yaw[:, None])  # [F, T, 2]
     return np.concatenate((local[:, :2].reshape(n, 6), vel[:, :2].reshape(n, 6), vel[:, 2],
                            traj.reshape(n, -1), dirs.reshape(n, -1)), axis=1)
 
@@ -155,21 +163,29 @@ class Index:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def nearest(self, q: np.ndarray, bound: float = np.inf) -> tuple[int, float]:
+    def nearest(self, q: np.ndarray, bound: float = np.inf, skip: tuple = (0, -1)) -> tuple[int, float]:
         """(table row, squared distance) of the nearest searchable frame to ``q`` [D], or (-1, bound)
-        when none is nearer than ``bound`` (a squared distance)."""
+        when none is nearer than ``bound`` (a squared distance); table rows ``skip`` (first, last)
+        are never chosen."""
         if len(self.rows) == 0:
             return -1, bound
+        lo, hi = skip
         if self.method == "kdtree":
-            d, i = self.tree.query(q, k=1, distance_upper_bound=np.sqrt(bound) if np.isfinite(bound) else np.inf)
-            return (int(self.rows[i]), float(d * d)) if np.isfinite(d) else (-1, bound)
+            k = int(min(len(self.rows), max(1, hi - lo + 2)))
+            d, i = self.tree.query(q, k=k, distance_upper_bound=np.sqrt(bound) if np.isfinite(bound) else np.inf)
+            d, i = np.atleast_1d(d), np.atleast_1d(i)
+            for dd, ii in zip(d, i):
+                if np.isfinite(dd) and not lo <= self.rows[ii] <= hi:
+                    return int(self.rows[ii]), float(dd * dd)
+            return -1, bound
         if self.method == "boxes":
-            return self._boxes_nearest(q, bound)
+            return self._boxes_nearest(q, bound, lo, hi)
         d = _distances(self.x, q)
+        d[(self.rows >= lo) & (self.rows <= hi)] = np.inf
         i = int(np.argmin(d))
         return (int(self.rows[i]), float(d[i])) if d[i] < bound else (-1, bound)
 
-    def _boxes_nearest(self, q, bound):
+    def _boxes_nearest(self, q, bound, skip_lo: int = 0, skip_hi: int = -1):
         lo, hi, starts = self.large
         gap = np.maximum(lo - q, 0.0) + np.maximum(q - hi, 0.0)
         near = np.flatnonzero(np.einsum("bd,bd->b", gap, gap) < bound)
@@ -193,6 +209,7 @@ class Index:
             idx = (sstarts[take][:, None] + np.arange(self.SMALL)).ravel()
             idx = idx[idx < n]
             d = _distances(self.x[idx], q)
+            d[(self.rows[idx] >= skip_lo) & (self.rows[idx] <= skip_hi)] = np.inf
             i = int(np.argmin(d))
             if d[i] < best_d:
                 best, best_d = int(idx[i]), float(d[i])

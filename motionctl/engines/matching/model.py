@@ -251,8 +251,9 @@ class MatchingModel(Model):
         dt = 1.0 / table.fps
         nxt = m.row + 1
         ended = nxt > r.last[m.row] or not r.searchable[min(nxt, table.n_frames - 1)]
-        if nxt > r.last[m.row]:
-            nxt = m.row  # a clip's last frame holds until the search below leaves it
+        held = nxt > r.last[m.row]
+        if held:
+            nxt = m.row  # a clip's last frame holds (standing still) until the search below leaves it
         committed = 0 <= m.commit and nxt <= m.commit and r.clip[nxt] == r.clip[m.commit]
         sharp = (np.hypot(*(goal_v - m.goal[:2])) > SHARP_SPEED
                  or abs(float(wrap(goal_face - m.goal[2]))) > s.sharp_turn)
@@ -268,14 +269,14 @@ class MatchingModel(Model):
             best = self._search(m, nxt, goal_v, goal_face, kind, ended)
             if best >= 0:
                 self._transition(m, nxt, best)
-                nxt, jumped = best, True
+                nxt, jumped, held = best, True, False
             m.since, m.goal = 0.0, np.array([goal_v[0], goal_v[1], goal_face])
         if not committed and m.commit >= 0 and not (nxt <= m.commit and r.clip[nxt] == r.clip[m.commit]):
             m.commit = -1
         m.row = nxt
         rot = quat.normalize(quat.mul(quat.exp(m.off_rot), table.local_rot[nxt]))
         height = table.height[nxt] + m.off_h[0]
-        motion = table.motion[nxt] + m.off_m
+        motion = (0.0 if held else table.motion[nxt]) + m.off_m  # a held pose does not glide
         self._simulate(m, goal_v, goal_face, motion, dt)
         return Step(frames=Frames(rot[None], np.array([height]), motion[None], table.contact[nxt][None]),
                     switch=jumped), m
@@ -311,10 +312,15 @@ class MatchingModel(Model):
                 return best
         idx = self.index(r.kind[nxt] if kind and r.kind[nxt] == kind else 0)
         natural = np.inf if ended else float(np.sum((self.x[nxt] - q) ** 2))
-        best, _ = idx.nearest(q, natural)
         near = max(0, int(round(self.settings.ignore_near * table.fps)))
+        # A clip that ended is left: its last frames are never chosen again (chosen, the held frame
+        # stood still while the root glided on at its speed, for as long as the query stayed put).
+        skip = (max(int(table.first[r.clip[nxt]]), nxt - near), nxt) if ended else (0, -1)
+        best, _ = idx.nearest(q, natural, skip)
         if best < 0 or (not ended and r.clip[best] == r.clip[nxt] and abs(best - nxt) <= near):
             return -1
+        if ended and (best + 1 > r.last[best] or not r.searchable[best + 1]):
+            return -1  # from one clip's end to another's (a stop's mirror image, say): play this one out
         return best
 
     def _transition(self, m: MatchMemory, src: int, dst: int) -> None:
