@@ -20,7 +20,7 @@ ENGINE = Engine("graph", "Motion Graph", "Clips joined where poses match, walked
                 warnings=(("dropped", "dropped entirely: {dropped}"),),
                 quick={"threshold": 0.3}, aliases=(("train", ("build",)), ("eval", ("evaluate",))),
                 model_flags=("--model", "--graph"), room_default=True, panel=True, colour="green",
-                variants=(("lookahead", {"policy": "lookahead"}),))
+                variants=(("greedy", {"policy": "greedy"}),))
 
 __all__ = ["ACTION_TYPES", "ENGINE", "GraphController", "GraphSettings", "MotionGraph", "Settings", "build_graph",
            "fit", "frame_features"]

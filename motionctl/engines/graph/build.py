@@ -61,8 +61,9 @@ class GraphSettings:
     branching: int = setting(3, "Branching", "Most transitions kept from one clip end, the best into each other "
                              "take first (0 = all: larger graphs, slower evaluation)", min=0, max=64, group="Graph")
     block: int = 512  # rows of the cost matrix per block
-    policy: str = setting("greedy", "Policy", "How the controller walks the graph", choices=(
-        ("greedy", "Greedy", "The successor whose end faces closest to the wanted heading (what a game starts from)"),
+    policy: str = setting("lookahead", "Policy", "How the controller walks the graph", choices=(
+        ("greedy", "Greedy", "The successor whose end faces closest to the wanted heading (what a game starts from; "
+         "it rarely reaches a new direction: no look-ahead)"),
         ("lookahead", "Look Ahead", "Value iteration over the clips for the wanted heading, each clip warped up to "
          "Max Warp (paper 002's graph controller)")), group="Control")
     max_warp: float = setting(np.radians(45.0), "Max Warp", "Look Ahead: the most a clip's facing may be turned "
