@@ -6,6 +6,7 @@ character, on a floor marked every 50 cm, and the root's path seen from above.
 
     .venv/bin/python bench/render_looks.py [--mocap DIR] [--engines a,b] [--traces straight,turning]
                                            [--out bench/results/looks] [--tag after]
+    (traces: straight, turning, stop)
 
 Writes <out>/<tag>_<engine>_<trace>.png and prints, per run, the frames' range and the hips'
 height range (what the pictures should show).
@@ -24,13 +25,16 @@ MIX = ["16_05", "16_11", "16_13", "16_15", "16_16", "16_17", "16_19", "16_21", "
 
 
 def traces_csv(folder: str) -> dict:
-    """The 10 s straight and turning traces of bench_looks, as CSV files Play Trace reads."""
+    """The 10 s straight and turning traces of bench_looks, and a walk with a stop, as CSV files
+    Play Trace reads."""
     n = 100
     straight = np.tile([0.0, 1.3, 0.0, 0.0], (n, 1))
     turning = straight.copy()
     turning[: n // 2, 2], turning[n // 2:, 2] = 0.6, -0.6
+    stop = straight.copy()
+    stop[40:70] = 0.0  # 4 s walking, 3 s standing (the stick let go), 3 s walking again
     out = {}
-    for name, samples in (("straight", straight), ("turning", turning)):
+    for name, samples in (("straight", straight), ("turning", turning), ("stop", stop)):
         path = os.path.join(folder, f"{name}.csv")
         with open(path, "w") as fh:
             fh.write("# rate: 10\nvx,vy,turn,airborne\n")

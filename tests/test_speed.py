@@ -153,3 +153,25 @@ def test_matching_stops_standing_and_slows_from_a_run(clips):
     pos, _ = last.world()
     feet = pos[-1][[i for i, n in enumerate(clip.skeleton.names) if n in ("lfoot", "rfoot")]]
     assert np.hypot(*(feet[0, :2] - feet[1, :2])) < 0.5  # feet together, not a stride held still
+
+
+def test_a_stick_let_go_stops_facing_where_the_character_faced(mocap):
+    """A trace that lets go of the stick asks every engine to stop and to keep facing the way the
+    character faced (``Session._standing``): asked "face where you face now" again every decision,
+    turning was free, and on clips without a stop the engines walked in circles."""
+    from motionctl.engines.matching import fit as fit_matching
+    from motionctl.play.commands import Trace
+    from motionctl.play.session import Session
+    from motionctl.rootframe import root_frame
+
+    names = ("15", "16", "17", "19", "35", "36")  # walks, 90° turns, runs: no stop
+    clips = import_library([os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in names]).groups[0].database.clips
+    model = fit_matching(clips)
+    samples = np.tile([0.0, 1.3, 0.0, 0.0], (80, 1))
+    samples[30:60] = 0.0  # 3 s walking, 3 s let go, 2 s walking
+    clip = Session(model, model.play(clips), play=PlaySettings()).play_trace(Trace(samples, 10.0, "let go"))
+    _, yaw = root_frame(clip, 0.2)
+    yaw = np.degrees(np.unwrap(yaw))
+    let_go = slice(int(3.0 * clip.fps), int(6.0 * clip.fps))
+    assert np.ptp(yaw[let_go]) < 30.0, np.ptp(yaw[let_go])
+    assert np.ptp(yaw) < 45.0  # and it walks on the way it went

@@ -72,6 +72,7 @@ class Session:
         self.buffer = None
         self.t = 0.0
         self.trail = deque(maxlen=trail)
+        self._held = None  # the facing a let-go stick holds (``_standing``)
 
     @property
     def state(self) -> State:
@@ -85,10 +86,11 @@ class Session:
     def decide(self, command: Command) -> tuple[np.ndarray, np.ndarray]:
         """One decision for ``command``: the model's step, synthesized; returns its frames
         (root [n, 3], rot [n, J, 4]) and keeps them for the clip."""
-        step, self.memory = self.model.decide(self.state, self._catching_up(command))
+        asked = self._catching_up(self._standing(command))
+        step, self.memory = self.model.decide(self.state, asked)
         if step.control is None:
-            step.control = command.local_control(self.synth.yaw)
-            if command.heading is not None and self.feet is not None:
+            step.control = asked.local_control(self.synth.yaw)
+            if asked.heading is not None and self.feet is not None:
                 step.control[2] = np.nan  # facing a heading, the engine turns its own way: no yaw is forced
         root, rot, self.synth, _, _ = synthesize(self.table, [step], self.synth, self.crossfade, self.warp, self.feet)
         self.steps.append(step)
@@ -99,6 +101,20 @@ class Session:
         self.rots.append(rot)
         self.trail.extend(root[:, :3].tolist())
         return root, rot
+
+    def _standing(self, command: Command) -> Command:
+        """A stick let go (no velocity, no turn, no heading or goal) asks to stop and stand facing
+        where the character faced when it was let go: said so (a heading held, speed 0), since
+        "face where you face now", asked again every decision, lets an engine turn for free, and
+        engines that could not stand at once wandered in circles."""
+        still = (command.heading is None and command.target is None and command.gate is None
+                 and command.line is None and not np.any(np.abs(command.control[:3]) > 1e-6))
+        if not still:
+            self._held = None
+            return command
+        if self._held is None:
+            self._held = self.synth.yaw
+        return replace(command, heading=self._held, speed=0.0)
 
     def _catching_up(self, command: Command) -> Command:
         """What the model is asked: a stick's command with the lag the root still owes it
