@@ -254,6 +254,7 @@ class GridTask(Task):
     min_step: float = 0.0  # keeping moving: the root motion per frame (m) below which the reward falls
     speeds: tuple = ()  # direction task: asked speeds sampled (m per frame, ascending, at least 2); () none
     speed_weight: float = 0.0  # reward lost per m per frame off the asked speed
+    speed_change: float = 0.0  # chance per frame that the player asks another speed (``expect``)
 
     def __post_init__(self):
         if self.speeds and (self.name != "direction" or len(self.speeds) < 2 or np.any(np.diff(self.speeds) <= 0)):
@@ -363,6 +364,17 @@ class GridTask(Task):
         idx = th_idx[..., :, None] * m + d_idx[..., None, :]
         w = th_w[..., :, None] * d_w[..., None, :]
         return idx.reshape(idx.shape[:-2] + (4,)), w.reshape(w.shape[:-2] + (4,))
+
+    def expect(self, values: np.ndarray) -> np.ndarray:
+        """Values [..., G] as the future sees them when the player may ask another speed: with
+        chance ``speed_change`` per frame, any of the sampled speeds.  So a state is worth what it
+        leads to if the stick moves: a standing pose that no capture leaves (where a stop clip
+        ends) is worth little even while standing is asked, since a walk asked later is lost."""
+        if not self.speeds or self.speed_change <= 0:
+            return values
+        v = values.reshape(values.shape[:-1] + self.shape)
+        mixed = (1.0 - self.speed_change) * v + self.speed_change * v.mean(axis=-1, keepdims=True)
+        return mixed.reshape(values.shape).astype(values.dtype, copy=False)
 
     def interpolate(self, values: np.ndarray, t: np.ndarray) -> np.ndarray:
         """V at task states: ``values`` [..., G] and T [..., n] with the same leading shape."""

@@ -43,6 +43,7 @@ PUSH_DECAY = 0.3  # s: time constant of a push's disturbance
 PUSH_REST = 0.02  # m/s: a disturbance below this has ended
 CERTIFY_BUCKET = 0.5  # s: certification's entry states are the captured clips' half-seconds
 TURN_COST = 1.0  # reward lost per radian of Turn Warp added to a frame (one frame's heading error)
+SPEED_HOLD = 3.0  # s: how long a player holds a speed, on average, for the values' look ahead
 
 
 @dataclass
@@ -366,7 +367,7 @@ def task_of(settings: FieldSettings, speeds=()) -> GridTask | None:
         return None
     if settings.task == "direction" and len(speeds) >= 2:
         return GridTask("direction", settings.line_weight, 0.0, tuple(float(v) / settings.fps for v in speeds),
-                        settings.speed_weight * settings.fps)
+                        settings.speed_weight * settings.fps, 1.0 / (SPEED_HOLD * settings.fps))
     keep = settings.keep_moving if settings.task == "none" or settings.keep_moving_on_task else 0.0
     return GridTask(settings.task, settings.line_weight, keep / settings.fps)
 

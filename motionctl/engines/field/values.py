@@ -16,7 +16,9 @@ state), and a state between anchors takes (1 - i/N)·V_0 + (i/N)·V_N.  Fitted v
 caches once, for every anchor and action, the next state's neighbours and weights (``Cache``:
 [A, k, k]) and the frame's root motion; then each sweep is a sparse product (neighbours and
 anchor interpolation), a multilinear interpolation over T, a reward, a max over actions, in
-float32 blocks, until the largest change of a sweep falls below a tolerance.
+float32 blocks, until the largest change of a sweep falls below a tolerance.  With the asked
+speed in T, the future is read as the player sees it: free to ask another speed at any frame
+(``GridTask.expect``); the values stored are those expectations, what a decision reads.
 """
 
 from __future__ import annotations
@@ -148,11 +150,12 @@ def value_iteration(task: GridTask, cache: Cache, anchors: Anchors, states: int,
     learned = Learned(v, 0)
     for sweep in range(1, max_sweeps + 1):
         check_stop(should_stop, "value iteration")
+        seen = task.expect(v)  # the future as seen with the player free to ask another speed
         new = np.empty_like(v)
         for a in range(0, a_n, block):
             b = min(a + block, a_n)
             rr = slice(a * k, b * k)
-            vm = to_anchor[rr] @ v  # [m*k, G]
+            vm = to_anchor[rr] @ seen  # [m*k, G]
             future = np.take(vm.ravel(), idx[rr]).reshape(-1, g_n, c)
             q = reward[rr] + gamma * np.einsum("rgc,rgc->rg", future, wts[rr])
             new[a:b] = q.reshape(b - a, k, g_n).max(axis=1)
@@ -163,7 +166,7 @@ def value_iteration(task: GridTask, cache: Cache, anchors: Anchors, states: int,
             progress(min(0.99, sweep / max_sweeps), f"sweep {sweep}: largest change {change:.4g}")
         if change < tol:
             break
-    learned.values, learned.sweeps = v, sweep
+    learned.values, learned.sweeps = task.expect(v), sweep  # what a decision reads as the future
     learned.seconds = time.perf_counter() - t0
     return learned
 
