@@ -298,7 +298,7 @@ class MOTIONCTL_OT_drive(bpy.types.Operator):
         if self.mouse is not None and "stop" not in self.held:
             command = mouse_command(self.session.synth.ground, self.mouse, command, p.walk_speed, p.run_speed)
         self.command = with_goals(command, self.goals)
-        note = speed_note(float(np.hypot(*command.local_control(self.session.synth.yaw)[:2])), *self.speeds)
+        note = speed_note(command.asked_speed(self.session.synth.yaw), *self.speeds)
         if note != self.note:  # outside the capture's speeds: the nearest it can do, said in the status bar
             self.note = note
             context.workspace.status_text_set(DRIVE_STATUS + (f"   ({note})" if note else ""))

@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import MotionctlError, MotionFileError
 from ..rootframe import wrap, yaw_of
 from ..settings import setting
+from .tasks import speed_span
 
 CONTROL_COLUMNS = ("vx", "vy", "turn", "airborne")
 DEFAULT_SPEED = 1.3  # m/s: a walk, when a command gives a direction but no speed
@@ -102,6 +103,10 @@ class Command:
         turn = float(np.clip(TURN_GAIN * rel, -MAX_TURN, MAX_TURN))
         return np.array([0.0, speed, turn, self.control[3]])
 
+    def asked_speed(self, yaw: float) -> float:
+        """The ground speed asked (m/s): the stick's, or the command's along its heading (0: stand)."""
+        return float(np.hypot(*self.local_control(yaw)[:2]))
+
     def desired_heading(self, yaw: float, ahead: float = TURN_LOOK) -> float:
         """The world direction the player wants: ``heading``, else the stick's direction turned by
         the turning rate over ``ahead`` seconds (the stick at rest: the facing, so turned)."""
@@ -118,12 +123,7 @@ def speed_range(table) -> tuple[float, float]:
     the nearest."""
     w = max(1, round(table.fps))
     step = np.hypot(table.motion[:, 0], table.motion[:, 1]) * table.fps
-    if not len(step):
-        return 0.0, 0.0
-    speed = np.convolve(step, np.ones(w) / w, mode="same") if len(step) >= w else step
-    top = float(np.quantile(speed, 0.98))
-    moving = speed[speed > 0.25 * top]
-    return (float(np.quantile(moving, 0.05)) if len(moving) else top), top
+    return speed_span(np.convolve(step, np.ones(w) / w, mode="same") if len(step) >= w else step)
 
 
 def speed_note(asked: float, slowest: float, fastest: float, stand: float = 0.2) -> str:

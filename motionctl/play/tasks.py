@@ -382,17 +382,25 @@ class GridTask(Task):
         return np.sum(np.take_along_axis(values, idx, -1) * w, axis=-1)
 
 
+def speed_span(speeds: np.ndarray) -> tuple[float, float]:
+    """(slow, fast) end of a capture's speeds [N]: p5 of the moving ones (over a quarter of the
+    fast end) and p98 of all; (0, 0) for none."""
+    speeds = np.asarray(speeds, dtype=float)
+    if not len(speeds):
+        return 0.0, 0.0
+    top = float(np.quantile(speeds, 0.98))
+    moving = speeds[speeds > 0.25 * top]
+    return (float(np.quantile(moving, 0.05)) if len(moving) else top), top
+
+
 def speed_samples(speeds: np.ndarray, count: int) -> np.ndarray:
     """``count`` asked speeds (ascending, in the units of ``speeds``) for a value function to know,
     from a capture's root speeds [N]: standing (0) and ``count`` - 1 from its slow end (p5 of the
     moving ones) to its fast end (p98), so the slowest and fastest it can do are on the grid and a
     command beyond them asks the nearest; [] with ``count`` < 2."""
-    speeds = np.asarray(speeds, dtype=float)
     if count < 2 or not len(speeds):
         return np.zeros(0)
-    top = float(np.quantile(speeds, 0.98))
-    moving = speeds[speeds > 0.25 * top]
-    low = float(np.quantile(moving, 0.05)) if len(moving) else top
+    low, top = speed_span(speeds)
     rest = np.linspace(low, top, count - 1) if count > 2 else np.array([top])
     return np.unique(np.concatenate(([0.0], rest[rest > 0])))
 

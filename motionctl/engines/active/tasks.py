@@ -113,7 +113,7 @@ class WalkTask(Task):
 
     def u_of(self, command, yaw: float, local_target=None, natural=None) -> np.ndarray:
         # The asked speed (a stop, or a run, gets the nearest a walk cycle does: its slowest or fastest).
-        speed = float(np.clip(np.hypot(*command.local_control(yaw)[:2]), self.low[1], self.high[1]))
+        speed = float(np.clip(command.asked_speed(yaw), self.low[1], self.high[1]))
         stride = natural(speed) if natural is not None else 0.5 * (self.low[0] + self.high[0])
         cycle = 2.0 * float(np.clip(stride, self.low[0], self.high[0])) / max(speed, 0.1)  # s: two steps
         turn = float(np.clip(wrap(command.desired_heading(yaw, cycle) - yaw), self.low[2], self.high[2]))

@@ -217,7 +217,7 @@ class FieldModel(Model):
             return np.array([float(wrap(line[2] - state.yaw)), d])
         th = float(wrap(command.desired_heading(state.yaw) - state.yaw))
         if self.task.speeds:
-            return np.array([th, float(np.hypot(*command.local_control(state.yaw)[:2])) / self.fps])
+            return np.array([th, command.asked_speed(state.yaw) / self.fps])
         return np.array([th, 0.0]) if self.settings.task == "line" else np.array([th])
 
     def q_values(self, memory: FieldMemory, t: np.ndarray):

@@ -121,7 +121,7 @@ class GraphController(Model):
             control = command.local_control(state.yaw)
             extra = self.unasked(cands, bool(control[3] > 0.5), command.action) - 1e-6 * natural
             theta = float(wrap(command.desired_heading(state.yaw) - state.yaw))
-            i, warp = lookahead.choose(self.look, *self.yaws, cands, theta, extra, float(np.hypot(*control[:2])),
+            i, warp = lookahead.choose(self.look, *self.yaws, cands, theta, extra, command.asked_speed(state.yaw),
                                        self.speed)
             nxt = int(cands[i])
             step = Step(np.array([[g.source[nxt], g.start[nxt], g.end[nxt] - g.start[nxt], 1.0]]),

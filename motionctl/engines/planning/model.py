@@ -61,7 +61,7 @@ class PlanningController(Model):
         if task == "navigation":
             theta = float(wrap(state.yaw - desired))
             if self.planner.problem.task.n == 2:  # and the asked speed (the stick's, or along the heading)
-                return np.array([theta, float(np.hypot(*command.local_control(state.yaw)[:2]))])
+                return np.array([theta, command.asked_speed(state.yaw)])
             return np.array([theta])
         ahead = state.ground + to_world(np.array([0.0, LOOKAHEAD]), desired)
         if task == "reach":
