@@ -358,3 +358,27 @@ def test_player_styles_differ_in_how_often_the_input_changes():
     smooth, abrupt, gamepad = stats("smooth"), stats("abrupt"), stats("gamepad")
     assert smooth[0] > abrupt[0] and smooth[1] < abrupt[1]  # many small changes against few whole jumps
     assert gamepad[2] > 2 * smooth[2] and gamepad[2] > abrupt[2]
+
+
+def test_turn_bins_reach_the_captures_sharp_turns_and_the_controller_asks_them():
+    """Fitted turn bins add ± the capture's sharp turning rate; a heading far off asks that bin, a near
+    one the paper's 1 rad/s (with the paper's bins it could ask no more than 1 rad/s: 90° in 1.6 s)."""
+    from motionctl.engines.fragments.control import fitted_turns
+    from motionctl.play.commands import Command
+    from motionctl.play.session import State
+
+    rng = np.random.default_rng(0)
+    sharp = np.r_[rng.uniform(-0.5, 0.5, 900), rng.choice([-1, 1], 100) * rng.uniform(1.5, 2.2, 100)]
+    levels = fitted_turns(sharp)
+    assert len(levels) == 5 and levels[0] == -levels[-1] and 1.5 < levels[-1] < 2.2
+    assert fitted_turns(rng.uniform(-1.1, 1.1, 1000)) == (-1.0, 0.0, 1.0)  # no turn much past 1 rad/s
+    bins = paper_bins(np.array([0.5, 1.0, 2.0, 4.0] * 10), turns=levels)
+    assert bins.n == 250 and bins.top_turn == pytest.approx(levels[-1])
+    n = bins.n
+    model = FragmentController(ControllerSettings(), {}, ["c"], 30.0, 0.2, np.zeros((1, n)), np.zeros((1, n)), bins,
+                               [0], [0], 3, 1.3)
+    asked = {}
+    for off in (30.0, 120.0):
+        step, _ = model.decide(State(np.zeros(2), 0.0, 0), Command(heading=np.radians(off), speed=1.3))
+        asked[off] = float(bins.centres[bins.nearest(step.control), 2])
+    assert asked[30.0] == 1.0 and asked[120.0] == pytest.approx(levels[-1])

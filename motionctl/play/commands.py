@@ -90,17 +90,17 @@ class Command:
     def __post_init__(self):
         self.control = np.asarray(self.control, dtype=float).reshape(4)
 
-    def local_control(self, yaw: float) -> np.ndarray:
+    def local_control(self, yaw: float, max_turn: float = MAX_TURN) -> np.ndarray:
         """[4] the control in the character's frame facing ``yaw``: the stick as given, or, with a
         heading, what a player steering toward it gives: walk forward and turn toward it, fully
-        (MAX_TURN) until about 10° off, then eased.  (Asked for a sideways velocity toward the
+        (``max_turn``, rad/s) until about 10° off, then eased.  (Asked for a sideways velocity toward the
         heading instead, controllers that follow a stick strafe and never turn round; and a gentle
         turn falls in the no-turn bin of a fragment controller short of the heading.)"""
         if self.heading is None:
             return self.control.copy()
         rel = float(wrap(self.heading - yaw))
         speed = self.speed if self.speed is not None else (np.hypot(*self.control[:2]) or DEFAULT_SPEED)
-        turn = float(np.clip(TURN_GAIN * rel, -MAX_TURN, MAX_TURN))
+        turn = float(np.clip(TURN_GAIN * rel, -max_turn, max_turn))
         return np.array([0.0, speed, turn, self.control[3]])
 
     def asked_speed(self, yaw: float) -> float:

@@ -53,6 +53,11 @@ class ControlBins:
         idx = np.argmin(d, axis=1)
         return int(idx[0]) if single else idx
 
+    @property
+    def top_turn(self) -> float:
+        """The fastest turning rate (rad/s) a bin asks: what a player steering to a heading asks at most."""
+        return float(np.abs(self.centres[:, 2]).max()) or 1.0
+
 
 def ring_radii(speeds: np.ndarray, rings: int = 3, top_percentile: float = 95.0) -> np.ndarray:
     """Radii of the velocity rings: the outer one at the data's top speed (a percentile), the
@@ -62,10 +67,23 @@ def ring_radii(speeds: np.ndarray, rings: int = 3, top_percentile: float = 95.0)
     return np.expm1(np.log1p(top) * np.arange(1, rings + 1) / rings)
 
 
+def fitted_turns(turns: np.ndarray, percentile: float = 98.0, least: float = 1.3) -> tuple:
+    """Turning-rate bin levels (rad/s) for fragments turning at ``turns``: the paper's {-1, 0, 1},
+    plus ±(the capture's sharp turn, a high percentile of \|turn\|) when that is clearly faster
+    than 1 rad/s.  With the paper's levels only, a stick asking a sharp turn lands in the 1 rad/s
+    bin, whose best fragments turn at about 1 rad/s: 90° took 1.6 s on subject 16, whose 90°
+    turns take about 1 s (its p98 is 2 rad/s)."""
+    sharp = float(np.percentile(np.abs(turns), percentile)) if len(turns) else 0.0
+    if sharp < least:
+        return (-1.0, 0.0, 1.0)
+    return (-sharp, -1.0, 0.0, 1.0, sharp)
+
+
 def paper_bins(speeds: np.ndarray, quality: QualitySettings | None = None, directions: int = 8,
                turns=(-1.0, 0.0, 1.0), airborne=(0.0, 1.0), radii=None) -> ControlBins:
     """The paper's 150 bins: 25 ground velocities (the origin and three rings of 8, radii fitted
-    to ``speeds`` unless given) x turning rate {-1, 0, 1} rad/s x airborne {0, 1}."""
+    to ``speeds`` unless given) x turning rate {-1, 0, 1} rad/s x airborne {0, 1} (``turns``:
+    other levels, e.g. ``fitted_turns``)."""
     radii = ring_radii(np.asarray(speeds)) if radii is None else np.asarray(radii, dtype=float)
     ang = 2 * np.pi * np.arange(directions) / directions
     vel = [np.zeros(2)] + [r * np.array([np.sin(a), np.cos(a)]) for r in radii for a in ang]

@@ -17,7 +17,7 @@ from ...errors import MotionctlError
 from ...jobs import check_stop, one_blas_thread, progress_range
 from ...settings import nested, setting
 from .solver import PolicySettings, SolveResult, Transitions, expectation, optimal_path, path_quality, run_table, solve
-from .control import ControlBins, kmeans_bins, learn_user_model, paper_bins
+from .control import ControlBins, fitted_turns, kmeans_bins, learn_user_model, paper_bins
 from .cut import FragmentSet, FragmentSettings, cut_fragments
 from .quality import (QualitySettings, column_distances, control_quality, motion_distances, motion_quality,
                       quality_of, repair_dead_ends, successor_distances, top_transitions)
@@ -39,8 +39,14 @@ class ControllerSettings:
     quality: QualitySettings = nested(QualitySettings, "Quality weights")
     policy: PolicySettings = nested(PolicySettings, "Controller")
     bins: str = setting("paper", "Control Bins", "How the player's control signals are binned", choices=(
-        ("paper", "Paper (150)", "25 ground velocities x turning {-1, 0, 1} x airborne {0, 1}, rings fitted to the data"),
+        ("paper", "Paper", "25 ground velocities (rings fitted to the data) x turning (Turn Bins) x airborne {0, 1}: "
+                  "150, or 250 with fitted sharp turns"),
         ("kmeans", "K-Means", "Bins learned from the training traces")), group="Controller")
+    turn_bins: str = setting("paper", "Turn Bins", "Turning rates the paper bins tell apart", choices=(
+        ("paper", "Paper", "-1, 0, 1 rad/s (the paper's 150 bins): a stick turns the character at about 1 rad/s"),
+        ("fitted", "Fitted", "-1, 0, 1 rad/s and ± the capture's sharp turns (its 98th percentile) when faster: "
+         "quicker turns (on subject 16, 90° in 1.2 s rather than 1.6), rougher ones (poses further from the "
+         "capture)")), group="Controller", shown_when=("bins", "paper"))
     kmeans_bins: int = setting(150, "Bins", "Number of k-means bins", min=2, max=1000, group="Controller")
     traces: str = setting("players", "Training Traces", "How the player is expected to play", choices=TRACE_SOURCES,
                           group="Training traces")
@@ -168,8 +174,9 @@ class FragmentModel:
             return kmeans_bins(traces, settings.kmeans_bins, settings.quality)
         if settings.bins != "paper":
             raise MotionctlError(f"bins must be 'paper' or 'kmeans', got {settings.bins!r}")
-        speeds = np.linalg.norm(self.fragments.control[:, :2], axis=1)
-        return paper_bins(speeds, settings.quality)
+        control = self.fragments.control
+        turns = fitted_turns(control[:, 2]) if settings.turn_bins == "fitted" else (-1.0, 0.0, 1.0)
+        return paper_bins(np.linalg.norm(control[:, :2], axis=1), settings.quality, turns=turns)
 
     def train(self, settings: ControllerSettings, bins: ControlBins, user_model: np.ndarray | None,
               init: np.ndarray | None = None, progress=None, should_stop=None) -> SolveResult:

@@ -16,7 +16,8 @@ import numpy as np
 from ...errors import MotionctlError
 from ...jobs import check_stop, progress_range
 from ...play.session import State
-from ...play.commands import Command
+from ...play.commands import MAX_TURN, Command
+from ...rootframe import wrap
 from ...play.synth import Step
 from ..base import Model, clips_of, fingerprint, sources_of
 from .control import (EVALUATION_PLAYER, TRAINING_PLAYERS, ControlBins, PlayerSettings, player_traces, read_trace,
@@ -25,6 +26,7 @@ from .controller import ControllerSettings, FragmentModel, evaluate_controllers,
 from .cut import FragmentSet
 
 Settings = ControllerSettings
+SHARP_OFF = np.radians(60.0)  # heading error past which a fragment controller asks its sharpest turn bin
 
 
 class FragmentController(Model):
@@ -89,9 +91,10 @@ class FragmentController(Model):
         return self.table[np.asarray(previous), self.bins.nearest(np.asarray(controls, dtype=float).reshape(-1, 4))]
 
     def decide(self, state: State, command: Command):
-        """The next fragment for the command's control (the best in its bin to start); the memory is the
-        fragment id."""
-        control = command.local_control(state.yaw)
+        """The next fragment for the command's control (the best in its bin to start; steering to a
+        heading over SHARP_OFF away asks the sharpest turn the bins hold); the memory is the fragment id."""
+        far = command.heading is not None and abs(wrap(command.heading - state.yaw)) > SHARP_OFF
+        control = command.local_control(state.yaw, self.bins.top_turn if far else MAX_TURN)
         f = self.first_fragment(control) if state.memory is None else int(self.table[state.memory,
                                                                                         self.bins.nearest(control)])
         return Step.piece(int(self.clip[f]), int(self.start_frame[f]), self.n_frames, control), f
