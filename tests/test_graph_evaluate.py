@@ -226,10 +226,11 @@ def test_shortest_path_search_matches_dijkstra():
 def demo_graph(demo_library):
     clips = [bvh.read_bvh(os.path.join(demo_library, f + ".bvh"))
              for f in ("demo_walk", "demo_walk_turn_left", "demo_walk_turn_right", "demo_run", "demo_jump")]
-    return build_graph(clips, GraphSettings(threshold=1.0))
+    return build_graph(clips, GraphSettings(threshold=1.0, reconnect=False))
 
 
 def test_coalescing_enforces_clip_lengths(demo_graph):
+    """The paper's construction (Keep Every Clip off: its added transitions are not merged)."""
     g = demo_graph
     assert g.n > 5 and len(g.edges) > g.n
     assert g.duration.min() >= 0.5 - 1e-9 and g.duration.max() <= 1.5 + 1 / 30 + 1e-9
@@ -249,8 +250,8 @@ def test_desirability_weights_keep_more_transitions_of_a_motion_type(demo_librar
     clips = [bvh.read_bvh(os.path.join(demo_library, f + ".bvh")) for f in ("demo_walk", "demo_run")]
     for c, t in zip(clips, ("walk", "run")):
         c.tags = {t}
-    plain = build_graph(clips, GraphSettings(threshold=0.3, branching=0))
-    keen = build_graph(clips, GraphSettings(threshold=0.3, branching=0, desirability="run=3"))
+    plain = build_graph(clips, GraphSettings(threshold=0.3, branching=0, reconnect=False))
+    keen = build_graph(clips, GraphSettings(threshold=0.3, branching=0, desirability="run=3", reconnect=False))
 
     def into_runs(g):
         run = np.array(["run" in t for t in g.types])
@@ -415,7 +416,7 @@ def test_branching_limits_transitions_per_clip_end(demo_library):
     clips = [bvh.read_bvh(os.path.join(demo_library, f + ".bvh"))
              for f in ("demo_walk", "demo_walk_turn_left", "demo_walk_turn_right", "demo_run")]
     every = build_graph(clips, GraphSettings(threshold=1.0, branching=0))
-    two = build_graph(clips, GraphSettings(threshold=1.0, branching=2))
+    two = build_graph(clips, GraphSettings(threshold=1.0, branching=2, reconnect=False))
     assert len(every.edges) > len(two.edges)
     # At most two transitions plus the natural continuation leave any clip.
     assert max(len(s) for s in two.successors()) <= 3
@@ -572,3 +573,32 @@ def test_only_the_airborne_piece_of_a_jump_take_is_a_jump(mocap):
     assert 0.25 < air.sum() / clip.fps < 0.7  # a forward jump's flight, in seconds
     loaded = MotionGraph.from_arrays(*g.arrays())
     assert all(np.array_equal(loaded.in_air(i), g.in_air(i)) for i in range(g.n))
+
+
+def test_the_default_graph_keeps_the_runs_it_was_given(mocap):
+    """A dozen of subject 16's clips as the Library panel ticks them (walks, veers, turns, two runs, a
+    jump): merging transitions and the branching budget cut the runs off (the paper's construction
+    keeps 56% of the seconds, no run); the default puts them back with their best transitions."""
+    from motionctl.io.library import import_library
+
+    names = ("15", "16", "21", "31", "11", "13", "23", "17", "19", "35", "36", "05")
+    clips = import_library([os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in names]).groups[0].database
+    paper = build_graph(clips, GraphSettings(reconnect=False))
+    kept = build_graph(clips, GraphSettings())
+    assert {"16_35", "16_36"} <= set(paper.stats["dropped_sources"])  # what the repair is for
+    assert kept.stats["dropped_sources"] == [] and kept.stats["reconnected"] > 0
+    assert kept.stats["seconds_kept"] >= 0.8 * kept.stats["seconds_total"]
+    # Each edge knows how rough its transition is: natural continuations 0, the paper's under 1 (the
+    # threshold), the ones put back up to RELAX times it (subject 16's walks and runs meet no closer).
+    from motionctl.engines.graph.build import RELAX
+    rough, e = kept.edge_roughness(), kept.edges
+    natural = (kept.source[e[:, 0]] == kept.source[e[:, 1]]) & (kept.end[e[:, 0]] == kept.start[e[:, 1]])
+    assert np.all(rough[natural] == 0) and np.all(rough[~natural] > 0) and rough.max() <= RELAX + 1e-6
+    assert (paper.edge_roughness() < 1 + 1e-6).all() and (rough > 1).any()
+    runs = [i for i, n in enumerate(kept.names) if n in ("16_35", "16_36")]
+    assert all(((kept.source == r) * (kept.end - kept.start)).sum() >= 0.5 * 30 for r in runs)  # 0.5 s of each
+    # Still one strongly connected graph: every clip reaches every other.
+    from scipy.sparse.csgraph import connected_components
+    from scipy.sparse import csr_matrix
+    adj = csr_matrix((np.ones(len(kept.edges)), (kept.edges[:, 0], kept.edges[:, 1])), shape=(kept.n, kept.n))
+    assert connected_components(adj, directed=True, connection="strong")[0] == 1

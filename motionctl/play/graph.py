@@ -21,6 +21,8 @@ class MotionGraph:
     types   per clip, its motion types (tags); action per clip: (type, centre frame) or None
     airborne  per clip, bool [n + 1] over its root path's rows: a jump's flight (``body.flight``);
               empty list: no clip is ever in the air
+    roughness float [E] per edge, how rough its transition is: the frame cost over the build's
+              threshold (0 for a natural continuation; None: not known, all 0)
     """
 
     fps: float
@@ -34,6 +36,7 @@ class MotionGraph:
     stats: dict = field(default_factory=dict)
     root_paths: list = field(default_factory=list)  # per clip [n, 3] (x right, y forward, yaw) from its start
     airborne: list = field(default_factory=list)
+    roughness: np.ndarray | None = None  # per edge: its transition's frame cost over the threshold (0: natural)
 
     @property
     def n(self) -> int:
@@ -55,6 +58,8 @@ class MotionGraph:
         meta = {"fps": self.fps, "names": self.names, "types": [sorted(t) for t in self.types],
                 "actions": self.actions, "stats": self.stats}
         arrays = {"source": self.source, "start": self.start, "end": self.end, "edges": self.edges}
+        if self.roughness is not None:
+            arrays["roughness"] = self.roughness
         for i, p in enumerate(self.root_paths):
             arrays[f"path{i}"] = p
         for i, a in enumerate(self.airborne):
@@ -77,4 +82,9 @@ class MotionGraph:
                    [tuple(a) if a else None for a in meta["actions"]], meta["stats"],
                    [np.asarray(z[f"path{i}"]) for i in range(k)],
                    [np.asarray(z[f"air{i}"]) if f"air{i}" in z else np.zeros(len(z[f"path{i}"]), dtype=bool)
-                    for i in range(k)])
+                    for i in range(k)],
+                   np.asarray(z["roughness"]) if "roughness" in z else None)
+
+    def edge_roughness(self) -> np.ndarray:
+        """float [E]: ``roughness``, zeros when not known."""
+        return np.zeros(len(self.edges)) if self.roughness is None else np.asarray(self.roughness, dtype=float)

@@ -9,15 +9,16 @@ inside a window of one minimum clip length onto the window's best frame, greedil
 incremental updates, until clips are at least ``min_clip`` long; long clips are split at
 ``max_clip``; each clip end keeps its ``branching`` best transitions (the cheapest into each
 other source file first; the paper tuned per-file weights by hand to the same end: graphs of
-3-8 transitions per clip); the largest strongly connected component is kept, with statistics of
-what was kept and what was dropped.
+3-8 transitions per clip); source clips these steps cut off (runs, stops) are put back with their
+best unmerged transitions into and out of the rest (``reconnect``, Keep Every Clip); the largest
+strongly connected component is kept, with statistics of what was kept and what was dropped.
 """
 
 from __future__ import annotations
 
 import heapq
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -50,7 +51,7 @@ class GraphSettings:
     radius: int = 5  # frames: a candidate must be the minimum within this radius
     min_clip: float = setting(0.5, "Min Clip", "Transitions closer than this are merged (Appendix B coalescing). "
                               "Runs need 0.3 s: a longer window reroutes their transitions out of stride and drops "
-                              "them", min=0.05, max=10.0, unit="TIME", group="Graph")
+                              "them (Keep Every Clip puts them back, unmerged)", min=0.05, max=10.0, unit="TIME", group="Graph")
     max_clip: float = setting(1.5, "Max Clip", "Longer clips are split, so the character can change course this "
                               "often", min=0.1, max=60.0, unit="TIME", group="Graph")
     velocity_weight: float = 0.3
@@ -74,6 +75,10 @@ class GraphSettings:
     speed_weight: float = setting(1.0, "Speed Weight", "Look Ahead with speeds: reward lost per m/s off the asked "
                                   "speed, every frame (per radian off the heading it is 1)", min=0.0, max=10.0,
                                   group="Control")
+    reconnect: bool = setting(True, "Keep Every Clip", "Put back source clips (runs, stops) that merging and "
+                              "the branching budget cut off, with their best transitions into and out of the "
+                              "rest (off: the paper's construction, which kept 40% of subject 16 and no run)",
+                              group="Graph")
     warps: int = 7  # warp values over [-max_warp, max_warp]
     discount: float = 0.99  # per frame, as the motion field's
 
@@ -312,6 +317,69 @@ def limit_branching(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of:
     return f[keep], t[keep]
 
 
+RELAX = 2.0  # reconnecting may use transitions up to this many times the threshold
+SPECIAL_COST = 4.0  # thresholds added to a reconnecting transition from or to a jump or action take
+
+
+def _frame_scc(frm, to, clip_of) -> np.ndarray:
+    """bool [frames]: the frames in the largest strongly connected component of the frame graph
+    (each frame to the next in its clip, plus the transitions): the graph's clips, before cutting."""
+    n = len(clip_of)
+    nat = np.flatnonzero(clip_of[1:] == clip_of[:-1])
+    a, b = np.r_[nat, frm], np.r_[nat + 1, to]
+    _, labels = connected_components(sparse.csr_matrix((np.ones(len(a)), (a, b)), shape=(n, n)), directed=True,
+                                     connection="strong")
+    return labels == np.argmax(np.bincount(labels))
+
+
+def _best_per_source(idx, score, other, k: int) -> np.ndarray:
+    """``idx`` of the ``k`` best-scored candidates, each the best of its other end's source clip."""
+    order = np.argsort(score, kind="stable")
+    _, first = np.unique(other[order], return_index=True)
+    return idx[order[np.sort(first)[:k]]]
+
+
+def reconnect(frm, to, raw, clip_of, lengths, first, threshold: float, special=None, least: float = 0.6,
+              rounds: int = 6, ways: int = 3):
+    """Put back source clips that coalescing and branching cut off: while a clip has under ``least``
+    of its frames in the largest strongly connected component, add raw candidate transitions (local
+    minima under RELAX times the threshold, never rerouted) into it from the component, early in the
+    clip, and out of it back into the component, late in it: the best from (and to) each of ``ways``
+    other source clips, each scored by its cost plus ``threshold`` times how far from the clip's
+    start (or end) it lies, plus SPECIAL_COST times the threshold when the other end is a
+    ``special`` [source clips] take (a jump or an action): subject 16's walks and runs meet under
+    the threshold only in a forward jump's run-up, so without these a run began with a jump.  On subject 16 every
+    candidate together keeps 98% of the capture, while after coalescing the walk-run transitions
+    (run poses change fast, so a rerouted end no longer matches) and the branching budget (spent on
+    the cheaper walk-to-walk links) kept 40%: no run.  The added ends are not coalesced, for the
+    same reason, so some clips are shorter than Min Clip.  Returns (from, to) with the added ones."""
+    cf, ct, cc = raw
+    frm, to = np.asarray(frm), np.asarray(to)
+    special = np.zeros(len(lengths), dtype=bool) if special is None else np.asarray(special, dtype=bool)
+    for _ in range(rounds):
+        keep = _frame_scc(frm, to, clip_of)
+        share = np.bincount(clip_of[keep], minlength=len(lengths)) / lengths
+        add_f, add_t = [], []
+        for c in np.flatnonzero(share < least).tolist():  # per lost source clip (a few dozen), vectorised
+            lo, n = first[c], lengths[c]
+            into = np.flatnonzero(keep[cf] & (clip_of[ct] == c))
+            out = np.flatnonzero((clip_of[cf] == c) & keep[ct])
+            if len(into) == 0 or len(out) == 0:
+                continue  # only through other lost clips: a later round, once they are back
+            src_in, src_out = clip_of[cf[into]], clip_of[ct[out]]
+            a = _best_per_source(into, cc[into] + threshold * ((ct[into] - lo) / n + SPECIAL_COST * special[src_in]),
+                                 src_in, ways)
+            b = _best_per_source(out, cc[out] + threshold * ((lo + n - 1 - cf[out]) / n
+                                                             + SPECIAL_COST * special[src_out]), src_out, ways)
+            if cf[b].max() >= ct[a].min():
+                add_f += [*cf[a], *cf[b]]
+                add_t += [*ct[a], *ct[b]]
+        if not add_f:
+            break
+        frm, to = np.r_[frm, add_f], np.r_[to, add_t]
+    return frm, to
+
+
 # ----------------------------------------------------------------------------- building
 
 def build_graph(source, settings: GraphSettings | None = None, progress=None, should_stop=None) -> MotionGraph:
@@ -333,7 +401,10 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     # The frame costs are matrix products: with BLAS on two threads instead of one their last bits
     # changed, which flipped local-minimum, threshold and coalescing choices (different graphs).
     with one_blas_thread():
-        frm, to, _ = candidate_transitions(feats, clip_of, s, should_stop, sub, weight)
+        wide = replace(s, threshold=s.threshold * (RELAX if s.reconnect else 1.0))
+        raw = candidate_transitions(feats, clip_of, wide, should_stop, sub, weight)
+        base = raw[2] < s.threshold  # exactly the candidates under the threshold (local minima either way)
+        frm, to = raw[0][base], raw[1][base]
         n_candidates = len(frm)
         window = max(2, int(round(s.min_clip * s.fps)))
         if progress:
@@ -341,6 +412,10 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
         frm, to = coalesce(feats, frm, to, clip_of, window, s.threshold, should_stop, weight)
     if s.branching > 0:
         frm, to = limit_branching(feats, frm, to, clip_of, s.branching, weight)
+    n_pruned = len(frm)
+    if s.reconnect:
+        special = np.array([bool(canonical_set(c.tags) & (JUMPS | set(ACTION_TYPES))) for c in clips])
+        frm, to = reconnect(frm, to, raw, clip_of, lengths, first, s.threshold, special)
     # Clip boundaries: after every 'from' frame and before every 'to' frame, plus source ends.
     cuts = np.unique(np.concatenate((first, first + lengths, frm + 1, to)))
     cuts = _split_long(cuts, first, lengths, int(round(s.max_clip * s.fps)))
@@ -390,14 +465,21 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
         airborne.append(air)
     kept = float((ends[sel] - starts[sel]).sum() / s.fps)
     total = float(lengths.sum() / s.fps)
-    stats = {"candidates": int(n_candidates), "transitions": int(len(frm)), "clips_before_scc": int(k),
+    stats = {"candidates": int(n_candidates), "transitions": int(len(frm)), "reconnected": int(len(frm) - n_pruned),
+             "clips_before_scc": int(k),
              "clips": int(len(sel)), "edges": int(len(g_edges)), "seconds_kept": kept, "seconds_total": total,
              "seconds_dropped": total - kept, "components": int(n_comp), "build_seconds": time.perf_counter() - t0,
              "dropped_sources": [clips[i].name for i in range(len(clips)) if not np.any(src[sel] == i)]}
     if progress:
         progress(1.0, f"{len(sel)} clips, {len(g_edges)} transitions, {kept:.1f} of {total:.1f} s kept")
+    a, b = edges[e_keep, 0], edges[e_keep, 1]
+    i, j = ends[a] - 1, starts[b] - 1  # a transition's compared frames: the last played and the one before the next
+    natural = (src[a] == src[b]) & (ends[a] == starts[b])
+    cost = np.maximum(np.sum(feats[i] ** 2, 1) - 2 * np.einsum("ij,ij->i", feats[i], feats[np.maximum(j, 0)])
+                      + np.sum(feats[np.maximum(j, 0)] ** 2, 1), 0.0)
+    rough = np.where(natural, 0.0, cost / s.threshold).astype(np.float32)
     return MotionGraph(s.fps, [c.name for c in clips], src[sel], starts[sel] - first[src[sel]],
-                       ends[sel] - first[src[sel]], g_edges, types, actions, stats, paths, airborne)
+                       ends[sel] - first[src[sel]], g_edges, types, actions, stats, paths, airborne, rough)
 
 
 def _split_long(cuts, first, lengths, max_len):

@@ -89,11 +89,12 @@ def speed_cost(clip_speed: np.ndarray, n: np.ndarray, asked: np.ndarray, weight:
 
 def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: float = 0.99, tol: float = 0.01,
           max_sweeps: int = 3000, should_stop=None, clip_speed: np.ndarray | None = None, speed_count: int = 0,
-          speed_weight: float = 1.0) -> Lookahead:
+          speed_weight: float = 1.0, edge_cost: np.ndarray | None = None) -> Lookahead:
     """Value iteration over ``graph``'s clips (see the module docstring), their ``clip_yaws``
     ``yaws``; ``penalty`` [K] is a further cost of playing each clip (a jump or action nobody
     asked for).  With ``clip_speed`` [K] (m/s) and ``speed_count`` >= 2 the asked speed is part
-    of the task (``speed_samples`` of the clips' speeds)."""
+    of the task (``speed_samples`` of the clips' speeds); ``edge_cost`` [E] a cost of taking each
+    of the graph's edges (a rough transition)."""
     t0 = time.perf_counter()
     speeds = speed_samples(clip_speed, speed_count) if clip_speed is not None else np.zeros(0)
     task = task_of(speeds)
@@ -119,7 +120,7 @@ def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: flo
         future = np.sum(v[np.arange(k)[:, None, None, None], idx] * wts, axis=-1)  # [K, W, T]
         best = np.max(reward + end[:, None, None] * future, axis=1)  # [K, T]: the best warp into each clip
         new = np.full_like(v, -np.inf)
-        np.maximum.at(new, src, best[dst])
+        np.maximum.at(new, src, best[dst] if edge_cost is None else best[dst] - edge_cost[:, None])
         new = np.where(np.isfinite(new), new, v)
         change = float(np.max(np.abs(new - v)))
         v = new

@@ -1,12 +1,12 @@
 """The motion graph as an engine (paper 004's construction): ``fit`` builds it, ``GraphController``
 walks it.
 
-Walking a graph is a choice among the current clip's successors.  The default controller is the
-simple greedy walk a game would start from: the successor whose end faces closest to the wanted
-heading, at the speed closest to the wanted one, jumping only when asked (and asked-for actions
-first), the natural continuation winning ties.  The Look Ahead policy (``lookahead``) chooses by
-a value function over the clips and warps each clip's facing up to Max Warp: paper 002's
-graph-based comparison.  What a graph *can* do in a room is measured by ``motionctl.evaluate``
+Walking a graph is a choice among the current clip's successors.  The default policy (Look
+Ahead, ``lookahead``) chooses by a value function over the clips and the asked heading and speed,
+and warps each clip's facing up to Max Warp: paper 002's graph-based comparison.  Greedy is the
+simple walk a game would start from: the successor whose end faces closest to the wanted heading,
+at the speed closest to the wanted one, jumping only when asked (and asked-for actions first), the
+natural continuation winning ties.  What a graph *can* do in a room is measured by ``motionctl.evaluate``
 on the graph itself (``transition_graph``).
 """
 
@@ -29,6 +29,7 @@ Settings = GraphSettings
 SPEED_WEIGHT = 0.3  # radians of heading error worth 1 m/s of speed mismatch
 JUMP_PENALTY = 2.0  # a jump when none was asked for, or none when one was
 ACTION_PENALTY = 1.0  # an action clip (kick, duck...) nobody asked for
+ROUGH_COST = 2.0  # Look Ahead: a transition's cost per threshold of frame difference (a run's way in may be rough)
 
 
 class GraphController(Model):
@@ -42,6 +43,11 @@ class GraphController(Model):
         super().__init__(settings, summary, graph.names, graph.fps, heading_smooth)
         self.graph = graph
         self.succ = graph.successors()
+        rough = ROUGH_COST * graph.edge_roughness()
+        self.edge_cost = rough
+        self.succ_cost = [[] for _ in range(graph.n)]  # aligned with ``succ``
+        for (a, _), c in zip(graph.edges.tolist(), rough.tolist()):
+            self.succ_cost[a].append(c)
         ends = np.array([p[-1] for p in graph.root_paths]).reshape(-1, 3) if graph.n else np.zeros((0, 3))
         self.end_dx = ends
         duration = np.maximum(graph.duration, 1e-6)
@@ -120,6 +126,8 @@ class GraphController(Model):
         if self.look is not None:
             control = command.local_control(state.yaw)
             extra = self.unasked(cands, bool(control[3] > 0.5), command.action) - 1e-6 * natural
+            if state.memory is not None:
+                extra = extra + np.asarray(self.succ_cost[int(state.memory)])
             theta = float(wrap(command.desired_heading(state.yaw) - state.yaw))
             i, warp = lookahead.choose(self.look, *self.yaws, cands, theta, extra, command.asked_speed(state.yaw),
                                        self.speed)
@@ -142,6 +150,7 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
         raise MotionctlError("no transitions passed the threshold: raise it")
     st = graph.stats
     summary = {"clips": graph.n, "transitions": int(len(graph.edges)), "candidates": st["candidates"],
+               "reconnected": st.get("reconnected", 0),
                "seconds_kept": st["seconds_kept"], "seconds_total": st["seconds_total"],
                "dropped": list(st.get("dropped_sources", [])), "seconds": st["build_seconds"]}
     model = GraphController(s, summary, graph)
@@ -153,7 +162,7 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
         yaws = lookahead.clip_yaws(graph.root_paths)
         look = lookahead.learn(graph, yaws, model.unasked(np.arange(graph.n)), warps, s.discount,
                                should_stop=should_stop, clip_speed=model.speed, speed_count=s.speed_samples,
-                               speed_weight=s.speed_weight)
+                               speed_weight=s.speed_weight, edge_cost=model.edge_cost)
         model.use_lookahead(look, yaws)
         model.info.update({"sweeps": look.sweeps, "residual": look.residual, "value_bytes": int(look.values.nbytes),
                            "speeds": [round(float(v), 3) for v in look.speeds],
