@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from ..errors import MotionFileError
-from ..store import archive_format
+from ..store import archive_format, check_writable, npz_path
 from .active import ENGINE as ACTIVE
 from .base import Engine, Model
 from .field import ENGINE as FIELD
@@ -40,7 +40,9 @@ def train_to_file(engine: str, library, settings, path, *, progress=None, should
     """Fit ``engine`` and save the model to ``path`` only once training has finished: a cancelled
     or failed job writes nothing, and an earlier file there stays intact.  ``check(model, library)``,
     if given, adds figures to the model's summary before it is saved (the panel and the command line
-    pass ``evaluate.looks.model_looks``).  Returns (model, path)."""
+    pass ``evaluate.looks.model_looks``).  A folder that cannot take the file fails before training
+    (``store.check_writable``).  Returns (model, path)."""
+    check_writable(npz_path(path))
     model = ENGINES[engine].fit(library, settings, progress=progress, should_stop=should_stop, cache=cache)
     if check is not None:
         model.info.update(check(model, library))

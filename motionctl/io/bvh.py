@@ -22,6 +22,7 @@ from .. import quat
 from ..errors import MotionFileError
 from ..clip import Clip
 from ..tags import apply_tags
+from ..store import atomic_file
 from ..store import read_bytes
 from .roots import extra_root, fold_root
 from .orient import Orientation, floor_lift, orient
@@ -472,11 +473,5 @@ def write_bvh(clip: Clip, path, unit_scale: float | None = None, precision: int 
     layout); atomic."""
     path = os.fspath(path)
     text = format_bvh(clip, unit_scale, precision, axis_forward, axis_up)
-    tmp = path + ".partial"
-    try:
-        with open(tmp, "w", encoding="ascii", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_file(path, "w", encoding="ascii", newline="\n") as fh:
+        fh.write(text)

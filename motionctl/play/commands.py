@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..errors import MotionctlError, MotionFileError
+from ..store import atomic_file
 from ..rootframe import wrap, yaw_of
 from ..settings import setting
 from .tasks import speed_span
@@ -255,30 +256,24 @@ def resample_trace(samples: np.ndarray, rate: float, target_rate: float) -> np.n
 def write_trace(trace: Trace, path) -> None:
     """CSV (header ``vx,vy,turn,airborne``, a ``# rate: 10`` comment) or JSON by extension."""
     path = os.fspath(path)
-    tmp = path + ".partial"
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            if path.lower().endswith(".json"):
-                data = {"rate": trace.rate, "columns": list(CONTROL_COLUMNS), "samples": trace.samples.tolist()}
-                if trace.times is not None:
-                    data["times"] = trace.times.tolist()
-                for key, v in trace.goals.items():
-                    v = np.asarray(v)
-                    data[key] = v.tolist() if v.dtype.kind in "US" else \
-                        np.where(np.isfinite(v), v, None).tolist()  # nan (no goal) as null
-                if trace.meta:
-                    data["meta"] = trace.meta
-                json.dump(data, fh)
-            elif trace.times is not None or trace.goals:
-                raise MotionctlError(f"{path}: a trace with times or goals is written as JSON")
-            else:
-                fh.write(f"# rate: {trace.rate:g}\n")
-                fh.write(",".join(CONTROL_COLUMNS) + "\n")
-                np.savetxt(fh, trace.samples, delimiter=",", fmt="%.6g")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    if not path.lower().endswith(".json") and (trace.times is not None or trace.goals):
+        raise MotionctlError(f"{path}: a trace with times or goals is written as JSON")
+    with atomic_file(path, "w", encoding="utf-8", newline="") as fh:
+        if path.lower().endswith(".json"):
+            data = {"rate": trace.rate, "columns": list(CONTROL_COLUMNS), "samples": trace.samples.tolist()}
+            if trace.times is not None:
+                data["times"] = trace.times.tolist()
+            for key, v in trace.goals.items():
+                v = np.asarray(v)
+                data[key] = v.tolist() if v.dtype.kind in "US" else \
+                    np.where(np.isfinite(v), v, None).tolist()  # nan (no goal) as null
+            if trace.meta:
+                data["meta"] = trace.meta
+            json.dump(data, fh)
+        else:
+            fh.write(f"# rate: {trace.rate:g}\n")
+            fh.write(",".join(CONTROL_COLUMNS) + "\n")
+            np.savetxt(fh, trace.samples, delimiter=",", fmt="%.6g")
 
 
 def read_trace(path) -> Trace:

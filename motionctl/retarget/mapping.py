@@ -5,7 +5,6 @@ and its presets, and each mapped bone's rest aligned to its joint's (``rest_alig
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,6 +12,7 @@ import numpy as np
 from .. import quat
 from ..body.roles import ROLES, Bones, find_roles
 from ..errors import MotionctlError, MotionFileError
+from ..store import atomic_file
 
 PRESET_FORMAT = "motionctl-bone-map"
 
@@ -91,10 +91,8 @@ def save_preset(path: str, mapping: dict, source: Rig | None = None, target: Rig
     """The bone map as JSON, with the names of the rigs it was made for (a note for people)."""
     doc = {"format": PRESET_FORMAT, "version": 1, "map": dict(mapping),
            "source": source.name if source else "", "target": target.name if target else ""}
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_file(path, "w", encoding="utf-8") as fh:
         json.dump(doc, fh, indent=1)
-    os.replace(tmp, path)
 
 
 def load_preset(path: str) -> dict:
