@@ -100,3 +100,27 @@ def test_a_long_job_checks_where_it_will_save_before_it_starts(tmp_path):
         store.check_writable(tmp_path / "model.npz", need=1 << 60)
     store.check_writable(tmp_path / "model.npz")
     assert os.listdir(tmp_path) == []  # the probe leaves nothing
+
+
+@pytest.mark.parametrize("edit, value", [("threshold", -1.0), ("threshold", "high"), ("branching", 1e300),
+                                         ("policy", "sideways"), ("min_clip", 5.0)])
+def test_a_model_whose_settings_were_edited_out_of_range_is_refused_on_load(demo_library, tmp_path, edit, value):
+    """A hand-edited (or another version's) header: one MotionFileError naming the file at load,
+    not a TypeError or a run that never ends while driving."""
+    import json
+
+    from motionctl.engines import load_model, train_to_file
+    from motionctl.engines.graph import GraphSettings
+    from motionctl.io import bvh
+
+    clips = [bvh.read_bvh(os.path.join(demo_library, "demo_walk.bvh"))]
+    _, path = train_to_file("graph", clips, GraphSettings(threshold=1.0), str(tmp_path / "graph.npz"))
+    load_model(path)  # as saved: fine
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(bytes(arrays["meta"]).decode())
+    meta["settings"][edit] = value
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(path, **arrays)
+    with pytest.raises(MotionFileError, match=r"graph\.npz: its settings are not valid"):
+        load_model(path)

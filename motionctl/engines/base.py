@@ -25,10 +25,10 @@ import numpy as np
 from .. import quat
 from ..clip import Clip, MotionDatabase, resample
 from ..body.mirror import mirror_clip, mirror_source
-from ..errors import MotionctlError
+from ..errors import MotionctlError, MotionFileError
 from ..play.session import State
 from ..play.commands import Command
-from ..settings import from_dict, to_dict
+from ..settings import from_dict, to_dict, validate
 from ..store import open_archive, save_archive
 from ..play.synth import FrameTable, Step, frame_table
 
@@ -228,13 +228,26 @@ class Model:
     def load(cls, path) -> "Model":
         """A model saved by ``save`` (MotionFileError if missing, damaged or another engine's)."""
         with open_archive(path, cls.archive_format(), f"{cls.engine} model") as (meta, z):
-            base = {"settings": from_dict(cls.Settings, meta.get("settings", {})), "summary": meta.get("summary", {}),
+            base = {"settings": cls.stored_settings(path, meta.get("settings", {})), "summary": meta.get("summary", {}),
                     "clip_names": meta["clip_names"], "fps": float(meta["fps"]),
                     "heading_smooth": float(meta.get("heading_smooth", 0.2))}
             model = cls.from_archive(base, meta.get("model", {}), z)
         if "sources" in meta:  # archives before sources were stored: the names say (``mirror_source``)
             model.sources = [(str(n), bool(m)) for n, m in meta["sources"]]
         return model
+
+    @classmethod
+    def stored_settings(cls, path, data):
+        """The settings a model file holds, checked as the panel checks what is typed (a hand-edited
+        or damaged header fails here, naming the file, not later while driving)."""
+        try:
+            if not isinstance(data, dict):
+                raise MotionctlError("not a table of options")
+            settings = from_dict(cls.Settings, data)
+            validate(settings)
+        except (MotionctlError, TypeError, ValueError, OverflowError) as exc:
+            raise MotionFileError(path, f"its settings are not valid: {exc}") from None
+        return settings
 
     # --- what the tools see
 
