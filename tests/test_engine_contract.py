@@ -5,6 +5,7 @@ so a fresh clone checks it), and on real capture (CMU subject 16's walks and tur
 present.  A newly registered engine is checked here the moment it is added (``check_contract`` is
 what ``tests/test_engine_registry.py`` runs on an engine registered only there)."""
 
+import copy
 import json
 import os
 
@@ -124,9 +125,19 @@ def check_certified(model, clips) -> None:
     assert res["nodes"] > 0 and 0 < res["coverage_xy"] <= 1 and res["graph"].n > 0
 
 
-def check_refuses_other_clips(model, clips) -> None:
+def check_refuses_other_clips(model, clips, path=None) -> None:
+    """A library without the model's clips, or with other motion under the same names (a take
+    re-exported after an edit), is refused, saved and loaded too: the model's steps would index
+    the wrong frames."""
     with pytest.raises(MotionctlError, match="not in this library"):
         model.frame_table(clips[:1])
+    edited = [copy.copy(c) for c in clips]
+    used = {n for n, _ in model.sources}
+    k = next(i for i, c in enumerate(edited) if c.name in used)
+    edited[k].root_pos = edited[k].root_pos + np.array([0.0, 0.0, 0.01])  # raised by 1 cm
+    for m in (model, load_model(path)) if path else (model,):
+        with pytest.raises(MotionctlError, match="other motion than these clips of the same names"):
+            m.frame_table(edited)
 
 
 def check_contract(engine, clips, folder) -> None:
@@ -137,7 +148,7 @@ def check_contract(engine, clips, folder) -> None:
     check_save_and_load(engine, model, path, clips)
     check_sessions(model, clips)
     check_certified(model, clips)
-    check_refuses_other_clips(model, clips)
+    check_refuses_other_clips(model, clips, path)
 
 
 # ----------------------------------------------------------------------------- every registered engine
@@ -165,5 +176,5 @@ def test_certified_in_a_room(trained, clips):
     check_certified(trained[1], clips)
 
 
-def test_a_model_refuses_a_library_without_its_clips(trained, clips):
-    check_refuses_other_clips(trained[1], clips)
+def test_a_model_refuses_a_library_without_its_clips_or_with_other_motion(trained, clips):
+    check_refuses_other_clips(trained[1], clips, trained[2])

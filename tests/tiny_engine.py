@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from motionctl.engines.base import Engine, Model, clips_of, sources_of, working_set
+from motionctl.engines.base import Engine, Model, clips_of, working_set
 from motionctl.play.synth import Step
 from motionctl.rootframe import wrap
 from motionctl.settings import setting
@@ -61,7 +61,7 @@ def fit(library, settings: TinySettings | None = None, *, progress=None, should_
     s = settings or TinySettings()
     work = working_set(clips_of(library), s.fps, False)
     model = TinyModel(s, {"clips": len(work), "seconds": 0.0}, [c.name for c in work], s.fps, 0.2)
-    model.sources = sources_of(work)
+    model.remember(work)
     return model
 
 

@@ -195,6 +195,7 @@ class Model:
         self.clip_names = list(clip_names)
         # (library clip, mirrored?) of each working clip: stored, so nothing parses names to rebuild them
         self.sources = [mirror_source(n) for n in self.clip_names]
+        self.data_key = getattr(self, "data_key", "")  # ``fingerprint`` of the working clips ("": not known)
         self.fps = float(fps)
         self.heading_smooth = heading_smooth
         self.frames = None  # the FrameTable it plays on, once bound (``bind``)
@@ -221,7 +222,7 @@ class Model:
         meta, arrays = self.arrays()
         header = {"engine": self.engine, "settings": to_dict(self.settings), "summary": self.info,
                   "clip_names": self.clip_names, "sources": [list(s) for s in self.sources], "fps": self.fps,
-                  "heading_smooth": self.heading_smooth, "model": meta}
+                  "heading_smooth": self.heading_smooth, "data_key": self.data_key, "model": meta}
         return save_archive(path, self.archive_format(), header, arrays)
 
     @classmethod
@@ -234,7 +235,14 @@ class Model:
             model = cls.from_archive(base, meta.get("model", {}), z)
         if "sources" in meta:  # archives before sources were stored: the names say (``mirror_source``)
             model.sources = [(str(n), bool(m)) for n, m in meta["sources"]]
+        model.data_key = model.data_key or str(meta.get("data_key") or "")
         return model
+
+    def remember(self, work) -> None:
+        """Note the working clips trained on: their sources (to rebuild them from a library) and
+        their ``fingerprint`` (so a library whose clips of the same names hold other motion is refused)."""
+        self.sources = sources_of(work)
+        self.data_key = fingerprint(work)
 
     @classmethod
     def stored_settings(cls, path, data):
@@ -259,6 +267,9 @@ class Model:
         """The FrameTable this model's steps refer to, rebuilt from the library ``clips`` (nothing
         else: ``bind`` makes the model play on it)."""
         work = working_clips(clips, self.sources, self.fps)
+        if self.data_key and fingerprint(work) != self.data_key:
+            raise MotionctlError("the model was trained on other motion than these clips of the same names "
+                                 f"({', '.join(sorted({n for n, _ in self.sources})[:3])}...): train it again on these clips")
         return frame_table(work, work[0].skeleton, self.heading_smooth)
 
     def bind(self, table: FrameTable) -> "Model":

@@ -22,7 +22,7 @@ from ...body import mirror_clip
 from ...clip import resample
 from ...errors import MotionctlError
 from ...jobs import check_stop
-from ..base import clips_of, sources_of, working_set
+from ..base import clips_of, working_set
 from .controller import Controller
 from .model import ActiveModel, ActiveSettings
 from .learning import (Candidate, CoverageSample, Learner, Oracle, Pool, StepLog, active_step, candidates,
@@ -199,7 +199,7 @@ class ActiveSession:
         """The controller as it stands, as an ActiveModel (with this session's log)."""
         model = ActiveModel(self.settings, self.summary(), [c.name for c in self.clips], self.settings.fps, 0.2,
                             self.ctrl, [vars(e) for e in self.logs])
-        model.sources = sources_of(self.clips)
+        model.remember(self.clips)
         return model
 
 

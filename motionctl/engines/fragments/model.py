@@ -19,7 +19,7 @@ from ...play.session import State
 from ...play.commands import MAX_TURN, Command
 from ...rootframe import wrap
 from ...play.synth import Step
-from ..base import Model, clips_of, fingerprint, sources_of
+from ..base import Model, clips_of, fingerprint
 from .control import (EVALUATION_PLAYER, TRAINING_PLAYERS, ControlBins, PlayerSettings, player_traces, read_trace,
                       scale_player)
 from .controller import ControllerSettings, FragmentModel, evaluate_controllers, train_controller
@@ -167,7 +167,7 @@ def fit(library, settings: ControllerSettings | None = None, *, progress=None, s
                "percent_std": std, "training_traces": len(traces), "top_speed": fs.top_speed()}
     model = FragmentController(s, summary, [c.name for c in fs.clips], fs.fps, f.heading_smooth, r.table, r.values,
                               trained.bins, fs.clip, fs.start, fs.n_frames, fs.top_speed(75))
-    model.sources = sources_of(fs.clips)
+    model.remember(fs.clips)
     return model
 
 

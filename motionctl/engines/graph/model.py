@@ -21,7 +21,7 @@ from ...play.session import State
 from ...play.commands import Command
 from ...play.synth import Step
 from ...tags import JUMPS
-from ..base import Model, clips_of
+from ..base import Model, clips_of, working_set
 from . import lookahead
 from .build import GraphSettings, MotionGraph, build_graph
 
@@ -145,7 +145,8 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
     """Build the motion graph of ``library``'s clips; an empty graph is an error to fix by the
     threshold."""
     s = settings or GraphSettings()
-    graph = build_graph(clips_of(library), s, progress, should_stop)
+    clips = clips_of(library)
+    graph = build_graph(clips, s, progress, should_stop)
     if graph.n == 0:
         raise MotionctlError("no transitions passed the threshold: raise it")
     st = graph.stats
@@ -154,6 +155,7 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
                "seconds_kept": st["seconds_kept"], "seconds_total": st["seconds_total"],
                "dropped": list(st.get("dropped_sources", [])), "seconds": st["build_seconds"]}
     model = GraphController(s, summary, graph)
+    model.remember(working_set(clips, s.fps, False))  # what build_graph worked on
     if s.policy == "lookahead":
         check_stop(should_stop, "motion graph")
         if progress is not None:

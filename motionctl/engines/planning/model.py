@@ -15,7 +15,7 @@ from ...rootframe import to_world, wrap
 from ...play.session import State
 from ...play.commands import Command
 from ...play.synth import Step
-from ..base import Model, clips_of, sources_of
+from ..base import Model, clips_of
 from .planner import Planner, rollout
 from .training import PlannerSettings, train_planner
 
@@ -120,7 +120,7 @@ def fit(library, settings: PlannerSettings | None = None, *, progress=None, shou
                "residual": fit_result.residuals[-1] if fit_result.residuals else None}
     summary.update(task_measure(planner))
     model = PlanningController(s, summary, [c.name for c in seg.clips], seg.settings.fps, 0.2, planner)
-    model.sources = sources_of(seg.clips)
+    model.remember(seg.clips)
     return model
 
 
