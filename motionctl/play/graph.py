@@ -21,8 +21,9 @@ class MotionGraph:
     types   per clip, its motion types (tags); action per clip: (type, centre frame) or None
     airborne  per clip, bool [n + 1] over its root path's rows: a jump's flight (``body.flight``);
               empty list: no clip is ever in the air
-    roughness float [E] per edge, how rough its transition is: the frame cost over the build's
-              threshold (0 for a natural continuation; None: not known, all 0)
+    roughness float [E] per edge, how rough its transition is: the frame cost over 0.08 (about
+              16° of joint angle, whatever the build's threshold; 0 for a natural continuation;
+              None: not known, all 0)
     """
 
     fps: float
@@ -36,7 +37,7 @@ class MotionGraph:
     stats: dict = field(default_factory=dict)
     root_paths: list = field(default_factory=list)  # per clip [n, 3] (x right, y forward, yaw) from its start
     airborne: list = field(default_factory=list)
-    roughness: np.ndarray | None = None  # per edge: its transition's frame cost over the threshold (0: natural)
+    roughness: np.ndarray | None = None  # per edge: its transition's frame cost in ROUGH_UNITs (0: natural)
 
     @property
     def n(self) -> int:

@@ -317,7 +317,8 @@ def limit_branching(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of:
     return f[keep], t[keep]
 
 
-RELAX = 2.0  # reconnecting may use transitions up to this many times the threshold
+RELAX = 2.0  # reconnecting may use transitions up to this many times the threshold (or ROUGH_UNIT, if lower)
+ROUGH_UNIT = 0.08  # frame difference (about 16° of joint angle) an edge's roughness is measured in, whatever the threshold
 SPECIAL_COST = 4.0  # thresholds added to a reconnecting transition from or to a jump or action take
 
 
@@ -343,7 +344,7 @@ def reconnect(frm, to, raw, clip_of, lengths, first, threshold: float, special=N
               rounds: int = 6, ways: int = 3):
     """Put back source clips that coalescing and branching cut off: while a clip has under ``least``
     of its frames in the largest strongly connected component, add raw candidate transitions (local
-    minima under RELAX times the threshold, never rerouted) into it from the component, early in the
+    minima under RELAX times the threshold or ROUGH_UNIT, whichever is lower, never rerouted) into it from the component, early in the
     clip, and out of it back into the component, late in it: the best from (and to) each of ``ways``
     other source clips, each scored by its cost plus ``threshold`` times how far from the clip's
     start (or end) it lies, plus SPECIAL_COST times the threshold when the other end is a
@@ -401,10 +402,12 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     # The frame costs are matrix products: with BLAS on two threads instead of one their last bits
     # changed, which flipped local-minimum, threshold and coalescing choices (different graphs).
     with one_blas_thread():
-        wide = replace(s, threshold=s.threshold * (RELAX if s.reconnect else 1.0))
+        limit = RELAX * min(s.threshold, ROUGH_UNIT)  # what reconnecting may add: no rougher at a loose threshold
+        wide = replace(s, threshold=max(s.threshold, limit if s.reconnect else 0.0))
         raw = candidate_transitions(feats, clip_of, wide, should_stop, sub, weight)
         base = raw[2] < s.threshold  # exactly the candidates under the threshold (local minima either way)
         frm, to = raw[0][base], raw[1][base]
+        raw = tuple(r[raw[2] < limit] for r in raw)
         n_candidates = len(frm)
         window = max(2, int(round(s.min_clip * s.fps)))
         if progress:
@@ -477,7 +480,7 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     natural = (src[a] == src[b]) & (ends[a] == starts[b])
     cost = np.maximum(np.sum(feats[i] ** 2, 1) - 2 * np.einsum("ij,ij->i", feats[i], feats[np.maximum(j, 0)])
                       + np.sum(feats[np.maximum(j, 0)] ** 2, 1), 0.0)
-    rough = np.where(natural, 0.0, cost / s.threshold).astype(np.float32)
+    rough = np.where(natural, 0.0, cost / ROUGH_UNIT).astype(np.float32)
     return MotionGraph(s.fps, [c.name for c in clips], src[sel], starts[sel] - first[src[sel]],
                        ends[sel] - first[src[sel]], g_edges, types, actions, stats, paths, airborne, rough)
 

@@ -29,7 +29,7 @@ Settings = GraphSettings
 SPEED_WEIGHT = 0.3  # radians of heading error worth 1 m/s of speed mismatch
 JUMP_PENALTY = 2.0  # a jump when none was asked for, or none when one was
 ACTION_PENALTY = 1.0  # an action clip (kick, duck...) nobody asked for
-ROUGH_COST = 2.0  # Look Ahead: a transition's cost per threshold of frame difference (a run's way in may be rough)
+ROUGH_COST = 2.0  # Look Ahead: a transition's cost per unit of roughness (``build.ROUGH_UNIT`` of frame difference)
 
 
 class GraphController(Model):
