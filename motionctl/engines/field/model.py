@@ -32,7 +32,7 @@ from ...play.commands import DEFAULT_SPEED, Command
 from ...tags import ACTIONS, has
 from ...settings import setting
 from ...play.synth import Frames, Step, frame_table
-from ..base import Model, clips_of, fingerprint, sources_of, working_set
+from ..base import Model, clips_of, fingerprint, working_set
 from .states import Database, States, velocity_between
 from ...play.tasks import TASK_CHOICES, GridTask, speed_samples
 from .values import Anchors, transitions, value_iteration
@@ -427,7 +427,7 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
     if progress is not None:
         progress(1.0, "done")
     model = FieldModel(s, summary, names, s.fps, 0.2, values, db.n, key, db, speeds=speeds)
-    model.sources = sources_of(work)
+    model.remember(work)
     if task is not None and task.name == "none":
         dead = model.dead_ends()
         model.info.update({"dead_ends": int(dead.sum()),

@@ -37,7 +37,7 @@ from ...play.commands import DEFAULT_SPEED, Command
 from ...settings import setting
 from ...tags import canonical
 from ...play.synth import Frames, Step, frame_table
-from ..base import Model, clips_of, fingerprint, sources_of, working_set
+from ..base import Model, clips_of, fingerprint, working_set
 from . import springs
 from .features import (BLOCKS, POSE_DIMS, SEARCHES, TIMES, Index, Rows, normalisation, raw_features, row_info)
 
@@ -369,7 +369,7 @@ def fit(library, settings: MatchingSettings | None = None, *, progress=None, sho
     offset, scale = normalisation(raw, s.weights())
     table = frame_table(work, work[0].skeleton, 0.2)
     model = MatchingModel(s, {}, names, s.fps, 0.2, raw, offset, scale, fingerprint(work))
-    model.sources = sources_of(work)
+    model.remember(work)
     model.bind(table)
     rows = model.rows
     speed = np.hypot(table.motion[:, 0], table.motion[:, 1]) * s.fps
