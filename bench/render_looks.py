@@ -5,7 +5,7 @@ then small Workbench renders: a strip of frames seen from the side, the camera f
 character, on a floor marked every 50 cm, and the root's path seen from above.
 
     .venv/bin/python bench/render_looks.py [--mocap DIR] [--engines a,b] [--traces straight,turning]
-                                           [--out bench/results/looks] [--tag after]
+                                           [--out bench/results/looks] [--tag after] [--clips 16_15,...]
     (traces: straight, turning, stop, run)
 
 Writes <out>/<tag>_<engine>_<trace>.png and prints, per run, the frames' range and the hips'
@@ -69,11 +69,12 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "looks"))
     ap.add_argument("--tag", default="after")
     ap.add_argument("--frames", type=int, default=8)
+    ap.add_argument("--clips", default=",".join(MIX), help="subject 16's clips to import (default: the dozen-clip mix)")
     args = ap.parse_args()
     from readme_figures import write_png
     from render_run import follow_strip, with_subject16
 
-    ext, bpy, tmp = with_subject16(args.mocap, MIX)
+    ext, bpy, tmp = with_subject16(args.mocap, args.clips.split(","))
     scene = bpy.context.scene
     st = scene.motionctl
     paths = traces_csv(tmp)

@@ -138,19 +138,10 @@ def clips_of(library) -> list:
 
 
 def fingerprint(clips) -> str:
-    """A short hash of clips' names and motion, to know when cached work still applies."""
-    h = hashlib.blake2b(digest_size=12)
-    for c in clips:
-        h.update(c.name.encode())
-        h.update(np.ascontiguousarray(c.root_pos).tobytes())
-        h.update(np.ascontiguousarray(c.local_rot).tobytes())
-    return h.hexdigest()
-
-
-def clips_key(clips) -> str:
-    """A hash of clips' names and motion *values*: ``fingerprint`` hashes their bytes, and a clip
-    mirrored before resampling holds -0.0 where the same clip resampled then mirrored holds 0.0 (a
-    library holding mirror images, played by an engine that does not mirror, did not match itself)."""
+    """A short hash of clips' names and motion values, to know when cached work still applies and
+    which clips a model was trained on.  Values, not bytes: a clip mirrored before resampling holds
+    -0.0 where the same clip resampled, then mirrored holds 0.0 (a library holding mirror images,
+    played by an engine that does not mirror, did not match itself)."""
     h = hashlib.blake2b(digest_size=12)
     for c in clips:
         h.update(c.name.encode())
@@ -207,7 +198,7 @@ class Model:
         self.clip_names = list(clip_names)
         # (library clip, mirrored?) of each working clip: stored, so nothing parses names to rebuild them
         self.sources = [mirror_source(n) for n in self.clip_names]
-        self.clips_key = ""  # ``clips_key`` of the working clips ("": not known)
+        self.data_key = ""  # ``fingerprint`` of the working clips ("": not known)
         self.fps = float(fps)
         self.heading_smooth = heading_smooth
         self.frames = None  # the FrameTable it plays on, once bound (``bind``)
@@ -234,7 +225,7 @@ class Model:
         meta, arrays = self.arrays()
         header = {"engine": self.engine, "settings": to_dict(self.settings), "summary": self.info,
                   "clip_names": self.clip_names, "sources": [list(s) for s in self.sources], "fps": self.fps,
-                  "heading_smooth": self.heading_smooth, "clips_key": self.clips_key, "model": meta}
+                  "heading_smooth": self.heading_smooth, "data_key": self.data_key, "model": meta}
         return save_archive(path, self.archive_format(), header, arrays)
 
     @classmethod
@@ -247,14 +238,15 @@ class Model:
             model = cls.from_archive(base, meta.get("model", {}), z)
         if "sources" in meta:  # archives before sources were stored: the names say (``mirror_source``)
             model.sources = [(str(n), bool(m)) for n, m in meta["sources"]]
-        model.clips_key = str(meta.get("clips_key") or "")
+        model.data_key = str(meta.get("data_key") or "")  # archives before it: not checked
         return model
 
-    def remember(self, work) -> None:
+    def remember(self, work, key: str | None = None) -> None:
         """Note the working clips trained on: their sources (to rebuild them from a library) and
-        their ``clips_key`` (so a library whose clips of the same names hold other motion is refused)."""
+        their ``fingerprint`` (``key`` if already known), so a library whose clips of the same names
+        hold other motion is refused."""
         self.sources = sources_of(work)
-        self.clips_key = clips_key(work)
+        self.data_key = key or fingerprint(work)
 
     @classmethod
     def stored_settings(cls, path, data):
@@ -279,7 +271,7 @@ class Model:
         """The FrameTable this model's steps refer to, rebuilt from the library ``clips`` (nothing
         else: ``bind`` makes the model play on it)."""
         work = working_clips(clips, self.sources, self.fps)
-        if self.clips_key and clips_key(work) != self.clips_key:
+        if self.data_key and fingerprint(work) != self.data_key:
             raise MotionctlError("the model was trained on other motion than these clips of the same names "
                                  f"({', '.join(sorted({n for n, _ in self.sources})[:3])}...): train it again on these clips")
         return frame_table(work, work[0].skeleton, self.heading_smooth)
@@ -353,5 +345,5 @@ def step_tags(table: FrameTable, step: Step) -> set:
     return set(table.tags[step.heaviest()[0]])
 
 
-__all__ = ["Clip", "Engine", "Model", "clips_key", "clips_of", "fingerprint", "step_tags", "summary_lines", "working_clips",
+__all__ = ["Clip", "Engine", "Model", "clips_of", "fingerprint", "step_tags", "summary_lines", "working_clips",
            "working_set"]

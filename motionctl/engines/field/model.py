@@ -115,11 +115,10 @@ class FieldModel(Model):
     Settings = FieldSettings
 
     def __init__(self, settings: FieldSettings, summary, clip_names, fps, heading_smooth, values, n_states: int,
-                 data_key: str = "", db: Database | None = None, speeds=()):
+                 db: Database | None = None, speeds=()):
         super().__init__(settings, summary, clip_names, fps, heading_smooth)
         self.values = values
         self.n_states = int(n_states)
-        self.data_key = data_key
         self.speeds = tuple(float(v) for v in speeds)  # m/s the value function knows (direction task)
         self.task = task_of(settings, self.speeds)
         self.decision_rate = float(fps)
@@ -142,14 +141,14 @@ class FieldModel(Model):
     # --- storage
 
     def arrays(self):
-        meta = {"n_states": self.n_states, "data_key": self.data_key, "speeds": list(self.speeds)}
+        meta = {"n_states": self.n_states, "speeds": list(self.speeds)}
         return meta, ({"values": self.values} if self.values is not None else {})
 
     @classmethod
     def from_archive(cls, base, meta, z):
         values = np.asarray(z["values"], dtype=np.float32) if "values" in z else None
         return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"], values,
-                   int(meta["n_states"]), meta.get("data_key", ""), speeds=meta.get("speeds", ()))
+                   int(meta["n_states"]), speeds=meta.get("speeds", ()))
 
     # --- playing
 
@@ -426,8 +425,8 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
                         "speeds": [round(float(v), 3) for v in speeds]})
     if progress is not None:
         progress(1.0, "done")
-    model = FieldModel(s, summary, names, s.fps, 0.2, values, db.n, key, db, speeds=speeds)
-    model.remember(work)
+    model = FieldModel(s, summary, names, s.fps, 0.2, values, db.n, db, speeds=speeds)
+    model.remember(work, key)
     if task is not None and task.name == "none":
         dead = model.dead_ends()
         model.info.update({"dead_ends": int(dead.sum()),

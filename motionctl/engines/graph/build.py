@@ -295,14 +295,19 @@ def coalesce(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.nda
     return frm[ok], to[ok]
 
 
+def _pair_cost(feats: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """float [T]: the frame cost between frames i [T] and j [T] (as the blocked cost matrix computes it)."""
+    return np.maximum(np.sum(feats[i] ** 2, 1) - 2 * np.einsum("ij,ij->i", feats[i], feats[j]) + np.sum(feats[j] ** 2, 1),
+                      0.0)
+
+
 def limit_branching(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.ndarray, k: int, weight=None):
     """Keep at most ``k`` transitions out of each clip end (from frame): first the cheapest into
     each other source file, best first, so a hub links to different motions rather than to
     every cycle of the same walk; then the cheapest of the rest.  Returns surviving (from, to)."""
     if len(frm) == 0:
         return frm, to
-    cost = np.maximum(np.sum(feats[frm] ** 2, 1) - 2 * np.einsum("ij,ij->i", feats[frm], feats[to - 1])
-                      + np.sum(feats[to - 1] ** 2, 1), 0.0)
+    cost = _pair_cost(feats, frm, to - 1)
     if weight is not None:
         cost = cost / (weight[frm] * weight[to - 1])
     order = np.lexsort((cost, clip_of[to], frm))
@@ -476,13 +481,12 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     if progress:
         progress(1.0, f"{len(sel)} clips, {len(g_edges)} transitions, {kept:.1f} of {total:.1f} s kept")
     a, b = edges[e_keep, 0], edges[e_keep, 1]
-    i, j = ends[a] - 1, starts[b] - 1  # a transition's compared frames: the last played and the one before the next
     natural = (src[a] == src[b]) & (ends[a] == starts[b])
-    cost = np.maximum(np.sum(feats[i] ** 2, 1) - 2 * np.einsum("ij,ij->i", feats[i], feats[np.maximum(j, 0)])
-                      + np.sum(feats[np.maximum(j, 0)] ** 2, 1), 0.0)
-    rough = np.where(natural, 0.0, cost / ROUGH_UNIT).astype(np.float32)
+    # a transition compares the last frame played with the one before the next clip's first
+    rough = np.where(natural, 0.0, _pair_cost(feats, ends[a] - 1, np.maximum(starts[b] - 1, 0)) / ROUGH_UNIT)
     return MotionGraph(s.fps, [c.name for c in clips], src[sel], starts[sel] - first[src[sel]],
-                       ends[sel] - first[src[sel]], g_edges, types, actions, stats, paths, airborne, rough)
+                       ends[sel] - first[src[sel]], g_edges, types, actions, stats, paths, airborne,
+                       rough.astype(np.float32))
 
 
 def _split_long(cuts, first, lengths, max_len):

@@ -43,10 +43,8 @@ class GraphController(Model):
         super().__init__(settings, summary, graph.names, graph.fps, heading_smooth)
         self.graph = graph
         self.succ = graph.successors()
-        rough = ROUGH_COST * graph.edge_roughness()
-        self.edge_cost = rough
-        self.succ_cost = [[] for _ in range(graph.n)]  # aligned with ``succ``
-        for (a, _), c in zip(graph.edges.tolist(), rough.tolist()):
+        self.succ_cost = [[] for _ in range(graph.n)]  # each successor's ``edge_cost``, aligned with ``succ``
+        for (a, _), c in zip(graph.edges.tolist(), self.edge_cost().tolist()):
             self.succ_cost[a].append(c)
         ends = np.array([p[-1] for p in graph.root_paths]).reshape(-1, 3) if graph.n else np.zeros((0, 3))
         self.end_dx = ends
@@ -59,6 +57,10 @@ class GraphController(Model):
         self.typical_speed = float(np.median(self.speed)) if graph.n else 1.3
         self.yaws = None
         self.use_lookahead(look)
+
+    def edge_cost(self) -> np.ndarray:
+        """float [E]: Look Ahead's cost of taking each edge, ROUGH_COST per unit of its roughness."""
+        return ROUGH_COST * self.graph.edge_roughness()
 
     def use_lookahead(self, look: lookahead.Lookahead | None, yaws=None) -> None:
         """Walk by ``look`` (None: greedily); ``yaws`` the clips' ``clip_yaws`` if already known."""
@@ -145,8 +147,8 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
     """Build the motion graph of ``library``'s clips; an empty graph is an error to fix by the
     threshold."""
     s = settings or GraphSettings()
-    clips = clips_of(library)
-    graph = build_graph(clips, s, progress, should_stop)
+    work = working_set(clips_of(library), s.fps, False)  # what build_graph works on (resampled once)
+    graph = build_graph(work, s, progress, should_stop)
     if graph.n == 0:
         raise MotionctlError("no transitions passed the threshold: raise it")
     st = graph.stats
@@ -155,7 +157,7 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
                "seconds_kept": st["seconds_kept"], "seconds_total": st["seconds_total"],
                "dropped": list(st.get("dropped_sources", [])), "seconds": st["build_seconds"]}
     model = GraphController(s, summary, graph)
-    model.remember(working_set(clips, s.fps, False))  # what build_graph worked on
+    model.remember(work)
     if s.policy == "lookahead":
         check_stop(should_stop, "motion graph")
         if progress is not None:
@@ -164,7 +166,7 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
         yaws = lookahead.clip_yaws(graph.root_paths)
         look = lookahead.learn(graph, yaws, model.unasked(np.arange(graph.n)), warps, s.discount,
                                should_stop=should_stop, clip_speed=model.speed, speed_count=s.speed_samples,
-                               speed_weight=s.speed_weight, edge_cost=model.edge_cost)
+                               speed_weight=s.speed_weight, edge_cost=model.edge_cost())
         model.use_lookahead(look, yaws)
         model.info.update({"sweeps": look.sweeps, "residual": look.residual, "value_bytes": int(look.values.nbytes),
                            "speeds": [round(float(v), 3) for v in look.speeds],

@@ -37,7 +37,7 @@ from ...play.commands import DEFAULT_SPEED, Command
 from ...settings import setting
 from ...tags import canonical
 from ...play.synth import Frames, Step, frame_table
-from ..base import Model, clips_of, fingerprint, working_set
+from ..base import Model, clips_of, working_set
 from . import springs
 from .features import (BLOCKS, POSE_DIMS, SEARCHES, TIMES, Index, Rows, normalisation, raw_features, row_info)
 
@@ -130,12 +130,11 @@ class MatchingModel(Model):
     Settings = MatchingSettings
 
     def __init__(self, settings: MatchingSettings, summary, clip_names, fps, heading_smooth, features, offset,
-                 scale, data_key: str = ""):
+                 scale):
         super().__init__(settings, summary, clip_names, fps, heading_smooth)
         self.features = np.asarray(features, dtype=np.float64)
         self.offset = np.asarray(offset, dtype=np.float64)
         self.scale = np.asarray(scale, dtype=np.float64)
-        self.data_key = data_key
         self.decision_rate = float(fps)
         self.typical_speed = float(self.info.get("typical_speed", 1.3))
         self.table = None
@@ -144,19 +143,19 @@ class MatchingModel(Model):
     # --- storage
 
     def arrays(self):
-        return {"data_key": self.data_key}, {"features": self.features.astype(np.float32), "offset": self.offset,
+        return {}, {"features": self.features.astype(np.float32), "offset": self.offset,
                                              "scale": self.scale}
 
     @classmethod
     def from_archive(cls, base, meta, z):
         return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"],
-                   np.asarray(z["features"]), np.asarray(z["offset"]), np.asarray(z["scale"]), meta.get("data_key", ""))
+                   np.asarray(z["features"]), np.asarray(z["offset"]), np.asarray(z["scale"]))
 
     # --- the database
 
     def on_bind(self, table) -> None:
         work = table.clips
-        if table.n_frames != len(self.features) or (self.data_key and fingerprint(work) != self.data_key):
+        if table.n_frames != len(self.features):  # other motion of the same names: ``Model.frame_table``
             self.table = self.frames = None
             raise MotionctlError("these clips differ from the ones motion matching was trained on: train it again")
         s = self.settings
@@ -368,7 +367,7 @@ def fit(library, settings: MatchingSettings | None = None, *, progress=None, sho
     raw = np.concatenate(raw)
     offset, scale = normalisation(raw, s.weights())
     table = frame_table(work, work[0].skeleton, 0.2)
-    model = MatchingModel(s, {}, names, s.fps, 0.2, raw, offset, scale, fingerprint(work))
+    model = MatchingModel(s, {}, names, s.fps, 0.2, raw, offset, scale)
     model.remember(work)
     model.bind(table)
     rows = model.rows
