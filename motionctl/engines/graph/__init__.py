@@ -1,7 +1,8 @@
 """Motion graphs (paper 004's construction: Lee et al. 2002 costs, Appendix B coalescing).
 
 Modules: ``build`` (frame costs, candidate transitions, coalescing, splitting, the strongly
-connected component), ``model`` (the engine: ``fit`` and ``GraphController``).  What a graph can
+connected component), ``reconnect`` (Keep Every Clip), ``lookahead`` (the Look Ahead policy's
+values), ``model`` (the engine: ``fit`` and ``GraphController``).  What a graph can
 do in a room is ``motionctl.evaluate``'s business.
 """
 
