@@ -74,3 +74,19 @@ def test_look_ahead_values_survive_save_and_load(looking, tmp_path):
     back = load_model(looking.save(tmp_path / "graph.npz"))
     assert np.array_equal(back.look.values, looking.look.values)
     assert np.array_equal(back.look.warps, looking.look.warps)
+
+
+def test_a_turning_stick_turns_the_look_ahead_graph_at_the_rate_asked(looking, clips):
+    """Q/E held: 0.6 rad/s for 5 s is 172°.  Asked as "face where you face now, plus half a second
+    of turning" at every decision, the heading ran ahead of the graph and it turned about twice as
+    far; the Session now turns the asked heading at the stick's rate."""
+    table = looking.play(clips)
+    for sign in (1, -1):
+        session = Session(looking, table, frame=10)
+        yaws = []
+        while session.n_frames < 5 * table.fps:
+            yaws.append(session.synth.yaw)
+            session.decide(Command(np.array([0.0, 1.2, sign * 0.6, 0.0])))
+        turned = float(np.sum(wrap(np.diff(np.r_[yaws, session.synth.yaw]))))
+        asked = sign * 0.6 * session.n_frames / table.fps
+        assert abs(turned - asked) < 0.3 * abs(asked), (turned, asked)

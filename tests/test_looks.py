@@ -213,8 +213,8 @@ def mix(mocap):
 
 @pytest.mark.parametrize("name", sorted(ENGINES))
 def test_every_engine_looks_like_its_capture(mix, name):
-    """Each engine (at its quick settings, as the contract test trains it, the graph at its
-    defaults: the defaults are measured by bench/bench_looks.py) on a dozen of subject 16's clips ticked as an animator
+    """Each engine (at its quick settings, as the contract test trains it: the defaults are
+    measured by bench/bench_looks.py) on a dozen of subject 16's clips ticked as an animator
     would, playing the summary box's check walk (left, then right) as Play Trace plays it: its feet
     slide no more than 5 points above the capture's, no slow glide, a foot down as often, poses
     within 1.5 times the held-out capture's distance, and the run exactly as long as its trace
@@ -223,11 +223,7 @@ def test_every_engine_looks_like_its_capture(mix, name):
     from motionctl.settings import from_flat
 
     engine = ENGINES[name]
-    # The graph at its defaults (a few seconds): its quick Threshold, 0.3, is for the demo's generated
-    # clips, which meet no closer; on capture, that loose graph keeping every clip strays 11 cm (p95)
-    # where the default one strays 7 cm.
-    quick = {} if name == "graph" else engine.quick
-    info = model_looks(engine.fit(mix, from_flat(engine.Settings, quick)), mix)
+    info = model_looks(engine.fit(mix, from_flat(engine.Settings, engine.quick)), mix)
     run = info["looks"]["run"]
     assert info["looks_missed"] == [], info["looks_missed"]
     assert run["run_seconds"] == pytest.approx(run["trace_seconds"], abs=1e-6)

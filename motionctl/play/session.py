@@ -20,11 +20,12 @@ import numpy as np
 
 from ..clip import Clip
 from ..jobs import check_stop
-from ..rootframe import to_local
-from .commands import Command, PlaySettings
+from ..rootframe import to_local, wrap
+from .commands import TURN_LOOK, Command, PlaySettings
 from .feet import FeetSettings
 from .synth import FrameTable, SynthState, synthesize, to_clip
 
+MAX_LEAD = np.pi / 2  # rad: the most a turning stick's heading runs ahead of the facing (``_steering``)
 CATCH_UP = 1.0  # s: a lag is asked of the engine as a velocity to make it up in this time
 
 
@@ -73,6 +74,7 @@ class Session:
         self.t = 0.0
         self.trail = deque(maxlen=trail)
         self._held = None  # the facing a let-go stick holds (``_standing``)
+        self._steer = None  # (heading, frames played) a turning stick has turned to (``_steering``)
 
     @property
     def state(self) -> State:
@@ -86,7 +88,7 @@ class Session:
     def decide(self, command: Command) -> tuple[np.ndarray, np.ndarray]:
         """One decision for ``command``: the model's step, synthesized; returns its frames
         (root [n, 3], rot [n, J, 4]) and keeps them for the clip."""
-        asked = self._catching_up(self._standing(command))
+        asked = self._catching_up(self._steering(self._standing(command)))
         step, self.memory = self.model.decide(self.state, asked)
         if step.control is None:
             step.control = asked.local_control(self.synth.yaw)
@@ -115,6 +117,26 @@ class Session:
         if self._held is None:
             self._held = self.synth.yaw
         return replace(command, heading=self._held, speed=0.0)
+
+    def _steering(self, command: Command) -> Command:
+        """A turning stick (a turn, no heading or goal) asks the facing to turn at its rate: said as a
+        heading turning at that rate from where the character faced when the turning began, asked
+        ``TURN_LOOK`` ahead, at the stick's speed.  Asked instead as "where you face now, plus a
+        little" at every decision, the heading ran on ahead of an engine that turns quickly: the
+        look-ahead graph turned twice as fast as the stick asked, and the root forced to the stick's
+        rate twisted the planted legs.  The heading never leads the facing by more than MAX_LEAD, so
+        an engine that cannot keep up is not owed a whole circle."""
+        turn = float(command.control[2])
+        if (command.heading is not None or command.target is not None or command.gate is not None
+                or command.line is not None or abs(turn) < 1e-6):
+            self._steer = None
+            return command
+        yaw = self.synth.yaw
+        heading = yaw if self._steer is None else self._steer[0] + turn * (self._frames - self._steer[1]) / self.fps
+        heading = yaw + float(np.clip(wrap(heading - yaw), -MAX_LEAD, MAX_LEAD))
+        self._steer = (heading, self._frames)
+        speed = float(np.hypot(*command.control[:2]))
+        return replace(command, heading=heading + turn * TURN_LOOK, speed=speed)
 
     def _catching_up(self, command: Command) -> Command:
         """What the model is asked: a stick's command with the lag the root still owes it
