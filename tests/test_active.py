@@ -17,7 +17,7 @@ from motionctl.engines.active.tasks import task_named
 from motionctl.errors import MotionctlError
 from motionctl.io.library import import_library
 from motionctl.play.session import Session
-from motionctl.play.commands import Command
+from motionctl.play.commands import Command, PlaySettings
 
 
 def test_cubic_profile_values():
@@ -226,3 +226,18 @@ def test_cli_runs_a_learning_session_and_logs_each_step(mocap, tmp_path, capsys)
     log = json.loads((tmp_path / "walk.steps.json").read_text())
     assert log["summary"]["examples"] == 3 and len(log["steps"]) >= 2
     assert main(["active", "run", "--out", str(tmp_path / "x")]) == 2  # neither --pool nor --model
+
+
+def test_a_turning_stick_turns_the_walk_with_the_feet_planted(walk_clips):
+    """Q/E held with Plant Feet on: the blended walk turns with the stick.  The Session asks a
+    turning stick as a heading; told "no yaw forced" for it, as for a heading the player set, the
+    root kept the blend's own (nearly straight) heading and the walk went straight on."""
+    model = fit(walk_clips[:6], ActiveSettings(budget=5, mirror=True))
+    table = model.play(walk_clips[:6])
+    for sign in (1, -1):
+        session = Session(model, table, play=PlaySettings())  # the Preview panel's defaults
+        while session.n_frames < 6 * table.fps:
+            session.decide(Command(np.array([0.0, 1.2, sign * 0.6, 0.0])))
+        asked = sign * 0.6 * session.n_frames / table.fps
+        turned = session.synth.yaw  # starts at 0; under 2π here
+        assert sign * turned > 0.5 * abs(asked), (turned, asked)

@@ -92,8 +92,9 @@ class Session:
         step, self.memory = self.model.decide(self.state, asked)
         if step.control is None:
             step.control = asked.local_control(self.synth.yaw)
-            if asked.heading is not None and self.feet is not None:
+            if asked.heading is not None and self.feet is not None and self._steer is None:
                 step.control[2] = np.nan  # facing a heading, the engine turns its own way: no yaw is forced
+                # (a turning stick's heading keeps the root turning with the stick, toward that heading)
         root, rot, self.synth, _, _ = synthesize(self.table, [step], self.synth, self.crossfade, self.warp, self.feet)
         self.steps.append(step)
         self.commands.append(command)

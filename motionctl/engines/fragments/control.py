@@ -69,7 +69,7 @@ def ring_radii(speeds: np.ndarray, rings: int = 3, top_percentile: float = 95.0)
 
 def fitted_turns(turns: np.ndarray, percentile: float = 98.0, least: float = 1.3) -> tuple:
     """Turning-rate bin levels (rad/s) for fragments turning at ``turns``: the paper's {-1, 0, 1},
-    plus ±(the capture's sharp turn, a high percentile of \|turn\|) when that is clearly faster
+    plus ±(the capture's sharp turn, a high percentile of |turn|) when that is clearly faster
     than 1 rad/s.  With the paper's levels only, a stick asking a sharp turn lands in the 1 rad/s
     bin, whose best fragments turn at about 1 rad/s: 90° took 1.6 s on subject 16, whose 90°
     turns take about 1 s (its p98 is 2 rad/s)."""
