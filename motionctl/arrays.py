@@ -1,4 +1,5 @@
-"""Two array idioms the engines share: ranks within groups of counted runs, and lookups in sorted keys."""
+"""Array idioms the engines share: ranks within groups of counted runs, lookups in sorted keys, and a
+matrix product that rounds the same on every CPU."""
 
 from __future__ import annotations
 
@@ -19,3 +20,12 @@ def find_sorted(keys: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray
         return np.zeros(q.shape, dtype=np.int64), np.zeros(q.shape, dtype=bool)
     pos = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
     return pos, keys[pos] == q
+
+
+def same_everywhere_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` (broadcasting over leading axes) by numpy's own loops instead of BLAS.  BLAS picks
+    kernels by CPU (and OpenBLAS by thread count), and they round differently: with OpenBLAS's
+    SSE3 kernels instead of the AVX2 ones, the planner's step displacements and transition costs
+    moved by 1e-16 and 1e-14, and its trained trees, then its figures, were those of another
+    model.  Slower than BLAS: for the products that decide a training, not for playing."""
+    return np.einsum("...ij,...jk->...ik", a, b)

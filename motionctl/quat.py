@@ -30,12 +30,12 @@ def conj(q: np.ndarray) -> np.ndarray:
     return q * np.array([1.0, -1.0, -1.0, -1.0])
 
 
-SMALL = 64  # quaternions: at most this many are multiplied by one table product (fewer numpy calls)
-_HAMILTON = np.zeros((16, 4))  # out[k] = sum over i, j of a[i] b[j] _HAMILTON[4 i + j, k]
-for _i, _j, _k, _sign in ((0, 0, 0, 1), (1, 1, 0, -1), (2, 2, 0, -1), (3, 3, 0, -1), (0, 1, 1, 1), (1, 0, 1, 1),
-                          (2, 3, 1, 1), (3, 2, 1, -1), (0, 2, 2, 1), (1, 3, 2, -1), (2, 0, 2, 1), (3, 1, 2, 1),
-                          (0, 3, 3, 1), (1, 2, 3, 1), (2, 1, 3, -1), (3, 0, 3, 1)):
-    _HAMILTON[4 * _i + _j, _k] = _sign
+SMALL = 64  # quaternions: at most this many are multiplied from one outer product (fewer numpy calls)
+# out[k] = Σ_t sign[t, k] a[i] b[j] with 4 i + j = _TERMS[t, k], summed in t order: the same terms in
+# the same order as the component formulas below, so both ways give the same bits (a BLAS table
+# product did not: its kernels round by CPU).
+_TERMS = np.array([[0, 1, 2, 3], [5, 4, 7, 6], [10, 11, 8, 9], [15, 14, 13, 12]])
+_SIGNS = np.array([[1, 1, 1, 1], [-1, 1, -1, 1], [-1, 1, 1, -1], [-1, -1, 1, 1]], dtype=float)
 
 
 def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -45,7 +45,8 @@ def mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if np.prod(shape[:-1], dtype=np.int64) <= SMALL:  # a live decision's few joints: one outer product
         dtype = np.result_type(a, b, np.float32)
         outer = (a[..., :, None] * b[..., None, :]).reshape(shape[:-1] + (16,))
-        return (outer @ _HAMILTON.astype(dtype, copy=False)).astype(dtype, copy=False)
+        t = outer[..., _TERMS] * _SIGNS.astype(dtype, copy=False)  # [..., term, k]
+        return (((t[..., 0, :] + t[..., 1, :]) + t[..., 2, :]) + t[..., 3, :]).astype(dtype, copy=False)
     aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.result_type(a, b, np.float32))

@@ -388,6 +388,8 @@ def _alignment(ref: Skeleton, sk: Skeleton) -> np.ndarray:
             continue
         u = u / np.linalg.norm(u, axis=1, keepdims=True)
         v = v / np.linalg.norm(v, axis=1, keepdims=True)
+        if np.max(np.abs(u - v)) < 1e-12:  # the same directions: exactly no rotation (an SVD's is
+            continue                       # 1e-17 off, in bits that differ with the CPU's LAPACK kernels)
         # Children that all start at one point (ASF bones) give parallel directions: one axis.
         if len(u) == 1 or np.linalg.svd(u, compute_uv=False)[1] < 1e-3:
             a[j] = quat.between(u.mean(axis=0), v.mean(axis=0))

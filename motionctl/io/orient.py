@@ -297,7 +297,9 @@ def floor_tilt(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if v > TILT_SPREAD**2:
             t = d[:, :2] @ axis
             grad += axis * float(t @ d[:, 2] / (t @ t))
-    return grad, pivot
+    # Rounded far below what a floor's tilt can show: the fit's last bits depend on the CPU's BLAS
+    # and LAPACK kernels, and a tilt 1e-17 off turned every frame of a clip by that much.
+    return np.round(grad, 9), pivot
 
 
 def level_floor(skeleton: Skeleton, root_pos, local_rot, local_pos=None):

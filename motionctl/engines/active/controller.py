@@ -26,6 +26,7 @@ from .tasks import Task
 
 SCALES = np.linspace(1.0, 3.0, 5)  # the per-dimension scale search of section 4.2
 EVAL_OFFSETS = np.array([-1.0, -0.5, 0.5, 1.0])  # evaluation samples along a dimension, in units of α
+TIE = 1e-9  # relative: task errors of the scale search closer than this are equal (the smaller scale wins)
 
 
 def profile(x: np.ndarray) -> np.ndarray:
@@ -279,7 +280,10 @@ class Controller:
                     ws[j, ell, k] = BlendMap(c.x, c.w, trial)(xs[j, ell])
         us = np.broadcast_to(self.task.denormalise(xs)[:, :, None], ws.shape[:-1] + (dim,)).reshape(-1, dim)
         err = self.task.errors(self.features(ci, ws.reshape(-1, c.k)), us).sum(axis=1)
-        best = np.argmin(err.reshape(n, dim, n_s, n_e).sum(axis=3), axis=2)  # [N, D]
+        total = err.reshape(n, dim, n_s, n_e).sum(axis=3)  # [N, D, scales]
+        # The smallest scale within a hair of the least error: clamped blends make some scales tie,
+        # and a tie broken by the last bits of float sums chose other scales on numpy 1.26 and 2.
+        best = np.argmax(total <= total.min(axis=2, keepdims=True) * (1 + TIE) + TIE, axis=2)  # [N, D]
         c.refit(alpha * SCALES[best])
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import quat
+from ...arrays import same_everywhere_matmul
 from ...errors import MotionctlError
 from ...rootframe import heading
 
@@ -183,7 +184,7 @@ class Search:
         g, c = pools.shape
         q = np.asarray(q, dtype=np.float64).reshape(g, -1, self.feats.shape[1])
         cand = self.feats[pools].astype(np.float64)  # [g, c, D]
-        d2 = (np.einsum("gmd,gmd->gm", q, q)[..., None] - 2.0 * np.matmul(q, cand.transpose(0, 2, 1))
+        d2 = (np.einsum("gmd,gmd->gm", q, q)[..., None] - 2.0 * same_everywhere_matmul(q, cand.transpose(0, 2, 1))
               + self.sqnorm[pools][:, None, :])
         d2 = np.maximum(d2, 0.0).reshape(-1, c)
         idx = np.repeat(pools, q.shape[1], axis=0)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import quat
+from ...arrays import same_everywhere_matmul
 from ...jobs import check_stop
 from ...body import ContactSettings, foot_contacts
 from ..base import working_set
@@ -119,7 +120,7 @@ def centre_of_mass(clip: Clip) -> np.ndarray:
     if length.sum() <= 0:
         return pos[:, 0]
     mid = 0.5 * (pos[:, child] + pos[:, sk.parents[child]])
-    return np.tensordot(mid, length / length.sum(), axes=([1], [0]))
+    return same_everywhere_matmul(np.moveaxis(mid, 1, -1), (length / length.sum())[:, None])[..., 0]  # [F, 3]
 
 
 def evident_control(clip: Clip, starts: np.ndarray, n_frames: int, settings: FragmentSettings | None = None) -> np.ndarray:

@@ -275,7 +275,10 @@ def expectation(values: np.ndarray, kind: str, user_model: np.ndarray | None, di
         return np.broadcast_to(discount * values.mean(axis=1, keepdims=True), values.shape).copy()
     if user_model is None:
         raise MotionctlError("the model controller needs a user model T")
-    return discount * (values @ user_model.T.astype(values.dtype))
+    # In float64, rounded once: a float32 product's last bits depend on the BLAS build (numpy 1.26's
+    # OpenBLAS and numpy 2's gave values 1 ulp apart), and the same seed must train the same model.
+    product = np.asarray(values, dtype=np.float64) @ np.asarray(user_model, dtype=np.float64).T
+    return (discount * product).astype(values.dtype)
 
 
 @dataclass
@@ -330,17 +333,16 @@ def solve(trans: Transitions, cq: np.ndarray, settings: PolicySettings, user_mod
             converged = True
             break
         q_pol = trans.lookup(np.arange(n)[:, None], table) * cq[table, cols]
-        before = values - values.mean()
+        before = centred(values)
         if settings.kind == "steady":
             # The control never changes: each (f, c) follows a deterministic chain, evaluated
             # exactly by pointer doubling (a few dozen gathers) instead of slow sweeps.
-            values = _evaluate_chain(q_pol, table, lam)
-            values -= values.mean()
+            values = centred(_evaluate_chain(q_pol, table, lam))
             sweeps = 0
         else:
             values, sweeps = _evaluate_krylov(q_pol, table, lambda r: expectation(r, settings.kind, user_model, lam),
                                               new_values, settings, should_stop)
-            values -= values.mean()
+            values = centred(values)
         sweeps_total += sweeps
         span = float(np.ptp(values - before))
         history.append((changed, span))
@@ -351,6 +353,13 @@ def solve(trans: Transitions, cq: np.ndarray, settings: PolicySettings, user_mod
             converged = True
             break
     return SolveResult(table, values.astype(np.float32), it, sweeps_total, converged, time.perf_counter() - t0, history)
+
+
+def centred(values: np.ndarray) -> np.ndarray:
+    """float32 ``values`` less their mean, both in float64 and rounded once: a float32 mean's last
+    bits depend on numpy's summation kernels (numpy 1.26 and 2 differ), and so did 1 value in 200."""
+    v = np.asarray(values, dtype=np.float64)
+    return (v - v.mean()).astype(np.float32)
 
 
 def _evaluate_krylov(q_pol, table, expect, init, settings, should_stop):

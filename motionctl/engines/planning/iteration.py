@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...arrays import same_everywhere_matmul
 from ...jobs import check_stop, parallel_map
 from ...settings import setting
 from ...play.tasks import Task
@@ -102,8 +103,9 @@ class PlanningProblem:
         speed = seg.speed()
         for members in groups.members:
             w = simplex_samples(len(members), blend_samples, seed)
-            dxs.append(np.column_stack((w @ seg.dx[members], w @ speed[members])))
-            reaches.append(w @ seg.reach[members])
+            dxs.append(np.column_stack((same_everywhere_matmul(w, seg.dx[members]),
+                                        same_everywhere_matmul(w, speed[members][:, None])[:, 0])))
+            reaches.append(same_everywhere_matmul(w, seg.reach[members]))
             ws.append(w)
         return cls(task, dxs, reaches, ws, groups.kind.copy(), groups.transition.copy())
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import quat
+from ...arrays import same_everywhere_matmul
 from ...body import ContactSettings, action_centres, foot_contacts, hand_joints
 from ..base import working_set
 from ...errors import MotionctlError
@@ -174,7 +175,7 @@ def transition_rewards(table, seg_start: np.ndarray, seg_end: np.ndarray, clip_e
     fa = _pose_features(table, after.ravel(), s).reshape(n, -1)
     fb = _pose_features(table, head.ravel(), s).reshape(n, -1)
     joints = table.local_rot.shape[1]
-    cost = (np.sum(fa**2, 1)[:, None] - 2 * fa @ fb.T + np.sum(fb**2, 1)[None]) / (k * joints)
+    cost = (np.sum(fa**2, 1)[:, None] - 2 * same_everywhere_matmul(fa, fb.T) + np.sum(fb**2, 1)[None]) / (k * joints)
     return -s.transition_scale * np.maximum(cost, 0.0)
 
 
