@@ -15,6 +15,7 @@ import stat
 import tempfile
 import time
 import zipfile
+import zlib
 from contextlib import contextmanager
 
 import numpy as np
@@ -166,7 +167,7 @@ def _opened(path, what: str):
     except MotionFileError:
         raise
     except (KeyError, IndexError, TypeError, ValueError, EOFError, OSError, UnicodeDecodeError, zipfile.BadZipFile,
-            json.JSONDecodeError) as exc:
+            json.JSONDecodeError, NotImplementedError, RecursionError, zlib.error) as exc:
         # A truncated, empty or hand-edited file: numpy, zipfile and json each have their own
         # ways to say so; the user gets one message naming the file.
         raise MotionFileError(path, f"damaged {what} file ({type(exc).__name__}: {exc})") from None

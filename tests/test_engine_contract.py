@@ -26,6 +26,7 @@ from conftest import MOCAP
 TRIALS = ("15", "17", "19", "21")  # CMU 16: walk, 90° left, 90° right, walk
 LIBRARIES = ["demo"] + (["capture"] if MOCAP else [])
 # Every engine at its quick settings (``Engine.quick``), and every variant it declares ("engine:variant").
+BUILT_IN = set(ENGINES)  # every engine shipped declares the schema of its arrays (the test engine need not)
 VARIANTS = {f"{e.name}:{name}": settings for e in ENGINES.values() for name, settings in e.variants}
 
 
@@ -97,6 +98,51 @@ def check_save_and_load(engine, model, path, clips) -> None:
     assert np.allclose(a.clip().root_pos, b.clip().root_pos)
 
 
+def check_schema(engine, path, tmp) -> None:
+    """Every array a saved model holds is declared in its engine's schema, and a file whose arrays
+    break it is refused on loading, naming the file and the array: NaN in any float array, an
+    index past its end, an array missing or one another version would hold.  (Declared for every
+    built-in engine; one registered without a schema is loaded unchecked.)"""
+    from motionctl.engines.schema import spec_of
+    from motionctl.errors import MotionFileError
+
+    if engine.Model.schema is None:
+        assert engine.name not in BUILT_IN, f"{engine.name} declares no schema of its arrays"
+        return
+    with np.load(path) as z:
+        saved = {k: np.asarray(z[k]) for k in z.files}
+    load_model(path)  # the file as saved passes
+
+    def refused(change, what):
+        arrays = {k: v.copy() for k, v in saved.items()}
+        change(arrays)
+        bad = os.path.join(tmp, "mutant.npz")
+        np.savez(bad, **arrays)
+        with pytest.raises(MotionFileError, match=what):
+            load_model(bad)
+
+    names = [k for k in saved if k != "meta"]
+    seen = set()
+    for name in names:
+        a = saved[name]
+        key, spec = spec_of(engine.Model.schema, name)
+        if key in seen:  # one of a numbered family ("g#_dx") speaks for the rest
+            continue
+        seen.add(key)
+        if a.dtype.kind == "f" and a.size:
+            refused(lambda arrays, n=name: arrays[n].reshape(-1).__setitem__(0, np.nan), f"{name}.*NaN")
+        if a.dtype.kind in "iu" and a.size and spec.high is not None:
+            refused(lambda arrays, n=name: arrays[n].reshape(-1).__setitem__(-1, 10**9), f"{name}.*(out of range|back)")
+        elif a.dtype.kind in "iu" and a.size and spec.low is not None:
+            refused(lambda arrays, n=name, low=spec.low: arrays[n].reshape(-1).__setitem__(0, low - 5), f"{name}.*below")
+        if spec.ndim is not None:
+            refused(lambda arrays, n=name: arrays.__setitem__(n, arrays[n][None]), f"{name}.*axes")
+    plain = [k for k in names if "#" not in spec_of(engine.Model.schema, k)[0] and not spec_of(engine.Model.schema, k)[1].optional]
+    if plain:
+        refused(lambda arrays: arrays.pop(plain[0]), f"{plain[0]}.*missing")
+    refused(lambda arrays: arrays.__setitem__("from_another_version", np.zeros(3)), "from_another_version")
+
+
 def check_sessions(model, clips) -> None:
     """A session plays a valid clip from any start, and live ticks play what a run plays."""
     table = model.frame_table(clips)
@@ -149,6 +195,7 @@ def check_contract(engine, clips, folder) -> None:
     check_sessions(model, clips)
     check_certified(model, clips)
     check_refuses_other_clips(model, clips, path)
+    check_schema(engine, path, folder)
 
 
 # ----------------------------------------------------------------------------- every registered engine
@@ -174,6 +221,11 @@ def test_a_session_plays_a_valid_clip_from_any_start_and_live(trained, clips):
 
 def test_certified_in_a_room(trained, clips):
     check_certified(trained[1], clips)
+
+
+def test_a_damaged_model_file_is_refused_by_its_arrays_schema(trained, tmp_path):
+    engine, _, path = trained
+    check_schema(engine, path, str(tmp_path))
 
 
 def test_a_model_refuses_a_library_without_its_clips_or_with_other_motion(trained, clips):

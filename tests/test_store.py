@@ -124,3 +124,25 @@ def test_a_model_whose_settings_were_edited_out_of_range_is_refused_on_load(demo
     np.savez(path, **arrays)
     with pytest.raises(MotionFileError, match=r"graph\.npz: its settings are not valid"):
         load_model(path)
+
+
+def test_a_zip_with_an_unknown_compression_or_a_deeply_nested_header_is_one_clear_error(tmp_path):
+    """Byte-level damage that numpy and json report in their own ways (NotImplementedError for a
+    compression method zipfile does not know, RecursionError for a header nested 100,000 deep)."""
+    path = store.save_archive(tmp_path / "m.npz", "motionctl.test/1", {"a": 1}, {"x": np.arange(5.0)})
+    data = bytearray(open(path, "rb").read())
+    i = data.index(b"PK\x03\x04")  # the first local header: its compression method at byte 8
+    data[i + 8:i + 10] = (99).to_bytes(2, "little")
+    j = data.index(b"PK\x01\x02")  # and the central directory's copy, at byte 10
+    data[j + 10:j + 12] = (99).to_bytes(2, "little")
+    bad = tmp_path / "method.npz"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(MotionFileError, match="method.npz: damaged"):
+        with store.open_archive(bad, "motionctl.test/1", "test model") as (meta, z):
+            z["x"]
+    nested = tmp_path / "nested.npz"
+    header = "[" * 100000 + "]" * 100000
+    np.savez(nested, meta=np.frombuffer(header.encode(), dtype=np.uint8))
+    with pytest.raises(MotionFileError, match="nested.npz: damaged"):
+        with store.open_archive(nested, "motionctl.test/1", "test model"):
+            pass

@@ -30,6 +30,7 @@ from ..play.session import State
 from ..play.commands import Command
 from ..settings import from_dict, to_dict, validate
 from ..store import open_archive, save_archive
+from .schema import check_arrays
 from ..play.synth import FrameTable, Step, frame_table
 
 
@@ -183,11 +184,12 @@ def working_clips(clips, sources, fps: float) -> list:
 
 
 class Model:
-    """Base of every trained controller.  Subclasses set ``engine`` and ``Settings`` and implement
+    """Base of every trained controller.  Subclasses set ``engine``, ``Settings`` and ``schema`` and implement
     ``arrays()`` / ``from_archive()``, ``frame_table``, ``start`` and ``decide``."""
 
     engine = ""
     Settings = None
+    schema: dict | None = None  # {array name: schema.Array}: what a saved model's arrays must be
     decision_rate = 10.0  # decisions per second (about; steps may vary in length)
     typical_speed = 1.3  # m/s: the speed its commands are measured at (certification)
 
@@ -232,6 +234,8 @@ class Model:
     def load(cls, path) -> "Model":
         """A model saved by ``save`` (MotionFileError if missing, damaged or another engine's)."""
         with open_archive(path, cls.archive_format(), f"{cls.engine} model") as (meta, z):
+            if cls.schema is not None:
+                check_arrays(path, cls.schema, z)
             base = {"settings": cls.stored_settings(path, meta.get("settings", {})), "summary": meta.get("summary", {}),
                     "clip_names": meta["clip_names"], "fps": float(meta["fps"]),
                     "heading_smooth": float(meta.get("heading_smooth", 0.2))}

@@ -18,6 +18,7 @@ from ...play.commands import Command
 from ...settings import setting
 from ...play.synth import Frames, Step
 from ..base import Model
+from ..schema import Array
 from .controller import Cluster, Controller, Example
 from .motion import STATE_FRAMES, Aligned, blend, states_of, to_frames
 from .tasks import TASKS, task_named
@@ -63,6 +64,11 @@ class ActiveMemory:
 class ActiveModel(Model):
     engine = "active"
     Settings = ActiveSettings
+    schema = {**{f"c#_{name}": Array("f", n) for name, n in (("x", 2), ("w", 2), ("alpha", 2), ("start", 1),
+                                                                ("rot", 4), ("ground", 3), ("height", 2), ("yaw", 2),
+                                                                ("length", 1), ("keys", 2), ("start_state", 2),
+                                                                ("end_state", 2))},
+              "c#_alpha": Array("f", 2, like="c#_x"), "c#_pseudo": Array("b", 1)}
 
     def __init__(self, settings, summary, clip_names, fps, heading_smooth, controller: Controller, log=()):
         super().__init__(settings, summary, clip_names, fps, heading_smooth)

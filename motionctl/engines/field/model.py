@@ -33,6 +33,7 @@ from ...tags import ACTIONS, has
 from ...settings import setting
 from ...play.synth import Frames, Step, frame_table
 from ..base import Model, clips_of, fingerprint, working_set
+from ..schema import Array
 from .states import Database, States, velocity_between
 from ...play.tasks import TASK_CHOICES, GridTask, speed_samples
 from .values import Anchors, transitions, value_iteration
@@ -113,6 +114,7 @@ class FieldModel(Model):
 
     engine = "field"
     Settings = FieldSettings
+    schema = {"values": Array("f", 2, optional=True)}
 
     def __init__(self, settings: FieldSettings, summary, clip_names, fps, heading_smooth, values, n_states: int,
                  db: Database | None = None, speeds=()):

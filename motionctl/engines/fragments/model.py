@@ -20,6 +20,7 @@ from ...play.commands import MAX_TURN, Command
 from ...rootframe import wrap
 from ...play.synth import Step
 from ..base import Model, clips_of, fingerprint
+from ..schema import Array
 from .control import (EVALUATION_PLAYER, TRAINING_PLAYERS, ControlBins, PlayerSettings, player_traces, read_trace,
                       scale_player)
 from .controller import ControllerSettings, FragmentModel, evaluate_controllers, train_controller
@@ -39,6 +40,8 @@ class FragmentController(Model):
 
     engine = "fragments"
     Settings = ControllerSettings
+    schema = {"table": Array("i", 2, low=0, high="len:clip"), "values": Array("f", 2, like="table"),
+              "centres": Array("f", 2, tail=(4,)), "clip": Array("i", 1, low=0), "start": Array("i", 1, low=0, like="clip")}
 
     def __init__(self, settings, summary, clip_names, fps, heading_smooth, table, values, bins: ControlBins, clip,
                  start, n_frames: int, speed: float):

@@ -22,6 +22,7 @@ from ...play.commands import Command
 from ...play.synth import Step
 from ...tags import JUMPS
 from ..base import Model, clips_of, working_set
+from ..schema import Array
 from . import lookahead
 from .build import GraphSettings, MotionGraph, build_graph
 
@@ -37,6 +38,11 @@ class GraphController(Model):
 
     engine = "graph"
     Settings = GraphSettings
+    schema = {"source": Array("i", 1, low=0), "start": Array("i", 1, low=0, like="source"),
+              "end": Array("i", 1, low=0, like="source"), "edges": Array("i", 2, low=0, high="len:source", tail=(2,)),
+              "roughness": Array("f", 1, optional=True), "path#": Array("f", 2), "air#": Array("b", 1),
+              "look_values": Array("f", 2, finite=False, optional=True), "look_warps": Array("f", 1, optional=True),
+              "look_speeds": Array("f", 1, optional=True), "look_speed_weight": Array("f", 0, optional=True)}
 
     def __init__(self, settings, summary, graph: MotionGraph, heading_smooth: float = 0.2,
                  look: lookahead.Lookahead | None = None):

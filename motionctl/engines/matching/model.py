@@ -38,6 +38,7 @@ from ...settings import setting
 from ...tags import canonical
 from ...play.synth import Frames, Step, frame_table
 from ..base import Model, clips_of, working_set
+from ..schema import Array
 from . import springs
 from .features import (BLOCKS, POSE_DIMS, SEARCHES, TIMES, Index, Rows, normalisation, raw_features, row_info)
 
@@ -128,6 +129,7 @@ class MatchingModel(Model):
 
     engine = "matching"
     Settings = MatchingSettings
+    schema = {"features": Array("f", 2), "offset": Array("f", 1), "scale": Array("f", 1, finite=False, like="offset")}
 
     def __init__(self, settings: MatchingSettings, summary, clip_names, fps, heading_smooth, features, offset,
                  scale):

@@ -16,6 +16,7 @@ from ...play.session import State
 from ...play.commands import Command
 from ...play.synth import Step
 from ..base import Model, clips_of
+from ..schema import Array
 from .planner import Planner, rollout
 from .training import PlannerSettings, train_planner
 
@@ -32,6 +33,14 @@ class PlanningController(Model):
 
     engine = "planning"
     Settings = PlannerSettings
+    schema = {"grid_low": Array("f", 1), "grid_high": Array("f", 1, like="grid_low"), "grid_values": Array("f", None),
+              "kind": Array("i", 1, low=0), "transition": Array("f", 2), "g#_dx": Array("f", 2),
+              "g#_reach": Array("f", 2), "g#_weights": Array("f", 2), "g#_poly": Array("f", None),
+              "g#_tree_roots": Array("i", 1, low=0, high="len:g#_tree_left"),
+              "g#_tree_left": Array("i", 1, low=-1, high="len:g#_tree_left", forward=True),
+              "g#_tree_right": Array("i", 1, low=-1, high="len:g#_tree_left", forward=True, like="g#_tree_left"),
+              "g#_tree_feature": Array("i", 1, low=0, high="len:grid_low", like="g#_tree_left"),
+              "g#_tree_threshold": Array("f", 1, like="g#_tree_left"), "g#_tree_value": Array("f", 1, like="g#_tree_left")}
 
     def __init__(self, settings, summary, clip_names, fps, heading_smooth, planner: Planner):
         super().__init__(settings, summary, clip_names, fps, heading_smooth)
