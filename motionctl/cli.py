@@ -241,8 +241,12 @@ def print_room_metrics(res: dict, json_path: str | None) -> None:
 
 # ----------------------------------------------------------------------------- parser
 
-def positive(kind):
-    """An argparse type: a positive finite number of ``kind``."""
+MAX_SECONDS = 3600.0  # s: the longest generated trace an option may ask for
+
+
+def positive(kind, most: float | None = None):
+    """An argparse type: a positive finite number of ``kind``, at most ``most`` (a length of time or a
+    count that would otherwise ask for any amount of memory: ``--trace-seconds 1e9`` asked 224 GiB)."""
     def parse(text):
         try:
             value = kind(text)
@@ -250,6 +254,8 @@ def positive(kind):
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
         if not np.isfinite(value) or value <= 0:
             raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most:g}, got {text}")
         return value
     return parse
 
@@ -295,7 +301,7 @@ def add_engine_commands(sub) -> None:
         r.add_argument("--model", help="a saved model (.npz)")
         clip_args(r, False)
         r.add_argument("--trace", help="trace file (CSV/JSON); default: a generated evaluation player")
-        r.add_argument("--trace-seconds", type=positive(float), default=20.0)
+        r.add_argument("--trace-seconds", type=positive(float, MAX_SECONDS), default=20.0)
         r.add_argument("--seed", type=int, default=7)
         add_arguments(r.add_argument_group("play options (as the Preview panel's)"), PlaySettings)
         r.add_argument("--out", required=True, help="BVH file to write (a model .npz for an engine that learns here)")
@@ -307,7 +313,7 @@ def add_engine_commands(sub) -> None:
         add_arguments(e.add_argument_group("room options (as the Evaluate panel's)"), RoomSettings)
         e.add_argument("--json", help="write the room metrics as JSON")
         e.add_argument("--map", help="write the XY coverage map as .npy (cells x, y: ways to be there)")
-        e.add_argument("--trace-seconds", type=positive(float), default=10.0)
+        e.add_argument("--trace-seconds", type=positive(float, MAX_SECONDS), default=10.0)
         e.add_argument("--seed", type=int, default=7)
         e.set_defaults(func=lambda a, en=engine: cmd_eval(en, a))
         if engine.cli is not None:

@@ -102,3 +102,18 @@ def test_info_reports_each_files_decisions(demo_library, capsys):
     assert main(["info", *clip_paths(demo_library)[:2]]) == 0
     out = capsys.readouterr().out
     assert "units CMU units (1/0.45 inch) (detected), up axis Y (detected)" in out
+
+
+@pytest.mark.parametrize("args, what", [(["fragments", "eval", "--model", "m.npz", "--count", "0"], "--count"),
+                                        (["fragments", "run", "--model", "m.npz", "--trace-seconds", "1e9",
+                                          "--out", "r.bvh"], "at most 3600"),
+                                        (["fragments", "trace", "--seconds", "inf", "--out", "t.csv"], "--seconds")])
+def test_options_outside_the_settings_have_ranges(args, what, capsys):
+    """``--count 0`` printed "nan%", ``--trace-seconds 1e9`` asked for 224 GiB: refused as the
+    command line is read, naming the option."""
+    try:
+        code = main(args)
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2
+    assert what in capsys.readouterr().err

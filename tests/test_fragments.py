@@ -382,3 +382,17 @@ def test_turn_bins_reach_the_captures_sharp_turns_and_the_controller_asks_them()
         step, _ = model.decide(State(np.zeros(2), 0.0, 0), Command(heading=np.radians(off), speed=1.3))
         asked[off] = float(bins.centres[bins.nearest(step.control), 2])
     assert asked[30.0] == 1.0 and asked[120.0] == pytest.approx(levels[-1])
+
+
+def test_a_user_model_without_smoothing_is_a_distribution_in_every_row():
+    """Smoothing 0 (its range allows it): a control bin no training trace visited took 0/0, so its
+    row was NaN, and so was the trained table (``fragments train --smoothing 0`` exited 0)."""
+    from motionctl.play.commands import Trace
+
+    bins = paper_bins(np.array([0.5, 1.3, 3.0]))
+    samples = np.tile([0.0, 1.3, 0.0, 0.0], (50, 1))
+    samples[25:, 2] = 1.0
+    t = learn_user_model([Trace(samples, 10.0, "walk, then turn")], bins, smoothing=0.0)
+    assert np.isfinite(t).all() and np.allclose(t.sum(axis=1), 1.0)
+    seen = bins.nearest(samples)
+    assert t[seen[0], seen[0]] > 0.9  # a visited row is its counts

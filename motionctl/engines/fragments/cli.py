@@ -11,12 +11,12 @@ def add_commands(commands, cli) -> None:
     """``fragments trace`` and the evaluation-trace options of ``fragments eval``."""
     ev = commands.eval
     ev.add_argument("--traces", nargs="*", default=[], help="evaluation traces (CSV/JSON); default: generated")
-    ev.add_argument("--count", type=int, default=12, help="generated evaluation traces")
+    ev.add_argument("--count", type=cli.positive(int, 1000), default=12, help="generated evaluation traces")
     g = commands.add("trace", help="write a generated player trace (CSV or JSON)")
     g.add_argument("--player", default="evaluator", choices=[p.name for p in TRAINING_PLAYERS + (EVALUATION_PLAYER,)])
-    g.add_argument("--seconds", type=cli.positive(float), default=60.0)
-    g.add_argument("--rate", type=cli.positive(float), default=10.0)
-    g.add_argument("--max-speed", type=cli.positive(float), default=3.5)
+    g.add_argument("--seconds", type=cli.positive(float, cli.MAX_SECONDS), default=60.0)
+    g.add_argument("--rate", type=cli.positive(float, 1000.0), default=10.0)
+    g.add_argument("--max-speed", type=cli.positive(float, 15.0), default=3.5)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--out", required=True)
     g.set_defaults(func=lambda args: write_player_trace(args, cli))

@@ -123,7 +123,8 @@ def learn_user_model(traces, bins: ControlBins, smoothing: float = 1.0) -> np.nd
     spread like the players' general habits: the overall chance of holding the current input
     (on the diagonal) and the overall frequency of each bin (elsewhere, plus one count per bin).
     Rows never seen in training thus assume the player mostly holds, as players do, rather than
-    jumping anywhere (which would make the model controller behave like "spread").
+    jumping anywhere (which would make the model controller behave like "spread"); with no
+    smoothing, they are those habits alone (they were NaN, and so was the trained table).
     """
     c = bins.n
     counts = np.zeros((c, c))
@@ -136,4 +137,6 @@ def learn_user_model(traces, bins: ControlBins, smoothing: float = 1.0) -> np.nd
     marginal /= marginal.sum()
     prior = (1.0 - stay) * marginal[None, :] + stay * np.eye(c)
     t_model = counts + smoothing * prior
+    unseen = t_model.sum(axis=1) <= 0  # with no smoothing, a row never seen is the habits alone (not 0/0)
+    t_model[unseen] = prior[unseen]
     return t_model / t_model.sum(axis=1, keepdims=True)
