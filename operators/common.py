@@ -52,10 +52,16 @@ def chosen_group(context):
 
 
 def target_armature(context, group=None, what: str = "Preview"):
-    """The active armature if motionctl made it, else the chosen group's; refused in one line when
-    it could not keep an action (linked from a library without an override)."""
+    """The active armature if motionctl made it for the skeleton of ``group`` (else of the chosen
+    group), else that group's own armature; refused in one line when it could not keep an action
+    (linked from a library without an override).  An active armature of another skeleton group is
+    passed over: baking the model's joints onto it failed with a ValueError."""
     ob = context.active_object
-    if not (ob is not None and ob.type == "ARMATURE" and "motionctl_joints" in ob):
+    mine = ob is not None and ob.type == "ARMATURE" and "motionctl_joints" in ob
+    if mine and (group is not None or len(settings(context).groups) > 1):
+        own = (group or chosen_group(context)).armature
+        mine = own is None or ob == own or list(ob["motionctl_joints"]) == list(own.get("motionctl_joints", []))
+    if not mine:
         group = group or chosen_group(context)
         if group.armature is None:
             raise MotionctlError("select an armature imported by motionctl")

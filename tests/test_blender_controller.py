@@ -314,3 +314,28 @@ def test_mannequin_is_skinned_to_the_armature(library):
     bpy.context.scene.frame_set(180)  # the first clip (demo_crouch) is crouching by now
     b = deformed()
     assert np.abs(a - b).max() > 0.05  # the body moves with the clip
+
+
+@pytest.mark.mocap
+def test_play_trace_bakes_onto_its_groups_armature_when_another_skeletons_is_active(library, mocap, tmp_path):
+    """A second skeleton group imported (a Character Creator capture) and its armature active: Play
+    Trace plays the chosen group's model onto that group's armature, as the panel says, instead of
+    failing with "ValueError ... (a bug)" while baking onto the other skeleton."""
+    bpy = library
+    st = bpy.context.scene.motionctl
+    assert bpy.ops.motionctl.train(engine="fragments") == {"FINISHED"}
+    folder = os.path.join(mocap, "cc_base")
+    assert bpy.ops.motionctl.import_bvh(directory=folder + os.sep,
+                                        files=[{"name": "cc_cmu_02_03_run_jog.bvh"}]) == {"FINISHED"}
+    assert len(st.groups) == 2
+    own, other = st.groups[0].armature, st.groups[1].armature
+    bpy.context.view_layer.objects.active = other
+    trace = generate_trace(PlayerSettings(max_speed=2.0), 4.0, 10.0, seed=3)
+    write_trace(trace, tmp_path / "t.csv")
+    st.engine, st.group = "fragments", st.groups[0].name
+    st.preview.trace_path = str(tmp_path / "t.csv")
+    st.preview.action_name = "played_here"
+    assert bpy.ops.motionctl.play_trace() == {"FINISHED"}
+    assert own.animation_data.action.name == "played_here"
+    assert other.animation_data is None or other.animation_data.action is None or \
+        other.animation_data.action.name != "played_here"

@@ -72,6 +72,8 @@ def check_settings(engine, model) -> None:
     """Settings describe themselves and round-trip; an unknown one is refused by name."""
     for o in options(engine.Settings):
         assert o.label and o.description, o.name
+        if o.kind in ("float", "int", "floats", "ints"):  # else the panel's hard maximum is the largest float
+            assert o.min is not None and o.max is not None, f"{o.name} has no range"
     assert from_dict(engine.Settings, json.loads(json.dumps(to_dict(model.settings)))) == model.settings
     with pytest.raises(MotionctlError, match="unknown setting"):
         from_flat(engine.Settings, {"no_such_setting": 1})

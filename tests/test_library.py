@@ -88,3 +88,18 @@ def test_mixed_frame_rates_are_resampled_into_one_group(tmp_path, demo_library):
     (group,) = import_library(str(tmp_path)).groups
     assert group.database.fps == 120.0
     assert any("resampled from 60 to 120 fps" in n for n in group.notes)
+
+
+@pytest.mark.mocap
+def test_an_amc_read_on_another_subjects_asf_says_so(mocap, tmp_path):
+    """16_15.amc in a folder whose only ASF is not 16.asf: it is read on that one (the only
+    choice) and the import summary says which and why it matters, instead of nothing."""
+    import shutil
+
+    shutil.copy(os.path.join(mocap, "cmu_amc", "16", "16_15.amc"), tmp_path / "16_15.amc")
+    shutil.copy(os.path.join(mocap, "cmu_amc", "16", "16.asf"), tmp_path / "other.asf")
+    lib = import_library([str(tmp_path / "16_15.amc")])
+    assert len(lib.groups) == 1 and "no 16.asf beside it: read on other.asf" in lib.summary()
+    shutil.copy(tmp_path / "other.asf", tmp_path / "16.asf")
+    os.remove(tmp_path / "other.asf")
+    assert "asf beside it" not in import_library([str(tmp_path / "16_15.amc")]).summary()

@@ -242,6 +242,10 @@ def read_clip(path: str, settings: ImportSettings, asf_cache: dict | None = None
         clip, info = read_amc_oriented(path, asf, settings.amc_fps, axis_up=up, axis_forward=settings.forward)
         info.declared = ({"unit"} if settings.unit_scale is None else set()) | \
             ({"up"} if settings.up is None else set())
+        subject = os.path.basename(path).split("_")[0]
+        if os.path.splitext(os.path.basename(asf_path))[0] != subject:  # not its own SUBJECT.asf: said so
+            info.warnings.append(f"no {subject}.asf beside it: read on {os.path.basename(asf_path)}, the only ASF in "
+                                 "its folder (another subject's skeleton would give wrong bone lengths)")
         return clip, info
     return read_bvh_oriented(path, settings.unit_scale, axis_forward=settings.forward, axis_up=settings.up,
                              fold_roots=settings.fold_roots)

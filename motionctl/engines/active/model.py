@@ -41,7 +41,8 @@ class ActiveSettings:
                           min=0.01, max=1.0, unit="LENGTH", group="Advanced")
     pseudoexamples: bool = setting(True, "Pseudoexamples", "Try a blend of existing examples before asking for a "
                                    "capture", group="Advanced")
-    search_seed: int = setting(0, "Search Seed", "Random seed of the candidate search and the coverage sample", min=0, group="Advanced")
+    search_seed: int = setting(0, "Search Seed", "Random seed of the candidate search and the coverage sample", min=0,
+                               max=2**31 - 1, group="Advanced")
     fps: float = 30.0
 
 

@@ -40,7 +40,7 @@ class QualitySettings:
 
     omegas: tuple = setting((0.8, 0.5, 0.3), "ω", "Motion quality: weight of the pose mismatch δ frames after a "
                             "transition (higher: smoother transitions matter more than following the control)",
-                            min=0.0, group="Quality weights", name="omega")
+                            min=0.0, max=100.0, group="Quality weights", name="omega")
     deltas: tuple = setting((1, 2, 3), "δ", "Motion quality: frames after a transition at which poses are compared",
                             min=1, max=60, group="Quality weights", name="delta")
     stutter_window: float = setting(0.25, "Stutter Window", "Jumping back in a clip by less than this scores zero "
@@ -56,11 +56,11 @@ class QualitySettings:
                               f"under {DENSE_LIMIT_GB:g} GB, else {AUTO_SUCCESSORS}", min=0, max=100000,
                               group="Quality weights")
     w_v: float = setting(10.0, "w_v", "Control quality: weight of the ground-velocity mismatch (log-magnitude)",
-                         min=0.0, group="Quality weights")
+                         min=0.0, max=1000.0, group="Quality weights")
     w_t: float = setting(6.0, "w_t", "Control quality: weight of the turning-rate mismatch", min=0.0,
-                         group="Quality weights")
+                         max=1000.0, group="Quality weights")
     w_a: float = setting(20.0, "w_a", "Control quality: weight of the airborne mismatch", min=0.0,
-                         group="Quality weights")
+                         max=1000.0, group="Quality weights")
 
     def successors_for(self, n: int) -> int:
         """Successors kept per fragment for ``n`` fragments: n (dense) or fewer (sparse)."""
