@@ -26,20 +26,53 @@ from .errors import MotionFileError
 MAX_FILE_BYTES = 2 << 30  # a motion file over 2 GB is refused rather than read into memory
 
 
-def read_bytes(path) -> bytes:
+SMALL_FILE_BYTES = 64 << 20  # a trace, timeline, room, bone map or sidecar: 64 MB is a trace of days
+MAX_TRACE_RATE = 1000.0  # samples per second a trace may give (and at least 1 / this)
+
+
+def read_bytes(path, limit: int = MAX_FILE_BYTES) -> bytes:
     """A regular file's bytes, or MotionFileError naming it (pipes and devices are refused:
-    reading a FIFO would wait forever)."""
+    reading a FIFO would wait forever; so is a file over ``limit`` bytes)."""
     path = os.fspath(path)
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
             raise MotionFileError(path, "not a regular file (a folder, pipe, device or socket)")
-        if info.st_size > MAX_FILE_BYTES:
-            raise MotionFileError(path, f"file is {info.st_size / 2**30:.1f} GB, more than motionctl reads")
+        if info.st_size > limit:
+            raise MotionFileError(path, f"file is {info.st_size / 2**20:,.0f} MB, more than motionctl reads "
+                                  f"for such a file ({limit / 2**20:,.0f} MB)")
         with open(path, "rb") as fh:
-            return fh.read()
+            return fh.read(limit + 1)
     except OSError as exc:
         raise MotionFileError(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+def read_text(path, limit: int = SMALL_FILE_BYTES) -> str:
+    """A small user file (trace, timeline, room, bone map, sidecar) as UTF-8 text: ``read_bytes``'s
+    checks, and bytes that are not UTF-8 named by line."""
+    data = read_bytes(path, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MotionFileError(path, f"not UTF-8 text (byte {exc.start} of its line is {data[exc.start]:#04x})",
+                              data[:exc.start].count(b"\n") + 1) from None
+
+
+def parse_json(text: str, path):
+    """JSON text of ``path``: MotionFileError with the line for bad JSON, and for nesting deeper than
+    Python's parser goes.  Integers of more than 18 digits become floats (inf past 1e308), so a
+    400-digit number is caught by a finiteness check instead of failing as an OverflowError later."""
+    try:
+        return json.loads(text, parse_int=lambda s: int(s) if len(s.lstrip("-")) <= 18 else float(s))
+    except json.JSONDecodeError as exc:
+        raise MotionFileError(path, f"invalid JSON: {exc.msg}", exc.lineno) from None
+    except RecursionError:
+        raise MotionFileError(path, "invalid JSON: nested too deeply") from None
+
+
+def read_json(path, limit: int = SMALL_FILE_BYTES):
+    """``parse_json`` of ``read_text``."""
+    return parse_json(read_text(path, limit), path)
 
 
 def npz_path(path) -> str:

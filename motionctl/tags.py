@@ -12,13 +12,13 @@ Sidecars (``clip.json`` beside a motion file) carry tags, a description or actio
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
 import numpy as np
 
 from .errors import MotionFileError
+from .store import read_json
 
 # The vocabulary: locomotion, actions and modifiers.
 LOCOMOTION = ("walk", "run", "sneak", "sidestep", "backward", "turn", "veer", "stop", "start", "idle", "crouch")
@@ -169,15 +169,9 @@ def read_sidecar(path: str) -> dict:
     every key is optional.
     """
     side = sidecar_path(path)
-    if not os.path.isfile(side):
+    if not os.path.exists(side):  # a folder or pipe of that name is refused by read_json, not ignored
         return {}
-    try:
-        with open(side, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise MotionFileError(side, f"invalid JSON: {exc.msg}", exc.lineno) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MotionFileError(side, f"cannot read sidecar: {exc}") from None
+    data = read_json(side)
     if not isinstance(data, dict):
         raise MotionFileError(side, 'expected an object like {"tags": ["walk"]} or {"description": "walk"}')
     tags = data.get("tags", [])

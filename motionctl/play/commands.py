@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..errors import MotionctlError, MotionFileError
-from ..store import atomic_file
+from ..store import MAX_TRACE_RATE, atomic_file, parse_json, read_text
 from ..rootframe import wrap, yaw_of
 from ..settings import setting
 from .tasks import speed_span
@@ -276,20 +276,22 @@ def write_trace(trace: Trace, path) -> None:
             np.savetxt(fh, trace.samples, delimiter=",", fmt="%.6g")
 
 
+def trace_rate(rate: float, path, line: int | None = None) -> float:
+    """A trace's samples per second, within 1 / ``MAX_TRACE_RATE`` .. ``MAX_TRACE_RATE`` (1e-300 asked
+    for a trace of 1e301 seconds), or MotionFileError naming the file and line."""
+    if not (np.isfinite(rate) and 1.0 / MAX_TRACE_RATE <= rate <= MAX_TRACE_RATE):
+        raise MotionFileError(path, f"rate {rate:g} is not between {1.0 / MAX_TRACE_RATE:g} and {MAX_TRACE_RATE:g} "
+                              "samples per second", line)
+    return rate
+
+
 def read_trace(path) -> Trace:
     """Read a CSV or JSON trace; any problem names the file and line (CSV) or sample (JSON)."""
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise MotionFileError(path, f"cannot read trace: {exc.strerror}") from None
+    text = read_text(path)
     name = os.path.splitext(os.path.basename(path))[0]
     if path.lower().endswith(".json"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise MotionFileError(path, f"invalid JSON: {exc.msg}", exc.lineno) from None
+        data = parse_json(text, path)
         if not isinstance(data, dict) or "samples" not in data:
             raise MotionFileError(path, 'expected {"rate": 10, "samples": [[vx, vy, turn, airborne], ...]}')
         rows = data["samples"]
@@ -307,6 +309,10 @@ def read_trace(path) -> Trace:
         if problem is not None:
             row, msg = problem
             raise MotionFileError(path, msg if row is None else f"sample {row}: {msg}")
+        rate = data.get("rate", 10.0)
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)):
+            raise MotionFileError(path, f'"rate" must be a number of samples per second, got {rate!r}')
+        rate = trace_rate(float(rate), path)
         extras = {}
         try:
             if "times" in data:
@@ -327,7 +333,7 @@ def read_trace(path) -> Trace:
                     raise ValueError("a goal list is not as long as the samples")
             extras["goals"] = goals
             extras["meta"] = dict(data.get("meta") or {})
-            return Trace(samples, float(data.get("rate", 10.0)), name, **extras)
+            return Trace(samples, rate, name, **extras)
         except (TypeError, ValueError) as exc:
             raise MotionFileError(path, f"bad times or goals: {exc}") from None
     rate = 10.0
@@ -344,6 +350,7 @@ def read_trace(path) -> Trace:
                     rate = float(value)
                 except ValueError:
                     raise MotionFileError(path, f"bad rate {value.strip()!r}", n) from None
+                trace_rate(rate, path, n)
             continue
         if stripped.replace(" ", "").lower().startswith("vx,"):
             continue  # header

@@ -5,6 +5,7 @@ and its presets, and each mapped bone's rest aligned to its joint's (``rest_alig
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from .. import quat
 from ..body.roles import ROLES, Bones, find_roles
 from ..errors import MotionctlError, MotionFileError
-from ..store import atomic_file
+from ..store import atomic_file, read_json
 
 PRESET_FORMAT = "motionctl-bone-map"
 
@@ -97,13 +98,9 @@ def save_preset(path: str, mapping: dict, source: Rig | None = None, target: Rig
 
 def load_preset(path: str) -> dict:
     """{target bone: source joint} from a preset file (errors name the file)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except FileNotFoundError:
-        raise MotionFileError(path, "no such bone-map preset") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise MotionFileError(path, f"not a bone-map preset (JSON): {exc}") from None
+    if not os.path.exists(path):
+        raise MotionFileError(path, "no such bone-map preset")
+    doc = read_json(path)
     if not isinstance(doc, dict) or doc.get("format") != PRESET_FORMAT or not isinstance(doc.get("map"), dict):
         raise MotionFileError(path, f"not a bone-map preset: expected {{'format': {PRESET_FORMAT!r}, 'map': {{...}}}}")
     bad = [k for k, v in doc["map"].items() if not isinstance(k, str) or not isinstance(v, str)]

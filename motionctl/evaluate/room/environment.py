@@ -7,13 +7,13 @@ a low obstacle (jump or step over) or a region where only some motion types may 
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ...errors import MotionFileError, MotionctlError
+from ...store import read_json
 from ...tags import JUMPS, STEP_OVER, canonical_set
 
 
@@ -72,15 +72,7 @@ def read_environment(path) -> Environment:
     [[x, y], ...]} or {"kind": "chasm", "circle": [x, y, r]} or {"kind": "region", "polygon":
     ..., "allow": ["sneak"]}]}; errors name the file and the obstacle."""
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise MotionFileError(path, f"cannot read environment: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise MotionFileError(path, "not a text (UTF-8) JSON file") from None
-    except json.JSONDecodeError as exc:
-        raise MotionFileError(path, f"invalid JSON: {exc.msg}", exc.lineno) from None
+    data = read_json(path)
     try:
         return environment_from_dict(data, os.path.splitext(os.path.basename(path))[0])
     except MotionctlError as exc:
@@ -88,6 +80,7 @@ def read_environment(path) -> Environment:
 
 
 MAX_ROOM = 200.0  # metres on a side: larger rooms need more memory than one machine gives the embedding
+MAX_POINTS = 10000  # points of one obstacle's polygon
 
 
 def _numbers(value, count, where, what) -> list:
@@ -135,6 +128,9 @@ def environment_from_dict(data, name="environment") -> Environment:
             pts = o["polygon"]
             if not isinstance(pts, list) or len(pts) < 3:
                 raise MotionctlError(f"{where}: a polygon needs at least 3 [x, y] points")
+            if len(pts) > MAX_POINTS:  # rasterising a million-point polygon asked for 37 GiB
+                raise MotionctlError(f"{where}: a polygon of {len(pts):,} points is more than {MAX_POINTS:,}; "
+                                     "simplify it")
             ob = Obstacle(kind, points=np.array([_numbers(p, 2, where, "a polygon point") for p in pts]))
         elif "circle" in o:
             x, y, r = _numbers(o["circle"], 3, where, "a circle [x, y, radius]")

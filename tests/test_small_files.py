@@ -1,0 +1,108 @@
+"""The small files a user hands over (traces, timelines, rooms, bone-map presets, sidecars) go through
+one reader (``store.read_text``/``read_json``): regular files only, a size cap, UTF-8 named by line,
+JSON nesting, numbers finite and in range; each problem one MotionFileError naming the file (issue
+37: these escaped as foreign exceptions or hung)."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from motionctl.errors import MotionFileError
+from motionctl.evaluate.room.environment import read_environment
+from motionctl.play.commands import load_timeline, read_trace
+from motionctl.retarget.mapping import load_preset
+from motionctl.tags import read_sidecar
+
+READERS = {"trace.csv": read_trace, "trace.json": read_trace, "room.json": read_environment,
+           "preset.json": load_preset}
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_a_pipe_given_as_any_small_file_is_refused_without_waiting(tmp_path, name):
+    """A FIFO: reading it would wait for a writer for ever."""
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    with pytest.raises(MotionFileError, match="not a regular file"):
+        READERS[name](str(fifo))
+
+
+def test_a_sidecar_that_is_a_pipe_is_refused(tmp_path):
+    os.mkfifo(tmp_path / "walk.json")
+    with pytest.raises(MotionFileError, match="not a regular file"):
+        read_sidecar(str(tmp_path / "walk.bvh"))
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_a_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path, name):
+    """65 MB (sparse, so it costs no disk): a trace of 10^7 rows took 4.8 GB to read."""
+    big = tmp_path / name
+    with open(big, "wb") as fh:
+        fh.truncate(65 << 20)
+    with pytest.raises(MotionFileError, match="more than motionctl reads"):
+        READERS[name](str(big))
+
+
+def test_bytes_that_are_not_utf8_are_named_by_line(tmp_path):
+    path = tmp_path / "latin.csv"
+    path.write_bytes(b"vx,vy,turn,airborne\n0,1,0,0\n# caf\xe9\n0,1,0,0\n")
+    with pytest.raises(MotionFileError, match=r"latin\.csv:3: not UTF-8"):
+        read_trace(str(path))
+
+
+@pytest.mark.parametrize("rate, what", [('"10"', "must be a number"), ("Infinity", "rate inf"),
+                                        ("1e-300", "rate 1e-300"), ("true", "must be a number")])
+def test_a_json_trace_rate_must_be_a_number_in_range(tmp_path, rate, what):
+    path = tmp_path / "t.json"
+    path.write_text('{"rate": %s, "samples": [[0, 1, 0, 0]]}' % rate)
+    with pytest.raises(MotionFileError, match=what):
+        read_trace(str(path))
+
+
+def test_a_csv_trace_rate_out_of_range_names_its_line(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("# rate: 1e9\nvx,vy,turn,airborne\n0,1,0,0\n")
+    with pytest.raises(MotionFileError, match=r"t\.csv:1: rate 1e\+09"):
+        read_trace(str(path))
+
+
+def test_nan_times_in_a_timeline_are_refused(tmp_path):
+    path = tmp_path / "timeline.json"
+    path.write_text('{"rate": 10, "samples": [[0, 1, 0, 0], [0, 1, 0, 0]], "times": [0, NaN]}')
+    with pytest.raises(MotionFileError, match="finite"):
+        load_timeline(str(path))
+
+
+def test_json_nested_deeper_than_the_parser_goes_is_one_error(tmp_path):
+    for name, reader in (("room.json", read_environment), ("trace.json", read_trace), ("preset.json", load_preset)):
+        path = tmp_path / name
+        path.write_text("[" * 100000 + "]" * 100000)
+        with pytest.raises(MotionFileError, match="nested too deeply"):
+            reader(str(path))
+
+
+def test_a_400_digit_number_in_a_room_is_not_finite(tmp_path):
+    path = tmp_path / "room.json"
+    path.write_text('{"bounds": [0, 0, 1%s, 5]}' % ("0" * 400))
+    with pytest.raises(MotionFileError, match="finite numbers"):
+        read_environment(str(path))
+
+
+def test_a_polygon_of_a_million_points_is_refused(tmp_path):
+    """It asked for 37 GiB when rasterised."""
+    t = np.linspace(0, 2 * np.pi, 1_000_000, endpoint=False)
+    path = tmp_path / "room.json"
+    path.write_text(json.dumps({"bounds": [0, 0, 10, 10], "obstacles": [
+        {"kind": "wall", "polygon": np.round(np.column_stack((5 + np.cos(t), 5 + np.sin(t))), 4).tolist()}]}))
+    with pytest.raises(MotionFileError, match="more than 10,000"):
+        read_environment(str(path))
+
+
+def test_a_well_formed_trace_and_room_still_read(tmp_path):
+    trace = tmp_path / "t.json"
+    trace.write_text('{"rate": 10, "samples": [[0, 1, 0, 0], [0, 1.2, 0, 0]]}')
+    assert read_trace(str(trace)).rate == 10.0
+    room = tmp_path / "room.json"
+    room.write_text('{"bounds": [0, 0, 8, 6], "obstacles": [{"kind": "wall", "polygon": [[1, 1], [2, 1], [2, 2]]}]}')
+    assert len(read_environment(str(room)).obstacles) == 1
