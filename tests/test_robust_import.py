@@ -184,6 +184,9 @@ def test_fifo_named_bvh_is_skipped_not_read(tmp_path, demo_library):
     assert len(res.groups) == 1
     assert dict(res.skipped)[str(tmp_path / "pipe.bvh")].startswith("not a regular file")
     file_error(bvh.read_bvh, str(tmp_path / "pipe.bvh"), match="not a regular file")
+    # Named by itself (``motionctl info pipe.bvh``) it is a failure the report names, not a silent skip.
+    named = import_library([str(tmp_path / "pipe.bvh")])
+    assert dict(named.failed)[str(tmp_path / "pipe.bvh")].startswith("not a regular file")
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads any folder")

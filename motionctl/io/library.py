@@ -190,7 +190,7 @@ def motion_files(paths) -> tuple[list, list, list]:
     motion, or not regular files such as pipes) and failed folders (unreadable), each with why."""
     found, skipped, failed = [], [], []
 
-    def take(full):
+    def take(full, named=False):  # named: given by itself, not met in a folder (then a pipe is a failure)
         name = os.path.basename(full)
         try:
             regular = stat.S_ISREG(os.stat(full).st_mode)
@@ -201,7 +201,7 @@ def motion_files(paths) -> tuple[list, list, list]:
             skipped.append((full, "skeleton file, read with its AMC motions" if name.lower().endswith(".asf")
                             else "not a motion file"))
         elif not regular:
-            skipped.append((full, "not a regular file (a pipe, device or socket)"))
+            (failed if named else skipped).append((full, "not a regular file (a pipe, device or socket)"))
         else:
             found.append(full)
 
@@ -216,7 +216,7 @@ def motion_files(paths) -> tuple[list, list, list]:
                 for f in sorted(filenames):
                     take(os.path.join(dirpath, f))
         elif os.path.lexists(p):
-            take(p)
+            take(p, named=True)
         else:
             raise FileNotFoundError(f"{p}: no such file or folder")
     return found, skipped, failed
