@@ -27,7 +27,6 @@ MAX_FILE_BYTES = 2 << 30  # a motion file over 2 GB is refused rather than read 
 
 
 SMALL_FILE_BYTES = 64 << 20  # a trace, timeline, room, bone map or sidecar: 64 MB is a trace of days
-MAX_TRACE_RATE = 1000.0  # samples per second a trace may give (and at least 1 / this)
 
 
 def read_bytes(path, limit: int = MAX_FILE_BYTES) -> bytes:

@@ -1,8 +1,10 @@
 """Train every registered engine on three of CMU subject 16's clips with a fixed seed and print one
-JSON line {engine: SHA-1 of its saved arrays}.  ``test_reproducible`` runs it under both supported
-Python/numpy stacks and compares: the same seed must give the same model on either.
+JSON line {engine: SHA-1 of its saved arrays}.  ``test_reproducible`` compares them, in each suite
+(Python 3.11 with numpy 1.26, Python 3.13 with numpy 2) and under OpenBLAS's SSE3 kernels, with the
+digests recorded in ``model_digests.json``: the same seed must give the same model everywhere.  A
+change that means to train other models records them again:
 
-    python tests/model_digests.py MOCAP_DIR
+    python tests/model_digests.py MOCAP_DIR [--write]
 """
 
 import hashlib
@@ -48,5 +50,12 @@ def main(mocap: str) -> dict:
     return out
 
 
+RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model_digests.json")
+
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1])))
+    digests = main(sys.argv[1])
+    if "--write" in sys.argv[2:]:
+        with open(RECORDED, "w", encoding="utf-8") as fh:
+            json.dump(digests, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+    print(json.dumps(digests))

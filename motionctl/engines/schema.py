@@ -72,21 +72,22 @@ def check_arrays(path, schema: dict, arrays) -> None:
         key, m = match
         number = m.group(1) if m.groups() else None
         matched.append((name, schema[key], lambda ref, number=number: ref.replace("#", number) if number else ref))
-    for cross in (False, True):  # each array by itself first, then against the arrays it refers to
-        for name, spec, named in matched:
-            _check(path, name, get(name), spec, named, get, names, cross)
+    for name, spec, _ in matched:  # each array by itself first, then against the arrays it refers to
+        _check_own(path, name, get(name), spec)
+    for name, spec, named in matched:
+        _check_against(path, name, get(name), spec, named, get, names)
     for key, spec in schema.items():
         if "#" not in key and not spec.optional and key not in names:
             raise MotionFileError(path, f"array {key!r} is missing")
 
 
-def _check(path, name, a, spec: Array, named, get, names, cross: bool) -> None:
-    def fail(problem):
-        raise MotionFileError(path, f"array {name!r} {problem}")
+def _fail(path, name, problem):
+    raise MotionFileError(path, f"array {name!r} {problem}")
 
-    if cross:
-        _check_against(path, name, a, spec, named, get, names, fail)
-        return
+
+def _check_own(path, name, a, spec: Array) -> None:
+    def fail(problem):
+        _fail(path, name, problem)
 
     if a.dtype.kind not in (spec.kind, "u" if spec.kind == "i" else spec.kind):
         fail(f"holds {a.dtype} where {KINDS[spec.kind]} belong")
@@ -108,7 +109,10 @@ def _check(path, name, a, spec: Array, named, get, names, cross: bool) -> None:
             fail("points back to an earlier node (a walk down the tree would never end)")
 
 
-def _check_against(path, name, a, spec: Array, named, get, names, fail) -> None:
+def _check_against(path, name, a, spec: Array, named, get, names) -> None:
+    def fail(problem):
+        _fail(path, name, problem)
+
     if spec.like is not None:
         other = named(spec.like)
         if other in names and get(other).shape != a.shape:

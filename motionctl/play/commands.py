@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..errors import MotionctlError, MotionFileError
-from ..store import MAX_TRACE_RATE, atomic_file, parse_json, read_text
+from ..store import atomic_file, parse_json, read_text
 from ..rootframe import wrap, yaw_of
 from ..settings import setting
 from .tasks import speed_span
@@ -274,6 +274,9 @@ def write_trace(trace: Trace, path) -> None:
             fh.write(f"# rate: {trace.rate:g}\n")
             fh.write(",".join(CONTROL_COLUMNS) + "\n")
             np.savetxt(fh, trace.samples, delimiter=",", fmt="%.6g")
+
+
+MAX_TRACE_RATE = 1000.0  # samples per second a trace may give (and at least 1 / this)
 
 
 def trace_rate(rate: float, path, line: int | None = None) -> float:
