@@ -38,6 +38,8 @@ from motionctl.io.asfamc import parse_amc, parse_asf  # noqa: E402
 from motionctl.io.bvh import parse_bvh_oriented  # noqa: E402
 from motionctl.errors import MotionFileError  # noqa: E402
 from motionctl.io.library import ImportSettings, group_clips, prepare_clip  # noqa: E402
+from fuzz_saves import concurrent_saves  # noqa: E402
+from fuzz_surfaces import PLAY_SECONDS, SURFACES, Context, mutate_file, run_file_case, seed_files  # noqa: E402
 
 TIME_LIMIT = 1.0
 HOSTILE = [b"nan", b"NaN", b"inf", b"-inf", b"1e999", b"-1e999", b"1e308", b"1e-320", b"0", b"-0", b"1e30",
@@ -235,58 +237,228 @@ def cases(bvh_seeds, amc_seeds, n_bvh: int, n_asf: int, seed: int):
             yield "amc", name + ".amc", mutate(amc, rng, "amc"), asf
 
 
+# ----------------------------------------------------------------------------- every surface
+
+READERS = ("bvh", "asf_amc")
+ALL = READERS + SURFACES
+SLOW_S = {"bvh": TIME_LIMIT, "asf_amc": TIME_LIMIT}  # a reader case; any other surface: FILE_SLOW_S
+FILE_SLOW_S = 10.0  # a whole use of a model or small file (load, then play or rasterise)
+HANG_S = 60.0  # a case still running after this is killed and counted as a hang
+MEMORY_BYTES = 1 << 30  # a case may grow the worker's address space by this much (a MemoryError past it)
+CHUNK = 400  # cases per worker process (a fresh process: no case inherits another's heap)
+
+
+def mutant(surface: str, k: int, seed: int, reader_seeds, files: dict) -> tuple[str, bytes, bytes | None]:
+    """(seed label, mutant bytes, ASF bytes for an AMC mutant) of case ``k``: the same on every run."""
+    rng = np.random.default_rng([seed, ALL.index(surface), k])
+    if surface == "bvh":
+        name, data = reader_seeds[0][int(rng.integers(0, len(reader_seeds[0])))]
+        return name, mutate(data, rng, "bvh"), None
+    if surface == "asf_amc":
+        name, asf, amc = reader_seeds[1][int(rng.integers(0, len(reader_seeds[1])))]
+        if k % 2:
+            return name + ".asf", amc, mutate(asf, rng, "asf")
+        return name + ".amc", mutate(amc, rng, "amc"), asf
+    name, data = files[surface][int(rng.integers(0, len(files[surface])))]
+    return name, mutate_file(surface, data, rng), None
+
+
+def worker(surface: str, start: int, stop: int, seed: int, mocap: str, folder: str) -> None:
+    """Run cases [start, stop) of ``surface`` in this process, one JSON line per case on stdout
+    ({"k"} when it starts, then {"k", "outcome", "s", "detail"})."""
+    import resource
+    import warnings
+
+    warnings.simplefilter("ignore")  # NaN and overflow are looked for in the outputs, not in warnings
+    files, ctx = {}, None
+    if surface not in READERS:
+        names = json.load(open(os.path.join(folder, "seeds.json"), encoding="utf-8"))[surface]
+        files[surface] = [(n, open(os.path.join(folder, n), "rb").read()) for n in names]
+        ctx = Context(mocap, folder)
+    reader_seeds = seeds(mocap)
+    scratch = os.path.join(folder, f"scratch{os.getpid()}")
+    os.makedirs(scratch, exist_ok=True)
+    with open("/proc/self/status", encoding="ascii") as fh:
+        vm = next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (vm + MEMORY_BYTES, resource.RLIM_INFINITY))
+    out = sys.stdout
+    for k in range(start, stop):
+        out.write(json.dumps({"k": k}) + "\n")
+        out.flush()
+        try:
+            label, data, asf = mutant(surface, k, seed, reader_seeds, files)
+        except Exception:  # noqa: BLE001 - the generator's own bug: stop the bench, not a finding
+            sys.stderr.write(f"the mutant generator failed on {surface} case {k}:\n{traceback.format_exc()}")
+            sys.exit(3)
+        t0 = time.perf_counter()
+        if surface in READERS:
+            outcome, _, detail = run_case("bvh" if surface == "bvh" else "amc", data, asf)
+        else:
+            outcome, detail = run_file_case(surface, data, ctx, scratch)
+        seconds = time.perf_counter() - t0
+        if seconds > SLOW_S.get(surface, FILE_SLOW_S) and outcome in ("ok", "error", "no_line", "late"):
+            outcome, detail = "slow", f"{seconds:.2f} s ({outcome}: {detail})"
+        out.write(json.dumps({"k": k, "outcome": outcome, "s": seconds, "seed": label, "detail": detail[:600]}) + "\n")
+        out.flush()
+
+
+def run_isolated(jobs, seed: int, mocap: str, folder: str, workers: int, on_result) -> None:
+    """Run every (surface, start, stop) job in worker processes, ``workers`` at a time (one thread
+    of BLAS each); a worker silent for ``HANG_S`` is killed and its case counted as a hang, one that
+    dies counts its case as a crash, and the rest of its job goes on in a new worker."""
+    import select
+    import subprocess
+
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    queue, running = list(jobs), {}
+
+    def spawn(job):
+        surface, start, stop = job
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", surface, str(start), str(stop), "--seed",
+               str(seed), "--mocap", mocap, "--folder", folder]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True, bufsize=1)
+        running[p.stdout.fileno()] = {"p": p, "job": job, "current": None, "last": time.monotonic()}
+
+    while queue or running:
+        while queue and len(running) < workers:
+            spawn(queue.pop(0))
+        ready, _, _ = select.select(list(running), [], [], 1.0)
+        now = time.monotonic()
+        for fd in list(running):
+            w = running[fd]
+            line = w["p"].stdout.readline() if fd in ready else None
+            if line:
+                w["last"] = now
+                msg = json.loads(line)
+                if "outcome" in msg:
+                    w["current"] = None
+                    on_result(w["job"][0], msg)
+                else:
+                    w["current"] = msg["k"]
+                continue
+            hung = w["current"] is not None and now - w["last"] > HANG_S
+            if line is None and not hung:
+                continue
+            if hung:
+                w["p"].kill()
+            w["p"].wait()
+            del running[fd]
+            surface, _, stop = w["job"]
+            if w["p"].returncode == 3:
+                raise SystemExit(w["p"].stderr.read()[-3000:])
+            if w["current"] is not None:  # killed, or died in a case
+                err = "" if hung else w["p"].stderr.read()[-600:]
+                on_result(surface, {"k": w["current"], "outcome": "hang" if hung else "crash",
+                                    "s": now - w["last"], "seed": "", "detail": "killed after %g s" % HANG_S
+                                    if hung else f"worker died (status {w['p'].returncode}): {err}"})
+                if w["current"] + 1 < stop:
+                    queue.insert(0, (surface, w["current"] + 1, stop))
+            elif w["p"].returncode != 0:
+                raise SystemExit(f"a {surface} worker failed before its first case:\n{w['p'].stderr.read()[-2000:]}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bvh", type=int, default=100_000)
-    ap.add_argument("--asf", type=int, default=20_000)
+    counts_default = {"bvh": 100_000, "asf": 20_000, "models": 10_000, "traces": 5_000, "timelines": 5_000,
+                      "rooms": 5_000, "presets": 5_000}
+    for name, n in counts_default.items():
+        ap.add_argument(f"--{name}", type=int, default=n, help=f"mutants (default {n:,})")
+    ap.add_argument("--saves", type=int, default=1000, help="concurrent saves of one path (default 1,000)")
+    ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--mocap")
+    ap.add_argument("--folder", help="where seed files and mutants go (default: a temporary folder)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.worker:
+        worker(args.worker[0], int(args.worker[1]), int(args.worker[2]), args.seed, args.mocap, args.folder)
+        return 0
+    import tempfile
+
     from harness import environment
 
     env = environment()  # the commit whose code runs
-    bvh_seeds, amc_seeds = seeds(mocap_dir(args.mocap))
-    counts = {"bvh": Counter(), "amc": Counter()}
-    examples, slowest = {}, {"bvh": 0.0, "amc": 0.0}
+    mocap = mocap_dir(args.mocap)
+    folder = args.folder or tempfile.mkdtemp(prefix="motionctl_fuzz_")
+    wanted = {"bvh": args.bvh, "asf_amc": args.asf, **{s: getattr(args, s) for s in SURFACES}}
     t0 = time.perf_counter()
-    total = args.bvh + args.asf
-    for i, (kind, label, data, asf) in enumerate(cases(bvh_seeds, amc_seeds, args.bvh, args.asf, args.seed)):
-        outcome, seconds, detail = run_case(kind, data, asf)
-        counts[kind][outcome] += 1
-        slowest[kind] = max(slowest[kind], seconds)
-        if outcome in ("crash", "nonfinite", "slow", "no_line") and len(examples.get(outcome, [])) < 5:
-            examples.setdefault(outcome, []).append({"case": i, "seed": label, "detail": detail[:600]})
-        if (i + 1) % 5000 == 0:
-            print(f"  {i + 1}/{total} cases, {time.perf_counter() - t0:.0f} s: "
-                  f"bvh {dict(counts['bvh'])} asf/amc {dict(counts['amc'])}", flush=True)
+    if any(wanted[s] for s in SURFACES):
+        names = seed_files(mocap, folder)
+        with open(os.path.join(folder, "seeds.json"), "w", encoding="utf-8") as fh:
+            json.dump(names, fh)
+    counts = {s: Counter() for s in ALL}
+    examples, slowest, done = {}, Counter(), [0]
+    total = sum(wanted.values())
+
+    def on_result(surface, msg):
+        counts[surface][msg["outcome"]] += 1
+        slowest[surface] = max(slowest[surface], msg["s"])
+        if msg["outcome"] in BUGS + ("no_line",) and len(examples.setdefault(surface, {}).get(msg["outcome"], [])) < 5:
+            examples[surface].setdefault(msg["outcome"], []).append({"case": msg["k"], "seed": msg["seed"],
+                                                                     "detail": msg["detail"]})
+        done[0] += 1
+        if done[0] % 5000 == 0:
+            print(f"  {done[0]}/{total} cases, {time.perf_counter() - t0:.0f} s", flush=True)
+
+    jobs = [(s, a, min(a + CHUNK * (10 if s in READERS else 1), n)) for s, n in wanted.items()
+            for a in range(0, n, CHUNK * (10 if s in READERS else 1))]
+    run_isolated(jobs, args.seed, mocap, folder, args.workers, on_result)
+    saves = concurrent_saves(args.saves, folder) if args.saves else {}
     seconds = time.perf_counter() - t0
-    commit = env["commit"]
-    result = {"command": "bench/fuzz.py " + " ".join(argv or sys.argv[1:]), "commit": commit, "seed": args.seed,
-              "time_limit_s": TIME_LIMIT, "seconds": seconds, "counts": {k: dict(v) for k, v in counts.items()},
-              "slowest_case_s": slowest, "examples": examples, "environment": env,
-              "settings": {"seed": args.seed, "bvh": args.bvh, "asf": args.asf, "time_limit_s": TIME_LIMIT}}
+    result = {"command": "bench/fuzz.py " + " ".join(argv or sys.argv[1:]), "commit": env["commit"], "seed": args.seed,
+              "seconds": seconds, "counts": {k: dict(v) for k, v in counts.items() if wanted[k]},
+              "slowest_case_s": {k: slowest[k] for k in ALL if wanted[k]}, "examples": examples, "saves": saves,
+              "environment": env,
+              "settings": {"seed": args.seed, **wanted, "saves": args.saves, "workers": args.workers,
+                           "reader_time_limit_s": TIME_LIMIT, "slow_s": FILE_SLOW_S, "hang_s": HANG_S,
+                           "memory_bytes": MEMORY_BYTES, "play_seconds": PLAY_SECONDS}}
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "fuzz.json"), "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=1)
-    outcomes = ("ok", "error", "no_line", "crash", "nonfinite", "slow")
-    md = ["# Reader fuzzing", "", f"`{result['command']}` at {commit[:10]}: {total:,} mutants of real capture "
-          f"in {seconds:.0f} s (time limit {TIME_LIMIT:g} s per case).", "",
-          "| files | " + " | ".join(outcomes) + " | slowest case |", "|---" * (len(outcomes) + 2) + "|"]
-    for kind, label in (("bvh", "BVH"), ("amc", "ASF/AMC")):
-        md.append(f"| {label} | " + " | ".join(f"{counts[kind][o]:,}" for o in outcomes) +
-                  f" | {1000 * slowest[kind]:.0f} ms |")
-    md += ["", "ok: read into a clip with every value finite; error: motionctl's MotionFileError with file and line; "
-           "no_line: the same without a line (errors about the whole file); crash, nonfinite, slow: bugs."]
+    md = report(result)
     with open(os.path.join(args.out, "fuzz.md"), "w", encoding="utf-8") as fh:
-        fh.write("\n".join(md) + "\n")
-    print("\n".join(md))
-    for outcome, ex in examples.items():
-        print(f"\n{outcome}:")
-        for e in ex:
-            print(f"  case {e['case']} ({e['seed']}): {e['detail']}")
-    bad = sum(counts[k][o] for k in counts for o in ("crash", "nonfinite", "slow"))
+        fh.write(md)
+    print(md)
+    for surface, by in examples.items():
+        for outcome, ex in by.items():
+            print(f"\n{surface} {outcome}:")
+            for e in ex:
+                print(f"  case {e['case']} ({e['seed']}): {e['detail']}")
+    bad = sum(counts[s][o] for s in counts for o in BUGS) + saves.get("corrupt", 0) + saves.get("failed", 0)
     return 1 if bad else 0
+
+
+BUGS = ("crash", "nonfinite", "slow", "hang", "memory")
+LABELS = {"bvh": "BVH", "asf_amc": "ASF/AMC", "models": "models (6 engines)", "traces": "traces (CSV, JSON)",
+          "timelines": "timelines", "rooms": "rooms", "presets": "bone-map presets"}
+
+
+def report(result: dict) -> str:
+    outcomes = ("ok", "error", "no_line", "late") + BUGS
+    counts, total = result["counts"], sum(sum(c.values()) for c in result["counts"].values())
+    md = ["# Fuzzing every way data gets in", "",
+          f"`{result['command']}` at {result['commit'][:10]}: {total:,} mutants of real files in "
+          f"{result['seconds']:.0f} s, each in a worker process that may grow by at most "
+          f"{result['settings']['memory_bytes'] >> 20} MiB; a case is slow past {TIME_LIMIT:g} s (readers) or "
+          f"{FILE_SLOW_S:g} s (a model or small file used), killed as a hang past {HANG_S:g} s.", "",
+          "| surface | mutants | " + " | ".join(outcomes) + " | slowest case |", "|---" * (len(outcomes) + 3) + "|"]
+    for s, c in counts.items():
+        md.append(f"| {LABELS[s]} | {sum(c.values()):,} | " + " | ".join(f"{c.get(o, 0):,}" for o in outcomes) +
+                  f" | {1000 * result['slowest_case_s'][s]:.0f} ms |")
+    md += ["", "ok: read and used (played, rasterised, retargeted) with every value finite; error: refused with "
+           "motionctl's own error naming the file (with the line for the readers); no_line: the same without a "
+           "line (errors about the whole file); late: motionctl's own error while using what had loaded; "
+           "crash (any other exception, or a worker that died), nonfinite, slow, hang and memory (a MemoryError "
+           "past the cap): bugs."]
+    saves = result.get("saves")
+    if saves:
+        md += ["", f"Concurrent saves: {saves['saves']:,} saves of one path by two processes while a third read it "
+               f"({saves['reads']:,} reads): {saves['failed']} failed, {saves['corrupt']} reads or final files "
+               f"corrupt or mixed; {saves['kills']} saves killed mid-write: the file left was a whole archive "
+               f"{saves['whole_after_kill']} times, {saves['temporaries_left']} temporaries left, "
+               f"{saves['temporaries_cleaned']} cleaned by the next save once stale."]
+    return "\n".join(md) + "\n"
 
 
 if __name__ == "__main__":

@@ -209,7 +209,9 @@ def from_dict(cls, data: dict):
         if f.name not in data:
             continue
         v = data[f.name]
-        if is_dataclass(f.default_factory if f.default is dataclasses.MISSING else f.default) and isinstance(v, dict):
+        if is_dataclass(f.default_factory if f.default is dataclasses.MISSING else f.default):
+            if not isinstance(v, dict):
+                raise MotionctlError(f"{f.name}: expected a table of options, got {v!r}")
             sub = f.default_factory if f.default is dataclasses.MISSING else type(f.default)
             v = from_dict(sub, v)
         elif isinstance(v, list):

@@ -33,12 +33,11 @@ def digest(model) -> str:
     return h.hexdigest()
 
 
-def main(mocap: str) -> dict:
+def small_models(db):
+    """(name, model) of every registered engine trained on ``db`` with the small settings above
+    (also the seeds of bench/fuzz.py's model mutants)."""
     from motionctl.settings import from_dict, to_dict
 
-    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("11", "15", "35")]
-    db = import_library(files).groups[0].database
-    out = {}
     for name, engine in ENGINES.items():
         settings = engine.Settings()
         if name in SMALL:
@@ -46,8 +45,17 @@ def main(mocap: str) -> dict:
             for key, value in SMALL[name].items():
                 flat[key] = {**flat[key], **value} if isinstance(value, dict) else value
             settings = from_dict(engine.Settings, flat)
-        out[name] = digest(engine.fit(db, settings))
-    return out
+        yield name, engine.fit(db, settings)
+
+
+def small_library(mocap: str):
+    """Three of CMU subject 16's clips (a walk, a veer, a run-and-stop) as one database."""
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("11", "15", "35")]
+    return import_library(files).groups[0].database
+
+
+def main(mocap: str) -> dict:
+    return {name: digest(model) for name, model in small_models(small_library(mocap))}
 
 
 RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model_digests.json")

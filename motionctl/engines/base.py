@@ -183,6 +183,42 @@ def working_clips(clips, sources, fps: float) -> list:
     return out
 
 
+MAX_FPS = 1000.0  # frames per second a model may say it runs at
+
+
+def check_header(path, meta: dict) -> dict:
+    """The common part of a model header (what ``Model.save`` writes besides the engine's own and
+    the settings) as ``from_archive``'s ``base``, plus "sources" and "data_key"; MotionFileError
+    naming ``path`` and the field when a value is of the wrong type or out of range."""
+    def fail(name, what):
+        raise MotionFileError(path, f"its header's {name!r} {what} (a damaged or hand-edited file?)")
+
+    names = meta.get("clip_names")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+        fail("clip_names", "must be a list of clip names")
+    sources = meta.get("sources")
+    if sources is None:  # archives before sources were stored: the names say (``mirror_source``)
+        sources = [mirror_source(n) for n in names]
+    elif not (isinstance(sources, list) and len(sources) == len(names) and
+              all(isinstance(s, list) and len(s) == 2 and isinstance(s[0], str) and isinstance(s[1], bool)
+                  for s in sources)):
+        fail("sources", f"must be {len(names)} [clip name, mirrored] pairs, one per clip name")
+    numbers = {}
+    for name, default, low, high in (("fps", None, 1.0, MAX_FPS), ("heading_smooth", 0.2, 0.0, 10.0)):
+        v = meta.get(name, default)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
+            fail(name, f"must be a number from {low:g} to {high:g}, got {v!r}")
+        numbers[name] = float(v)
+    key = meta.get("data_key") or ""
+    if not isinstance(key, str):
+        fail("data_key", f"must be a fingerprint, got {key!r}")
+    for name in ("summary", "model"):
+        if not isinstance(meta.get(name, {}), dict):
+            fail(name, "must be a table")
+    return {"summary": meta.get("summary", {}), "clip_names": list(names), "sources": [tuple(s) for s in sources],
+            "data_key": key, **numbers}
+
+
 class Model:
     """Base of every trained controller.  Subclasses set ``engine``, ``Settings`` and ``schema`` and implement
     ``arrays()`` / ``from_archive()``, ``frame_table``, ``start`` and ``decide``."""
@@ -232,18 +268,32 @@ class Model:
 
     @classmethod
     def load(cls, path) -> "Model":
-        """A model saved by ``save`` (MotionFileError if missing, damaged or another engine's)."""
+        """A model saved by ``save`` (MotionFileError if missing, damaged or another engine's).  The
+        common header is checked (``check_header``), the arrays against the engine's ``schema``, and
+        what the engine builds from them by its ``check``: a damaged or hand-edited file is refused
+        here, naming the file, not met later while driving."""
         with open_archive(path, cls.archive_format(), f"{cls.engine} model") as (meta, z):
+            base = check_header(path, meta)
+            base["settings"] = cls.stored_settings(path, meta.get("settings", {}))
             if cls.schema is not None:
                 check_arrays(path, cls.schema, z)
-            base = {"settings": cls.stored_settings(path, meta.get("settings", {})), "summary": meta.get("summary", {}),
-                    "clip_names": meta["clip_names"], "fps": float(meta["fps"]),
-                    "heading_smooth": float(meta.get("heading_smooth", 0.2))}
-            model = cls.from_archive(base, meta.get("model", {}), z)
-        if "sources" in meta:  # archives before sources were stored: the names say (``mirror_source``)
-            model.sources = [(str(n), bool(m)) for n, m in meta["sources"]]
-        model.data_key = str(meta.get("data_key") or "")  # archives before it: not checked
+            try:
+                model = cls.from_archive(base, meta.get("model", {}), z)
+                model.check()
+            except MotionFileError:
+                raise
+            except MotionctlError as exc:
+                raise MotionFileError(path, str(exc)) from None
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError,
+                    OverflowError) as exc:  # the engine's header or arrays disagree: another version, or damage
+                raise MotionFileError(path, f"damaged {cls.engine} model ({type(exc).__name__}: {exc})") from None
+        model.sources = base["sources"]
+        model.data_key = base["data_key"]  # archives before it: "" (not checked)
         return model
+
+    def check(self) -> None:
+        """Raise MotionctlError if what was loaded cannot be played (an engine's arrays and header
+        telling different stories, which the per-array ``schema`` cannot see)."""
 
     def remember(self, work, key: str | None = None) -> None:
         """Note the working clips trained on: their sources (to rebuild them from a library) and

@@ -218,9 +218,13 @@ class Trace:
         return commands_from_arrays({"control": self.samples, **self.goals})
 
 
+CONTROL_LIMITS = np.array([100.0, 100.0, 100.0])  # |vx|, |vy| (m/s) and |turn| (rad/s) a trace may ask
+
+
 def sample_problem(samples: np.ndarray) -> tuple[int | None, str] | None:
-    """(row, message) of the first problem in trace samples, or None: empty, wrong width, NaN,
-    or an airborne value other than 0/1."""
+    """(row, message) of the first problem in trace samples, or None: empty, wrong width, NaN, a
+    velocity or turn beyond ``CONTROL_LIMITS`` (1e300 m/s played NaN), or an airborne value other
+    than 0/1."""
     if samples.ndim != 2 or samples.shape[0] == 0:
         return None, "empty trace: no control samples"
     if samples.shape[1] != 4:
@@ -229,6 +233,11 @@ def sample_problem(samples: np.ndarray) -> tuple[int | None, str] | None:
     if len(bad):
         col = CONTROL_COLUMNS[int(np.flatnonzero(~np.isfinite(samples[bad[0]]))[0])]
         return int(bad[0]), f"NaN or infinite value in {col}"
+    big = np.abs(samples[:, :3]) > CONTROL_LIMITS
+    if big.any():
+        row, col = np.argwhere(big)[0]
+        return int(row), (f"{CONTROL_COLUMNS[col]} {samples[row, col]:g} is beyond ±{CONTROL_LIMITS[col]:g} "
+                          f"{('m/s', 'm/s', 'rad/s')[col]}")
     air = samples[:, 3]
     bad = np.flatnonzero((air != 0) & (air != 1))
     if len(bad):

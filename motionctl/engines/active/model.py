@@ -20,7 +20,7 @@ from ...play.synth import Frames, Step
 from ..base import Model
 from ..schema import Array
 from .controller import Cluster, Controller, Example
-from .motion import STATE_FRAMES, Aligned, blend, states_of, to_frames
+from .motion import PHASE, STATE_FRAMES, Aligned, blend, states_of, to_frames
 from .tasks import TASKS, task_named
 
 FADE = 6  # frames over which a new blend's pose difference to the last pose fades out
@@ -60,6 +60,9 @@ class ActiveMemory:
             return NotImplemented
         return (np.array_equal(self.state, other.state) and np.array_equal(self.rot, other.rot)
                 and self.height == other.height and self.cluster == other.cluster)
+
+
+MAX_LENGTH = 100_000  # frames one example may last
 
 
 class ActiveModel(Model):
@@ -148,9 +151,39 @@ class ActiveModel(Model):
         return rgba, (f"coverage after each of {len(cov)} steps (top {100 * top:.1f}% of the sample; white line: "
                       "the library's own examples)")
 
+    def check(self) -> None:
+        """Every cluster's arrays agree with its examples, the task and each other."""
+        dim, n_keys = self.task.dim, self.task.n_keys
+        if not self.ctrl.clusters:
+            raise MotionctlError("the model holds no clusters of examples")
+        for i, c in enumerate(self.ctrl.clusters):
+            a, k, n = c.aligned, c.k, len(c.x)
+            joints = a.rot.shape[2] if a.rot.ndim == 4 else -1
+            d = a.start_state.shape[-1]
+            want = {"x": (c.x, (n, dim)), "w": (c.w, (n, k)), "alpha": (c.alpha, (n, dim)), "pseudo": (c.pseudo, (n,)),
+                    "rot": (a.rot, (k, PHASE, joints, 4)), "height": (a.height, (k, PHASE)),
+                    "ground": (a.ground, (k, PHASE, 2)), "yaw": (a.yaw, (k, PHASE)), "length": (a.length, (k,)),
+                    "keys": (a.keys, (k, n_keys)), "start_state": (a.start_state, (k, d)),
+                    "end_state": (a.end_state, (k, d)), "start": (c.start_state, (d,))}
+            for name, (arr, shape) in want.items():
+                if k < 1 or n < k or np.shape(arr) != shape:
+                    raise MotionctlError(f"cluster {i}'s {name!r} has shape {np.shape(arr)}, not {shape} "
+                                         f"({k} examples, {n} data points, a {dim}-number task)")
+            if d != 3 * STATE_FRAMES * joints or not np.all((a.length >= 1) & (a.length <= MAX_LENGTH)) or \
+                    np.any(np.diff(a.keys, axis=1) < 0):
+                raise MotionctlError(f"cluster {i}'s motion states, lengths or key times do not fit its poses")
+            if not (np.all(c.alpha > 0) and np.all(c.w >= 0) and np.allclose(c.w.sum(axis=1), 1.0, atol=1e-3)
+                    and np.all(np.abs(c.x) <= 10.0) and np.isfinite(c.map.linear).all() and np.isfinite(c.map.r).all()):
+                raise MotionctlError(f"cluster {i}'s blend map is not one the learner makes (weights that do not "
+                                     "sum to 1, a scale not above 0, task inputs far outside the task's box)")
+
     # --- playing
 
     def on_bind(self, table) -> None:
+        joints = self.ctrl.clusters[0].aligned.rot.shape[2]
+        if table.skeleton.n_joints != joints:
+            raise MotionctlError(f"the model's poses have {joints} joints, these clips' skeleton "
+                                 f"{table.skeleton.n_joints}: train it again on these clips")
         if self.ctrl.skeleton is None:
             self.ctrl.skeleton = table.skeleton
 

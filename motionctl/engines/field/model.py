@@ -152,6 +152,14 @@ class FieldModel(Model):
         return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"], values,
                    int(meta["n_states"]), speeds=meta.get("speeds", ()))
 
+    def check(self) -> None:
+        """Stored values hold one value per task sample (the task its settings and speeds make)."""
+        if self.values is not None and (self.values.ndim != 2 or self.values.shape[1] != self.task.size):
+            raise MotionctlError(f"its values have {self.values.shape[-1]} task samples where its task has "
+                                 f"{self.task.size}")
+        if self.n_states < 1 or not all(np.isfinite(self.speeds)):
+            raise MotionctlError("it was trained on no motion states, or at speeds that are not numbers")
+
     # --- playing
 
     def on_bind(self, table):

@@ -74,6 +74,14 @@ class FragmentController(Model):
                    np.asarray(z["table"]), np.asarray(z["values"]), bins, np.asarray(z["clip"]),
                    np.asarray(z["start"]), int(meta["n_frames"]), float(meta.get("speed", 1.3)))
 
+    def check(self) -> None:
+        """Fragments lie in the clips it names, and the table has one column per control bin."""
+        if len(self.clip) != len(self.table) or (len(self.clip) and self.clip.max() >= len(self.clip_names)):
+            raise MotionctlError(f"its {len(self.table)} fragments do not lie in its {len(self.clip_names)} clips")
+        if self.table.shape[1] != len(self.bins.centres) or self.n_frames < 1:
+            raise MotionctlError(f"its table has {self.table.shape[1]} control bins where {len(self.bins.centres)} "
+                                 "are defined")
+
     # --- playing
 
     def start(self, table, frame: int):

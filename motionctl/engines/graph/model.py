@@ -90,6 +90,24 @@ class GraphController(Model):
             if "look_values" in z else None
         return cls(s, base["summary"], MotionGraph.from_arrays(meta, z), base["heading_smooth"], look)
 
+    def check(self) -> None:
+        """One name, type set, action, path and airborne mask per graph clip, one roughness per edge,
+        each clip a piece of a named clip (start before end), and Look Ahead's tables of its size."""
+        g = self.graph
+        per_clip = {"types": g.types, "actions": g.actions, "root_paths": g.root_paths, "airborne": g.airborne}
+        bad = [k for k, v in per_clip.items() if len(v) != g.n]
+        if g.n == 0 or bad:
+            raise MotionctlError(f"its {g.n} clips disagree with its {bad[0] if bad else 'clip'} list")
+        if g.source.max() >= len(g.names) or np.any(g.end <= g.start):
+            raise MotionctlError("its clips are not pieces of the clips it names (start before end)")
+        if any(np.ndim(p) != 2 or np.shape(p)[1:] != (3,) or not 1 <= len(p) <= e - s + 1 or np.shape(a) != (len(p),)
+               for p, a, s, e in zip(g.root_paths, g.airborne, g.start.tolist(), g.end.tolist())):
+            raise MotionctlError("a clip's root path or airborne mask is not one per frame of the clip")
+        if g.roughness is not None and len(g.roughness) != len(g.edges):
+            raise MotionctlError(f"its {len(g.edges)} edges have {len(g.roughness)} roughness values")
+        if self.look is not None and (len(self.look.values) != g.n):
+            raise MotionctlError(f"Look Ahead's table has {len(self.look.values)} rows for {g.n} clips")
+
     def own_graph(self) -> MotionGraph:
         """The graph itself: what certification embeds."""
         return self.graph

@@ -142,6 +142,17 @@ class MatchingModel(Model):
         self.table = None
         self.indexes = {}
 
+    def check(self) -> None:
+        """One offset and scale per feature (positive: infinite drops a feature), and normalised
+        features that are finite numbers."""
+        d = self.features.shape[1]
+        if self.offset.shape != (d,) or np.any(self.scale <= 0):
+            raise MotionctlError(f"its {d} features need {d} offsets and positive scales, found {self.offset.shape[0]}")
+        with np.errstate(all="ignore"):
+            x = (self.features - self.offset) / self.scale
+        if not np.isfinite(x[:, np.isfinite(self.scale)]).all():
+            raise MotionctlError("its features overflow once normalised (a damaged offset or scale)")
+
     # --- storage
 
     def arrays(self):

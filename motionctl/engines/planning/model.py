@@ -16,6 +16,7 @@ from ...play.session import State
 from ...play.commands import Command
 from ...play.synth import Step
 from ..base import Model, clips_of
+from ...errors import MotionctlError
 from ..schema import Array
 from .planner import Planner, rollout
 from .training import PlannerSettings, train_planner
@@ -62,6 +63,41 @@ class PlanningController(Model):
     def from_archive(cls, base, meta, z):
         return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"],
                    Planner.from_arrays(meta, z))
+
+    def check(self) -> None:
+        """The segments are whole-numbered pieces of clips, each group's members are segments and its
+        blends weigh them (one weight per member, not all zero); dx, reach and kind one per blend."""
+        p, seg = self.planner, self.planner.segments
+        cols = [np.asarray(seg.get(k, [])) for k in ("clip", "start", "end")]
+        n = len(cols[0])
+        if not all(c.dtype.kind in "iu" and c.shape == (n,) for c in cols) or n == 0 or cols[0].min() < 0 or \
+                cols[1].min() < 0 or np.any(cols[2] <= cols[1]):
+            raise MotionctlError("its segments are not pieces of clips (whole frame numbers, start before end)")
+        groups = p.problem.n_groups
+        if len(p.members) != groups or len(p.problem.kind) != groups or p.problem.transition.shape != (groups, groups):
+            raise MotionctlError(f"its {len(p.members)} groups of members disagree with its {groups} groups of steps")
+        for g, members in enumerate(p.members):
+            m = np.asarray(members)
+            w = p.problem.weights[g]
+            if m.dtype.kind not in "iu" or m.ndim != 1 or not len(m) or m.min() < 0 or m.max() >= n:
+                raise MotionctlError(f"group {g}'s members are not segments 0..{n - 1}")
+            if w.ndim != 2 or w.shape[1] != len(m) or len(w) == 0 or np.any(w < 0) or np.any(w.sum(axis=1) <= 0) or \
+                    len(p.problem.dx[g]) != len(w) or len(p.problem.reach[g]) != len(w):
+                raise MotionctlError(f"group {g}'s blends do not weigh its {len(m)} members")
+            if p.problem.dx[g].shape[1:] != p.problem.dx[0].shape[1:]:
+                raise MotionctlError(f"group {g}'s steps have {p.problem.dx[g].shape[1]} numbers, group 0's "
+                                     f"{p.problem.dx[0].shape[1]}")
+        grid, n = p.value.grid, p.problem.task.n
+        if len(grid.low) != n or len(grid.shape) != n or grid.values.shape != (groups,) + tuple(grid.shape) or \
+                not np.all(grid.high > grid.low):
+            raise MotionctlError(f"its value grid {grid.values.shape} does not fit {groups} groups of a "
+                                 f"{n}-number task")
+
+    def on_bind(self, table) -> None:
+        seg = self.planner.segments
+        clip, end = np.asarray(seg["clip"]), np.asarray(seg["end"])
+        if clip.max() >= len(table.first) or np.any(end > table.length[np.minimum(clip, len(table.first) - 1)]):
+            raise MotionctlError("the model's segments lie outside these clips: train it again on these clips")
 
     def task_state(self, state: State, command: Command) -> np.ndarray:
         """The task's x for the character in ``state`` under ``command`` (see the module docstring)."""

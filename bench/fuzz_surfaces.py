@@ -1,0 +1,385 @@
+"""The other ways data gets in (issue 37), for ``bench/fuzz.py``: saved models of every engine,
+traces, timelines, rooms and bone-map presets.  Each mutant is written to a file, opened with the
+product's own reader and then used as the product uses it:
+
+  models     ``load_model``, the library's frame table, a short run of a fixed stick (20 decisions)
+  traces     ``read_trace`` (CSV and JSON), then played from its start (``Session.play``, its
+             clock and goals, at most ``PLAY_SECONDS`` of it) on a motion-matching model
+  timelines  ``load_timeline`` (a run's commands on its clock, as the Compare box saves them),
+             then replayed the way Compare does (``scoreboard.replay``, at most ``PLAY_SECONDS``)
+  rooms      ``read_environment``, then rasterised onto the grid a room is certified on
+  presets    ``load_preset``, checked against the capture's skeleton and a renamed rig, and a
+             second of capture retargeted with it
+
+Seeds are real: models trained on three of CMU subject 16's clips (``tests/model_digests.py``'s
+small settings), traces and a timeline from a run on them, the rooms the tests certify, a preset
+``auto_map`` makes.  Mutations: bytes and lines (``fuzz.mutate``), and structure: a model's arrays
+(NaN, inf, huge or negative entries, another dtype, shape or length, missing, foreign or swapped
+arrays) and its JSON header (any value replaced by a hostile one, keys dropped); a JSON file's
+values replaced, nested thousands deep or repeated.  Outcomes as for the readers, plus ``late``
+(motionctl's own error, but raised while playing what had loaded: not a bug, counted apart).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import traceback
+import zipfile
+
+import numpy as np
+
+PLAY_SECONDS = 4.0  # the longest a trace or timeline is played here (the seeds last 3 s; a user's may be longer: Esc)
+SURFACES = ("models", "traces", "timelines", "rooms", "presets")
+JSON_HOSTILE = [None, True, False, "", "x", "nan", "1e999", -1, 0, 1, 2, 10**30, 10**400, -10**30, 0.5, -0.5,
+                1e308, -1e308, 1e-320, float("nan"), float("inf"), float("-inf"), [], {}, [1, 2], [[1, 2, 3]],
+                {"a": 1}, "\u00e9\x00", 2**63, -2**63, 2**31, 7]
+STICK = [[0.0, 1.2, 0.0, 0.0]] * 6 + [[0.0, 1.0, 0.8, 0.0]] * 6 + [[1.0, 0.5, 0.0, 0.0]] * 4 + [[0.0, 0.0, 0.0, 0.0]] * 4
+
+
+# ----------------------------------------------------------------------------- seeds
+
+def seed_files(mocap: str, folder: str) -> dict:
+    """Write every seed file into ``folder``; {surface: [file names]}.  Trains the small models."""
+    from motionctl.evaluate.room.environment import random_environment
+    from motionctl.evaluate.scoreboard import timeline
+    from motionctl.play.commands import EVALUATION_PLAYER, generate_trace, save_timeline, write_trace
+    from motionctl.play.session import Session
+    from motionctl.retarget.mapping import auto_map, save_preset
+
+    os.makedirs(folder, exist_ok=True)
+    db = small_library(mocap)
+    out = {s: [] for s in SURFACES}
+    for name, model in _digests().small_models(db):
+        out["models"].append(os.path.basename(model.save(os.path.join(folder, f"{name}.npz"))))
+    trace = generate_trace(EVALUATION_PLAYER, 3.0, seed=3)
+    for ext in ("csv", "json"):
+        write_trace(trace, os.path.join(folder, f"trace.{ext}"))
+        out["traces"].append(f"trace.{ext}")
+    matching = load(os.path.join(folder, "matching.npz"))
+    session = Session(matching, matching.frame_table(db.clips))
+    session.play_trace(trace)
+    times, commands = timeline(session)
+    out["timelines"].append(os.path.basename(save_timeline(os.path.join(folder, "timeline.json"), times, commands,
+                                                           {"seconds": trace.duration, "engine": "matching"})))
+    for k, (w, d, clutter, chasm) in enumerate(((6, 5, 0.0, False), (8, 6, 0.3, True), (10, 8, 0.2, False))):
+        env = random_environment(w, d, clutter, seed=k, chasm=chasm)
+        with open(os.path.join(folder, f"room{k}.json"), "w", encoding="utf-8") as fh:
+            json.dump(room_dict(env), fh)
+        out["rooms"].append(f"room{k}.json")
+    source, target = rigs(db)
+    save_preset(os.path.join(folder, "preset.json"), auto_map(source, target), source, target)
+    out["presets"].append("preset.json")
+    return out
+
+
+def small_library(mocap: str):
+    return _digests().small_library(mocap)
+
+
+def _digests():
+    """tests/model_digests.py: the small library and models the reproducibility test trains."""
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+    import model_digests
+
+    return model_digests
+
+
+def load(path):
+    from motionctl.engines import load_model
+
+    return load_model(path)
+
+
+def room_dict(env) -> dict:
+    """An Environment as the JSON ``read_environment`` reads."""
+    obstacles = []
+    for o in env.obstacles:
+        d = {"kind": o.kind}
+        if o.points is not None:
+            d["polygon"] = np.asarray(o.points, dtype=float).tolist()
+        else:
+            d["circle"] = [float(o.centre[0]), float(o.centre[1]), float(o.radius)]
+        if o.allow:
+            d["allow"] = list(o.allow)
+        if o.forbid:
+            d["forbid"] = list(o.forbid)
+        obstacles.append(d)
+    return {"bounds": [float(b) for b in env.bounds], "obstacles": obstacles}
+
+
+def rigs(db):
+    """(the capture's rig, the same skeleton renamed as a game rig would name it)."""
+    from motionctl.retarget.mapping import Rig
+
+    source = Rig.from_skeleton(db.clips[0].skeleton)
+    target = Rig([f"rig:{n}" for n in source.names], source.parents, source.heads, source.rest, name="game",
+                 tails=source.tails)
+    return source, target
+
+
+# ----------------------------------------------------------------------------- mutations
+
+def mutate_file(surface: str, data: bytes, rng) -> bytes:
+    """A mutant of a seed file's bytes."""
+    from fuzz import mutate
+
+    r = rng.random()
+    if surface == "models":
+        return mutate(data, rng, "npz") if r < 0.15 else mutate_model(data, rng)
+    if data[:1] in (b"{", b"[") and r < 0.6:
+        return mutate_json(data, rng)
+    return mutate(data, rng, "csv" if surface == "traces" else "json")
+
+
+def _hostile(rng):
+    return JSON_HOSTILE[int(rng.integers(0, len(JSON_HOSTILE)))]
+
+
+def _nodes(doc, path=()):
+    """Every (path, value) in a JSON document, containers included."""
+    yield path, doc
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _nodes(v, path + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc[:50]):
+            yield from _nodes(v, path + (i,))
+
+
+def _set(doc, path, value):
+    if not path:
+        return value
+    parent = doc
+    for p in path[:-1]:
+        parent = parent[p]
+    parent[path[-1]] = value
+    return doc
+
+
+def mutate_doc(doc, rng):
+    """One to three structural mutations of parsed JSON."""
+    for _ in range(int(rng.integers(1, 4))):
+        nodes = list(_nodes(doc))
+        path, value = nodes[int(rng.integers(0, len(nodes)))]
+        op = int(rng.integers(0, 7))
+        if op <= 2:  # a hostile value
+            doc = _set(doc, path, _hostile(rng))
+        elif op == 3 and path:  # a key or an item gone
+            parent = doc
+            for p in path[:-1]:
+                parent = parent[p]
+            del parent[path[-1]]
+        elif op == 4:  # nested deep: a mark the text gets in its place (json itself would recurse)
+            doc = _set(doc, path, f"{DEEP}{int(rng.integers(2, 5000))}:{json.dumps(value, allow_nan=True)}")
+        elif op == 5 and isinstance(value, list) and value:  # repeated (many points, rows, obstacles)
+            doc = _set(doc, path, value * int(rng.integers(2, 3000)))
+        elif op == 6 and isinstance(value, dict):  # a foreign key
+            value[str(_hostile(rng))] = _hostile(rng)
+    return doc
+
+
+DEEP = "\x01deep"
+
+
+def dump(doc) -> bytes:
+    """JSON text of a mutated document (NaN and Infinity as Python's json writes them), each deep
+    mark replaced by its value nested in as many lists."""
+    text = json.dumps(doc, allow_nan=True)
+    mark = json.dumps(DEEP)[:-1]
+    while mark in text:
+        i = text.index(mark)
+        string, j = json.JSONDecoder().raw_decode(text, i)
+        depth, _, value = string[len(DEEP):].partition(":")
+        text = text[:i] + "[" * int(depth) + value + "]" * int(depth) + text[j:]
+    return text.encode()
+
+
+def mutate_json(data: bytes, rng) -> bytes:
+    return dump(mutate_doc(json.loads(data), rng))
+
+
+def mutate_model(data: bytes, rng) -> bytes:
+    """A model file with one to three of its arrays (or its JSON header) damaged, written back as
+    np.savez writes it."""
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        arrays = {k: np.asarray(z[k]) for k in z.files}
+    header = True  # the header is mutated at most once (then it may be nested past json's reach)
+    for _ in range(int(rng.integers(1, 4))):
+        names = sorted(arrays)
+        name = names[int(rng.integers(0, len(names)))]
+        if name == "meta" or rng.random() < 0.25:
+            if header and "meta" in arrays:
+                doc = json.loads(bytes(arrays["meta"]).decode("utf-8"))
+                arrays["meta"] = np.frombuffer(dump(mutate_doc(doc, rng)), dtype=np.uint8)
+                header = False
+            continue
+        arrays[name] = _mutate_array(arrays, name, rng)
+        if arrays[name] is None:
+            del arrays[name]
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def _mutate_array(arrays, name, rng):
+    a = arrays[name]
+    op = int(rng.integers(0, 12))
+    if op <= 3 and a.size:  # hostile entries
+        a = a.copy()
+        flat = a.reshape(-1)
+        k = rng.integers(0, a.size, int(rng.integers(1, 4)))
+        if a.dtype.kind == "f":
+            flat[k] = [np.nan, np.inf, -np.inf, 1e300, -1e300, 0.0, -1.0, 1e9][int(rng.integers(0, 8))]
+        elif a.dtype.kind in "iu":
+            info = np.iinfo(a.dtype)
+            flat[k] = [info.max, info.min, 0, 10**6 % (info.max or 1), info.max // 2][int(rng.integers(0, 5))]
+            if info.min < 0 and rng.random() < 0.5:
+                flat[k] = -1
+        elif a.dtype.kind == "b":
+            flat[k] = ~flat[k]
+        return a
+    if op == 4:  # another dtype
+        to = [np.float32, np.float64, np.int32, np.int64, np.uint8, np.bool_, np.complex64, "U3", np.float16]
+        with np.errstate(all="ignore"):
+            try:
+                return a.astype(to[int(rng.integers(0, len(to)))])
+            except (ValueError, TypeError, OverflowError):
+                return a
+    if op == 5:  # another shape
+        choice = int(rng.integers(0, 5))
+        if choice == 0:
+            return a.reshape(-1)
+        if choice == 1:
+            return a[None]
+        if choice == 2 and a.ndim > 1:
+            return a.reshape(a.shape[0], -1).T.copy()
+        if choice == 3:
+            return np.asarray(a.reshape(-1)[0] if a.size else 0)  # a scalar
+        return a[..., :1] if a.ndim else a
+    if op == 6:  # shorter, empty or longer
+        if a.ndim == 0:
+            return a
+        n = a.shape[0]
+        return [a[: max(n - 1, 0)], a[:0], np.concatenate([a, a[: max(1, n // 3)]]), a[: n // 2]][int(rng.integers(0, 4))]
+    if op == 7:
+        return None  # missing
+    if op == 8:  # an array another version would hold, or one of a family one past its end
+        arrays["g999_dx" if rng.random() < 0.5 else "extra_" + name] = np.zeros(3)
+        return a
+    if op == 9:  # swapped with another array
+        other = sorted(k for k in arrays if k not in ("meta", name))
+        if other and name != "meta":
+            o = other[int(rng.integers(0, len(other)))]
+            arrays[o], a = a, arrays[o]
+        return a
+    if op == 10 and a.dtype.kind in "iu" and a.size > 1:  # shuffled (an index table out of order)
+        return rng.permutation(a.reshape(-1)).reshape(a.shape)
+    if op == 11 and a.dtype.kind == "f" and a.size:  # scaled far out
+        with np.errstate(all="ignore"):
+            return (a * [1e6, -1.0, 1e-12, 1e30][int(rng.integers(0, 4))]).astype(a.dtype)
+    return a
+
+
+# ----------------------------------------------------------------------------- one case
+
+class Context:
+    """What a worker keeps between cases: the library, a model to play traces on, the rigs."""
+
+    def __init__(self, mocap: str, folder: str):
+        self.folder = folder
+        self.db = small_library(mocap)
+        self.matching = load(os.path.join(folder, "matching.npz"))
+        self.table = self.matching.frame_table(self.db.clips)
+        self.source, self.target = rigs(self.db)
+        self.clip = self.db.clips[0].slice(0, 30)
+
+
+def use(surface: str, path: str, ctx: Context) -> str:
+    """Open ``path`` as the product does and use it; returns "" or the reason an output is not
+    finite.  Raises what the product raises, with ``loaded`` set on the exception once the file
+    was read (an error after that is ``late``)."""
+    from motionctl.play.session import Session
+
+    stage = "load"
+    try:
+        if surface == "models":
+            from motionctl.play.commands import commands_from_controls
+
+            model = load(path)
+            stage = "use"
+            table = model.frame_table(ctx.db.clips)
+            clip = Session(model, table, start=(1.0, 2.0), start_yaw=0.5).run(commands_from_controls(np.array(STICK)))
+            return _finite_clip(clip)
+        if surface in ("traces", "timelines"):
+            from motionctl.evaluate.scoreboard import replay
+            from motionctl.play.commands import load_timeline, read_trace
+
+            if surface == "traces":
+                trace = read_trace(path)
+                stage = "use"
+                clip = Session(ctx.matching, ctx.table).play(trace.clock(), trace.commands(),
+                                                               min(trace.duration, PLAY_SECONDS))
+            else:
+                times, commands, meta = load_timeline(path)
+                stage = "use"
+                clip = replay(ctx.matching, ctx.table, times, commands, min(float(times[-1]) + 1.0, PLAY_SECONDS)).clip()
+            return _finite_clip(clip)
+        if surface == "rooms":
+            from motionctl.evaluate.room.environment import rasterise, read_environment
+
+            env = read_environment(path)
+            stage = "use"
+            grid = rasterise(env)
+            arrays = [np.asarray(v) for v in vars(grid).values() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
+            return "" if all(np.all(np.isfinite(a)) for a in arrays) else "a grid holds NaN or inf"
+        if surface == "presets":
+            from motionctl.retarget.mapping import check_mapping, load_preset
+            from motionctl.retarget.solve import retarget
+
+            mapping = load_preset(path)
+            stage = "use"
+            check_mapping(mapping, ctx.source, ctx.target)
+            res = retarget(ctx.clip, ctx.source, ctx.target, mapping)
+            arrays = [np.asarray(v) for v in vars(res).values() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
+            return "" if all(np.all(np.isfinite(a)) for a in arrays) else "a retargeted pose holds NaN or inf"
+        raise ValueError(f"no surface {surface!r}")
+    except BaseException as exc:
+        exc.fuzz_stage = stage
+        raise
+
+
+def _finite_clip(clip) -> str:
+    arrays = [clip.root_pos, clip.local_rot] + ([clip.local_pos] if clip.local_pos is not None else [])
+    if not all(np.all(np.isfinite(a)) for a in arrays):
+        return "the run holds NaN or inf"
+    return ""
+
+
+def run_file_case(surface: str, data: bytes, ctx: Context, scratch: str) -> tuple[str, str]:
+    """(outcome, detail) of one mutant: ok, error, late, crash, nonfinite, memory."""
+    from motionctl.errors import MotionctlError
+
+    ext = {"models": ".npz", "rooms": ".json", "presets": ".json", "timelines": ".json"}.get(surface)
+    if ext is None:
+        ext = ".json" if data[:1] in (b"{", b"[") else ".csv"
+    path = os.path.join(scratch, "mutant" + ext)
+    with open(path, "wb") as fh:
+        fh.write(data)
+    try:
+        bad = use(surface, path, ctx)
+        return ("nonfinite", bad) if bad else ("ok", "")
+    except MemoryError:
+        return "memory", traceback.format_exc(limit=-3)
+    except MotionctlError as exc:
+        text = str(exc)
+        if getattr(exc, "fuzz_stage", "load") == "load" and "mutant" not in text:
+            return "crash", f"error without the file's name: {text}"
+        return ("error" if getattr(exc, "fuzz_stage", "load") == "load" else "late"), text
+    except zipfile.BadZipFile as exc:
+        return "crash", f"BadZipFile: {exc}"
+    except Exception as exc:  # noqa: BLE001 - anything else is what we look for
+        return "crash", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-4)}"
