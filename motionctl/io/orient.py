@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import quat
 from ..body.contacts import floor_height as _floor
-from ..body.parts import _subtree, body_joints, body_points, branch_joint, head_joint, leg_ends, upper_body
+from ..body.parts import _child_subtrees, body_joints, body_points, branch_joint, head_joint, leg_ends, upper_body
 from ..skeleton import Skeleton, axis_conversion, end_site_positions, forward_kinematics
 
 # Metres per unit of common capture units, with the names reports use.
@@ -146,7 +146,7 @@ def detect_up(skeleton: Skeleton, points: np.ndarray, default: str = "Y") -> tup
     extent = np.median(pts.max(axis=1) - pts.min(axis=1), axis=0)  # [3]
     hips = branch_joint(skeleton)
     upper, legs = upper_body(skeleton), leg_ends(skeleton)
-    sizes = sorted(len(_subtree(skeleton, int(k))) for k in skeleton.children(hips))
+    sizes = sorted(len(v) for v in _child_subtrees(skeleton, hips).values())  # one pass (a pass per child: J²)
     if head_joint(skeleton) is None and (len(sizes) < 2 or sizes[-1] == sizes[-2]):
         legs = legs[:0]  # no head and no subtree larger than the others: nothing tells the upper body
         upper = np.array([hips]) if len(sizes) < 1 else upper
