@@ -11,7 +11,7 @@ an engine's own operators (loaded for the registered engines).
 
 import bpy
 
-from . import background, cache, controller, demo, evaluate, library, mannequin, preview, retarget  # noqa: F401  (demo: tools/demo.py)
+from . import background, cache, controller, demo, evaluate, gamefile, library, mannequin, preview, retarget  # noqa: F401  (demo: tools/demo.py; gamefile: tests)
 from .engines import extras
 from .state import STATE
 
