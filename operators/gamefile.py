@@ -139,6 +139,11 @@ def gltf_arguments(p: ExportPreset) -> dict:
                 export_bake_animation=False, export_materials="NONE", export_cameras=False, export_lights=False)
 
 
+def exporter(p: ExportPreset):
+    """Blender's own exporter operator for the preset's format."""
+    return bpy.ops.export_scene.fbx if p.format == "FBX" else bpy.ops.export_scene.gltf
+
+
 def export_armature(ob, p: ExportPreset, path: str, takes=None) -> dict:
     """Write ``ob``'s takes (default ``takes_of``) to ``path`` with preset ``p``; the file appears only
     once complete.  Returns {"path", "takes": [(name, (first, last))], "bones": [names]}."""
@@ -171,12 +176,10 @@ def export_armature(ob, p: ExportPreset, path: str, takes=None) -> dict:
         # the file's rest pose (FBX: the bones' transforms when no mesh gives a bind pose) is the
         # rig's: the frame before every take, where the copy is not posed
         scene.frame_set(min(r[0] for _, _, r in takes) - 1)
-        if p.format == "FBX":
-            if p.unit_scale != 1.0:
-                scene.unit_settings.system, scene.unit_settings.scale_length = "METRIC", 1.0 / p.unit_scale
-            op, kwargs = bpy.ops.export_scene.fbx, fbx_arguments(p)
-        else:
-            op, kwargs = bpy.ops.export_scene.gltf, gltf_arguments(p)
+        if p.format == "FBX" and p.unit_scale != 1.0:
+            scene.unit_settings.system, scene.unit_settings.scale_length = "METRIC", 1.0 / p.unit_scale
+        op = exporter(p)
+        kwargs = fbx_arguments(p) if p.format == "FBX" else gltf_arguments(p)
         result = op(filepath=part, **operator_kwargs(op, kwargs))
         if result != {"FINISHED"} or not os.path.exists(part):
             raise MotionctlError(f"{path}: Blender's {p.format} exporter did not write it ({result})")
