@@ -130,6 +130,13 @@ def test_the_command_line_batch_writes_the_same_files(bpy_clean, ext, mocap, tmp
     assert export_game.main(args + clips) == 0
     assert sorted(os.listdir(out)) == ["16_15.glb", "16_58.glb"]
     assert imported_takes(ext, bpy, str(out / "16_58.glb")) == ["16_58"]
+    from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
+
+    write_trace(generate_trace(PlayerSettings(max_speed=2.0), 3.0, 10.0, seed=5), tmp_path / "run5.csv")
+    runs = tmp_path / "runs"
+    assert export_game.main(args[:-1] + [str(runs), "--engine", "matching", "--trace", str(tmp_path / "run5.csv")]
+                            + clips) == 0  # a controller trained on the clips plays the trace
+    assert os.listdir(runs) == ["run5.glb"] and imported_takes(ext, bpy, str(runs / "run5.glb")) == ["run5"]
     capsys.readouterr()
     assert export_game.main(args + [clips[0], str(tmp_path / "missing.bvh")]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -5,7 +5,7 @@ file per take for Unreal (FBX, cm), Unity (FBX, m) or Godot (.glb).
     .venv/bin/python tools/export_game.py --blend hero.blend --armature Hero --preset unreal \\
         --out game/anims ../shared/mocap/cmu_amc/16/16_15.amc ../shared/mocap/cmu_amc/16/16_58.amc
     .venv/bin/python tools/export_game.py --blend hero.blend --armature Hero --preset godot --out anims \\
-        --engine matching --traces run1.csv run2.csv  CLIPS...   # the clips train the controller
+        --engine matching --trace run1.csv --trace run2.csv CLIPS...   # the clips train the controller
 
 Blender (the bpy module) runs headless with the extension registered; the work is the Retarget
 panel's Batch Export operator (``motionctl.export_batch``), so the files are the panel's.  Bad input
@@ -30,13 +30,14 @@ from motionctl.retarget.export import PRESETS  # noqa: E402
 
 def parse(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("clips", nargs="+", help="BVH or ASF/AMC clips (with --traces: the controller's library)")
+    ap.add_argument("clips", nargs="+", help="BVH or ASF/AMC clips (with --trace: the controller's library)")
     ap.add_argument("--blend", required=True, help="the .blend with the character's armature")
     ap.add_argument("--armature", required=True, help="the armature object's name")
     ap.add_argument("--preset", required=True, choices=[p.lower() for p in PRESETS], help="the game engine")
     ap.add_argument("--out", required=True, help="folder for the files (made if missing)")
-    ap.add_argument("--traces", nargs="*", default=[], help="trace files (CSV/JSON) to play through a controller")
-    ap.add_argument("--engine", default="matching", help="the controller trained on the clips for --traces")
+    ap.add_argument("--trace", action="append", default=[], dest="traces",
+                    help="a trace file (CSV/JSON) to play through a controller trained on the clips (repeat it)")
+    ap.add_argument("--engine", default="matching", help="the controller trained on the clips for --trace")
     ap.add_argument("--root-motion", default="BONE", choices=("BONE", "IN_PLACE"))
     ap.add_argument("--prefix", default="", help="prefix of the takes' names")
     ap.add_argument("--fps", type=int, default=0, help="frames per second (default: the .blend's)")
