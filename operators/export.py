@@ -104,7 +104,7 @@ class MOTIONCTL_OT_export_batch(RetargetJob, bpy.types.Operator):
             act = bake_retargeted(ob, res, name, self._frame_start, assign=False)
             self._made.append(act)
             first, last = (int(round(x)) for x in act.frame_range)
-            export_armature(ob, self._preset, path, takes=[(act.name, act, (first, last))])
+            export_armature(ob, self._preset, path, takes=[(name, act, (first, last))])  # not act.name: ".001" when a clip's action has the name
             self.written.append(path)
             if bpy.app.background:
                 print(f"motionctl: exported {path} ({i + 1} of {len(results)})", flush=True)

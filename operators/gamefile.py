@@ -22,7 +22,7 @@ from mathutils import Matrix
 
 from ..motionctl.errors import MotionctlError
 from ..motionctl.retarget import find_roles
-from ..motionctl.retarget.export import ExportPreset, rig_problems
+from ..motionctl.retarget.export import ExportPreset, glb_animation_names, rig_problems
 from .compat import action_fcurves, assign_action, operator_kwargs, set_strip_slot
 
 TRACK = "motionctl takes"
@@ -208,7 +208,8 @@ def export_armature(ob, p: ExportPreset, path: str, takes=None) -> dict:
 
 def import_file(path: str):
     """Read a file back with Blender's own importer: (its armature, {take name: action}); the names
-    undo the importers' own decoration (FBX: "object|take"; ".001" where an action of that name exists)."""
+    are the file's (FBX: the importer's "object|take" undone; glTF: the animation names in the file, which
+the importer decorates with "_<object>" on 4.2 and ".001" where an action of that name exists)."""
     import addon_utils
 
     before_obs, before_acts = set(bpy.data.objects), set(bpy.data.actions)
@@ -224,10 +225,16 @@ def import_file(path: str):
     if len(arms) != 1:
         raise MotionctlError(f"{path}: expected one armature, found {len(arms)}")
     _disconnect(arms[0])
+    if path.lower().endswith(".fbx"):
+        files = None
+    else:  # the names in the file; the importer adds "_<object>" (4.2) or ".001" (a clash) to them
+        files = sorted(glb_animation_names(path), key=len, reverse=True)
     acts = {}
     for a in set(bpy.data.actions) - before_acts:
         name = a.name.split("|", 1)[1] if "|" in a.name else a.name
-        if a.name not in acts and re.search(r"\.\d{3}$", name):  # Blender's suffix: a data-block had the name
+        if files is not None:
+            name = next((n for n in files if a.name == n or re.match(re.escape(n) + r"(_|\.\d{3}$)", a.name)), a.name)
+        elif re.search(r"\.\d{3}$", name):  # Blender's suffix: a data-block had the name
             name = name[:-4]
         acts[name] = a
     return arms[0], acts

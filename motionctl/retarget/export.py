@@ -111,6 +111,22 @@ def extra_bones(names) -> list:
     return [n for n in names if n not in UE5_BODY]
 
 
+def glb_animation_names(path: str) -> list:
+    """The animation names a glTF 2.0 binary file holds (its JSON chunk), as Godot lists them."""
+    import json
+    import struct
+
+    with open(path, "rb") as fh:
+        head = fh.read(20)
+        if len(head) < 20 or head[:4] != b"glTF":
+            raise MotionctlError(f"{path}: not a glTF binary (.glb) file")
+        length, kind = struct.unpack("<II", head[12:20])
+        if kind != 0x4E4F534A:  # "JSON"
+            raise MotionctlError(f"{path}: a .glb whose first chunk is not JSON")
+        doc = json.loads(fh.read(length).decode("utf-8"))
+    return [a.get("name", "") for a in doc.get("animations", [])]
+
+
 # --------------------------------------------------------------------------- round-trip figures
 
 def heading(rot: np.ndarray) -> np.ndarray:
