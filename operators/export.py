@@ -15,7 +15,7 @@ import os
 import bpy
 
 from ..motionctl.errors import MotionctlError
-from ..motionctl.retarget.export import preset
+from ..motionctl.retarget.export import extra_bones, preset
 from .common import report_error, settings
 from .gamefile import export_armature, takes_of
 from .retarget import RetargetJob, add_root_bone, bake_retargeted
@@ -67,6 +67,10 @@ class MOTIONCTL_OT_export_game(bpy.types.Operator):
             return report_error(self, context, exc, "Export")
         settings(context).job_message = f"exported {len(out['takes'])} take(s) to {path}"
         self.report({"INFO"}, f"{p.label}: {len(out['takes'])} take(s) of {ob.name} to {path}")
+        extra = extra_bones(out["bones"]) if p.name == "UNREAL" else []
+        if extra:  # fine for Unreal's IK Retargeter; not a drop-in animation for the UE5 mannequin
+            self.report({"WARNING"}, f"{len(extra)} bone(s) the UE5 mannequin does not have ({', '.join(extra[:4])}"
+                        f"{' ...' if len(extra) > 4 else ''}): retarget in Unreal, or bake onto a mannequin-named rig")
         return {"FINISHED"}
 
 
