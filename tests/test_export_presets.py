@@ -61,3 +61,19 @@ def test_rigs_a_preset_cannot_carry_are_refused_in_one_sentence_each():
     assert "needs bones for head" in rig_problems(PRESETS["UNITY"], names, parents, missing)[0]
     with pytest.raises(MotionctlError, match="no export preset 'unity3d'"):
         preset("unity3d")
+
+
+def test_a_glb_says_its_animation_names_and_anything_else_is_refused(tmp_path):
+    import json
+    import struct
+
+    from motionctl.retarget.export import glb_animation_names
+
+    doc = json.dumps({"asset": {"version": "2.0"}, "animations": [{"name": "walk"}, {"name": "run.001"}]}).encode()
+    doc += b" " * (-len(doc) % 4)
+    path = tmp_path / "a.glb"
+    path.write_bytes(b"glTF" + struct.pack("<II", 2, 20 + len(doc)) + struct.pack("<II", len(doc), 0x4E4F534A) + doc)
+    assert glb_animation_names(str(path)) == ["walk", "run.001"]
+    (tmp_path / "b.glb").write_bytes(b"Kaydara FBX Binary  \x00")
+    with pytest.raises(MotionctlError, match="b.glb: not a glTF binary"):
+        glb_animation_names(str(tmp_path / "b.glb"))
