@@ -82,6 +82,7 @@ class MOTIONCTL_OT_export_batch(RetargetJob, bpy.types.Operator):
     bl_label = "Batch Export"
     bl_options = {"REGISTER", "UNDO"}
     job_label = "Export"
+    cancel_note = "the files written so far are whole, the take being made left none"
 
     def prepare(self, context):
         rt = settings(context).retarget
@@ -116,7 +117,7 @@ class MOTIONCTL_OT_export_batch(RetargetJob, bpy.types.Operator):
 
     def abort(self, context) -> None:
         """Esc between takes: the files written stay (each whole); the take being made leaves none."""
-        self.report({"WARNING"}, f"Export cancelled after {len(self.written)} file(s)")
+        self.report({"WARNING"}, f"Export stopped after {len(self.written)} file(s)")
 
 
 classes = (MOTIONCTL_OT_export_game, MOTIONCTL_OT_export_batch)
