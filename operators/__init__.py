@@ -5,13 +5,13 @@
 handlers), ``background`` (long jobs in a worker thread), ``armature`` (armatures and baking),
 ``compat`` (every difference between Blender releases), ``props`` (properties generated from the
 core's settings), then one module per panel: ``library``, ``controller``, ``preview``,
-``evaluate``, ``retarget`` and ``mannequin``; ``demo`` writes the demo's .blend; ``engines/`` holds
+``evaluate``, ``retarget`` (with ``export``: game engines, and ``gamefile``: their files) and ``mannequin``; ``demo`` writes the demo's .blend; ``engines/`` holds
 an engine's own operators (loaded for the registered engines).
 """
 
 import bpy
 
-from . import background, cache, controller, demo, evaluate, library, mannequin, preview, retarget  # noqa: F401  (demo: tools/demo.py)
+from . import background, cache, controller, demo, evaluate, export, gamefile, library, mannequin, preview, retarget  # noqa: F401  (demo: tools/demo.py; gamefile: tests)
 from .engines import extras
 from .state import STATE
 
@@ -21,7 +21,8 @@ _classes: list = []
 def classes() -> list:
     """Every operator class, the registered engines' own included."""
     return [*library.classes, *background.classes, *controller.classes, *preview.classes, *mannequin.classes,
-            *evaluate.classes, *(c for m in extras("operators") for c in m.classes), *retarget.classes]
+            *evaluate.classes, *(c for m in extras("operators") for c in m.classes), *retarget.classes,
+            *export.classes]
 
 
 def register():

@@ -117,6 +117,7 @@ class BackgroundJobOperator:
     """
 
     job_label = "Job"
+    cancel_note = "nothing was added"  # what Esc during ``finish`` leaves (after ``abort``)
     _timer = None
     _job: Job | None = None
     _steps = None
@@ -213,7 +214,7 @@ class BackgroundJobOperator:
             if cancel or job.stop.is_set():
                 self._steps.close()
                 self.abort(context)
-                return self._end(context, {"CANCELLED"}, f"{self.job_label} cancelled; nothing was added")
+                return self._end(context, {"CANCELLED"}, f"{self.job_label} cancelled; {self.cancel_note}")
             if event.type != "TIMER":
                 return {"RUNNING_MODAL"}
             status = self._advance(context, self._steps, 0.05)

@@ -123,3 +123,10 @@ def require_editable_bones(ob, why: str) -> None:
         where = f" from {bpy.path.basename(source.filepath)!r}" if source is not None else ""
         raise MotionctlError(f"{why}, but the bones of {ob.name!r} come from a library{where} and cannot be "
                              f"changed here: change them in that file, or choose another option")
+
+
+def operator_kwargs(op, kwargs: dict) -> dict:
+    """``kwargs`` without the arguments this release's operator ``op`` does not have (the bundled
+    exporters grow options between releases; every one motionctl relies on exists in 4.2 to 5.3)."""
+    known = {p.identifier for p in op.get_rna_type().properties}
+    return {k: v for k, v in kwargs.items() if k in known}

@@ -222,14 +222,9 @@ def what_to_retarget(context, what: str) -> dict:
     raise MotionctlError(f"unknown retarget source {what!r}")
 
 
-class MOTIONCTL_OT_retarget(BackgroundJobOperator, bpy.types.Operator):
-    """Retarget onto the chosen armature and bake one action per clip or run (Esc cancels; nothing
-    is written until every one is done)"""
-
-    bl_idname = "motionctl.retarget"
-    bl_label = "Retarget"
-    bl_options = {"REGISTER", "UNDO"}
-    job_label = "Retarget"
+class RetargetJob(BackgroundJobOperator):
+    """The Retarget panel's job, for the operators that bake it (Retarget) or export it (Batch
+    Export): ``prepare`` reads the target, its bone map and the chosen clips or traces."""
 
     def prepare(self, context):
         rt = settings(context).retarget
@@ -250,6 +245,16 @@ class MOTIONCTL_OT_retarget(BackgroundJobOperator, bpy.types.Operator):
         mapping = {p.target: p.source for p in rt.bones if p.target and p.source}  # empty: automatic
         return retarget_job, {**inputs, "target": target, "mapping": mapping, "options": options,
                               "fps": scene.render.fps / scene.render.fps_base}
+
+
+class MOTIONCTL_OT_retarget(RetargetJob, bpy.types.Operator):
+    """Retarget onto the chosen armature and bake one action per clip or run (Esc cancels; nothing
+    is written until every one is done)"""
+
+    bl_idname = "motionctl.retarget"
+    bl_label = "Retarget"
+    bl_options = {"REGISTER", "UNDO"}
+    job_label = "Retarget"
 
     def finish(self, context, result) -> None:
         ob = self._target

@@ -22,6 +22,7 @@ from ..motionctl.engines import ENGINES
 from ..motionctl.evaluate.room.settings import RoomSettings
 from ..motionctl.play.commands import DriveSettings, PlaySettings
 from ..motionctl.retarget import RetargetSettings
+from ..motionctl.retarget.export import PRESETS as EXPORT_PRESETS
 from ..operators.compat import PATH_OPTIONS
 from ..operators.library import show_clip
 from ..operators.props import setting_properties
@@ -146,6 +147,11 @@ RETARGET = {
     "action_prefix": StringProperty(name="Prefix", default="rt_", description="Prefix of the baked actions' names"),
     "frame_start": IntProperty(name="Start Frame", default=1),
     "report": StringProperty(name="Report", description="The last retarget's figures (JSON)"),
+    "export_preset": EnumProperty(name="Game Engine", default="UNREAL", items=[
+        (p.name, p.label, p.description) for p in EXPORT_PRESETS.values()]),
+    "export_folder": StringProperty(name="Folder", subtype="DIR_PATH", default="//export", options=PATH_OPTIONS,
+                                    description="Where the exported files go (one per armature, or per take in a "
+                                    "batch)"),
 }
 SETTINGS = {
     "file_id": StringProperty(description="Stable id naming this file's caches"),

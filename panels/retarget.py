@@ -1,5 +1,6 @@
 """Retarget panel: the target armature, the bone map (automatic, editable, savable), root motion,
-feet, NLA, and one button that bakes the last run, a clip, every ticked clip or every trace."""
+feet, NLA, one button that bakes the last run, a clip, every ticked clip or every trace, and the
+game-engine export (the armature's takes, or a batch of every clip or trace, one file each)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,18 @@ class MOTIONCTL_PT_retarget(MotionPanel, Panel):
             return
         layout.operator("motionctl.retarget", icon="ARMATURE_DATA")
         draw_report(layout, rt.report)
+        draw_export(layout, rt)
+
+
+def draw_export(layout, rt) -> None:
+    """Get it into your game engine: the preset, the folder, the armature's takes or a batch."""
+    box = layout.box()
+    box.label(text="Game Engine Export", icon="EXPORT")
+    box.prop(rt, "export_preset")
+    box.prop(rt, "export_folder")
+    row = box.row(align=True)
+    row.operator("motionctl.export_game", icon="EXPORT")
+    row.operator("motionctl.export_batch", icon="FILE_FOLDER")
 
 
 def draw_report(layout, report: str) -> None:

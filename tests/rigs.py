@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 RIGS = ("rigify", "mixamo", "cc")
+EXPORT_RIGS = ("mixamo", "rigify", "ue")  # the game-export round trips (no Character Creator: a BVH rig)
 
 
 def _active(bpy, ob):
@@ -55,8 +56,18 @@ def cc_rig(bpy, mocap: str):
     return ob
 
 
+def ue_mannequin_rig(bpy):
+    """A rig named like Unreal Engine 5's mannequin (its body bones: root, pelvis, spine_01..05,
+    neck_01, head, clavicle/upperarm/lowerarm/hand and thigh/calf/foot/ball, _l and _r), in metres,
+    facing -Y, arms in an A-pose, its ``root`` bone at the ground under the pelvis."""
+    return _build(bpy, "SK_Mannequin", _UE_BONES, scale=1.0, rotate_x=0.0)
+
+
 def make_rig(bpy, kind: str, mocap: str | None = None):
-    ob = {"rigify": rigify_metarig, "mixamo": mixamo_rig}[kind](bpy) if kind != "cc" else cc_rig(bpy, mocap)
+    if kind == "cc":
+        ob = cc_rig(bpy, mocap)
+    else:
+        ob = {"rigify": rigify_metarig, "mixamo": mixamo_rig, "ue": ue_mannequin_rig}[kind](bpy)
     bpy.context.view_layer.update()
     return ob
 
@@ -136,6 +147,29 @@ _RIGIFY_BONES = [
     ("foot", "shin", (0.10, 0.02, 0.09), (0.10, -0.09, 0.02)),
     ("toe", "foot", (0.10, -0.09, 0.02), (0.10, -0.16, 0.02)),
     ("heel.02", "foot", (0.06, 0.05, 0.0), (0.14, 0.05, 0.0)),
+])
+
+
+# UE5 mannequin body bones (1.8 m, A-pose arms 45 degrees down, bones chained head to tail).
+_UE_BONES = [
+    ("root", None, (0, 0, 0), (0, 0.2, 0)),
+    ("pelvis", "root", (0, 0, 0.97), (0, 0, 1.05)),
+    ("spine_01", "pelvis", (0, 0, 1.05), (0, 0.01, 1.13)),
+    ("spine_02", "spine_01", (0, 0.01, 1.13), (0, 0.01, 1.22)),
+    ("spine_03", "spine_02", (0, 0.01, 1.22), (0, 0.01, 1.31)),
+    ("spine_04", "spine_03", (0, 0.01, 1.31), (0, 0.01, 1.40)),
+    ("spine_05", "spine_04", (0, 0.01, 1.40), (0, 0.01, 1.50)),
+    ("neck_01", "spine_05", (0, 0.01, 1.52), (0, 0.0, 1.60)),
+    ("head", "neck_01", (0, 0.0, 1.60), (0, 0.0, 1.80)),
+] + _limbs(lambda n: n + "_l" if n else n, lambda n: n + "_r" if n else n, [
+    ("clavicle", "=spine_05", (0.03, 0.0, 1.46), (0.17, 0.02, 1.46)),
+    ("upperarm", "clavicle", (0.17, 0.02, 1.46), (0.37, 0.03, 1.26)),
+    ("lowerarm", "upperarm", (0.37, 0.03, 1.26), (0.55, 0.0, 1.08)),
+    ("hand", "lowerarm", (0.55, 0.0, 1.08), (0.61, -0.01, 1.02)),
+    ("thigh", "=pelvis", (0.09, 0.0, 0.95), (0.10, -0.02, 0.52)),
+    ("calf", "thigh", (0.10, -0.02, 0.52), (0.11, 0.02, 0.09)),
+    ("foot", "calf", (0.11, 0.02, 0.09), (0.11, -0.11, 0.02)),
+    ("ball", "foot", (0.11, -0.11, 0.02), (0.11, -0.19, 0.02)),
 ])
 
 
