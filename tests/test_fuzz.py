@@ -18,7 +18,7 @@ import fuzz  # noqa: E402
 pytestmark = pytest.mark.mocap
 
 
-@pytest.mark.parametrize("n_bvh, n_asf, seed", [(1500, 0, 11), (0, 1000, 12)], ids=["bvh", "asf_amc"])
+@pytest.mark.parametrize("n_bvh, n_asf, seed", [(800, 0, 11), (0, 600, 12)], ids=["bvh", "asf_amc"])
 def test_mutants_fail_only_with_our_error(mocap, n_bvh, n_asf, seed):
     bvh_seeds, amc_seeds = fuzz.seeds(mocap)
     counts, problems = Counter(), []
@@ -42,7 +42,7 @@ def surfaces(mocap, tmp_path_factory):
     return files, fuzz.Context(mocap, folder), folder
 
 
-@pytest.mark.parametrize("surface, n", [("models", 300), ("traces", 100), ("timelines", 100), ("rooms", 200),
+@pytest.mark.parametrize("surface, n", [("models", 250), ("traces", 60), ("timelines", 60), ("rooms", 200),
                                         ("presets", 200)])
 def test_mutants_of_models_and_small_files_fail_only_with_our_error(surfaces, surface, n):
     """Damaged models of every engine (arrays and header), traces, timelines, rooms and presets are

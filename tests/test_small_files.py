@@ -106,3 +106,24 @@ def test_a_well_formed_trace_and_room_still_read(tmp_path):
     room = tmp_path / "room.json"
     room.write_text('{"bounds": [0, 0, 8, 6], "obstacles": [{"kind": "wall", "polygon": [[1, 1], [2, 1], [2, 2]]}]}')
     assert len(read_environment(str(room)).obstacles) == 1
+
+
+def test_a_long_csv_trace_reads_in_blocks_and_names_a_bad_line_past_the_first(tmp_path):
+    """A trace longer than one parse block (``CSV_BLOCK`` rows) reads as the whole file, and a value
+    that is not a number, or a velocity beyond the stated range, in a later block is named by its line."""
+    from motionctl.play.commands import CONTROL_LIMITS, CSV_BLOCK
+
+    n = CSV_BLOCK + 1000
+    a = np.round(np.random.default_rng(1).uniform(-3, 3, (n, 4)), 4)
+    a[:, 3] = np.arange(n) % 2
+    path = tmp_path / "long.csv"
+    lines = ["# rate: 30", "vx,vy,turn,airborne", ""] + [",".join(f"{v:g}" for v in row) for row in a]
+    path.write_text("\n".join(lines) + "\n")
+    trace = read_trace(path)
+    assert trace.rate == 30 and np.array_equal(trace.samples, a)
+    bad = CSV_BLOCK + 500  # sample index; the file line is 3 header lines after it, 1-based
+    for value, what in (("fast", "non-numeric value 'fast'"), (f"{2 * CONTROL_LIMITS[1]:g}", "beyond")):
+        lines[3 + bad] = f"0,{value},0,0"
+        path.write_text("\n".join(lines) + "\n")
+        with pytest.raises(MotionFileError, match=rf"long\.csv:{4 + bad}: .*{what}"):
+            read_trace(path)

@@ -348,10 +348,9 @@ def read_trace(path) -> Trace:
             return Trace(samples, rate, name, **extras)
         except (TypeError, ValueError) as exc:
             raise MotionFileError(path, f"bad times or goals: {exc}") from None
-    rate = 10.0
-    lines = text.splitlines()
-    data_rows, line_numbers = [], []
-    for n, line in enumerate(lines, 1):
+    rate, blocks, numbers, rows, where = 10.0, [], [], [], []
+    n = 0
+    for n, line in enumerate(io.StringIO(text), 1):  # line by line: a 64 MB trace never becomes a list of lines
         stripped = line.strip()
         if not stripped:
             continue
@@ -366,12 +365,39 @@ def read_trace(path) -> Trace:
             continue
         if stripped.replace(" ", "").lower().startswith("vx,"):
             continue  # header
-        data_rows.append(stripped)
-        line_numbers.append(n)
-    if not data_rows:
-        raise MotionFileError(path, "empty trace: no control samples", len(lines) or 1)
-    parsed = list(csv.reader(io.StringIO("\n".join(data_rows))))
-    for row, n in zip(parsed, line_numbers):
+        rows.append(stripped)
+        where.append(n)
+        if len(rows) == CSV_BLOCK:
+            blocks.append(_csv_block(rows, where, path))
+            numbers.append(np.array(where))
+            rows, where = [], []
+    if rows:
+        blocks.append(_csv_block(rows, where, path))
+        numbers.append(np.array(where))
+    if not blocks:
+        raise MotionFileError(path, "empty trace: no control samples", n or 1)
+    samples = np.concatenate(blocks)
+    problem = sample_problem(samples)
+    if problem is not None:
+        row, msg = problem
+        raise MotionFileError(path, msg, None if row is None else int(np.concatenate(numbers)[row]))
+    return Trace(samples, rate, name)
+
+
+CSV_BLOCK = 65536  # trace rows parsed at once (a 64 MB trace took 1.4 GB as lists of strings)
+
+
+def _csv_block(rows: list, where: list, path) -> np.ndarray:
+    """[len(rows), 4] floats of CSV rows (line numbers ``where``), or MotionFileError naming the
+    first bad line."""
+    bad = next((i for i, r in enumerate(rows) if r.count(",") != 3), None) if "\"" not in "".join(rows) else -1
+    if bad is None:
+        try:
+            return np.array(",".join(rows).split(","), dtype=float).reshape(-1, 4)
+        except ValueError:
+            pass  # a value that is not a number: found below, with its line
+    parsed = list(csv.reader(rows))  # quoted values, or a problem to name
+    for row, n in zip(parsed, where):
         if len(row) != 4:
             raise MotionFileError(path, f"{len(row)} values, expected 4 {CONTROL_COLUMNS}", n)
         for v in row:
@@ -379,12 +405,7 @@ def read_trace(path) -> Trace:
                 float(v)
             except ValueError:
                 raise MotionFileError(path, f"non-numeric value {v.strip()!r}", n) from None
-    samples = np.array(parsed, dtype=float)
-    problem = sample_problem(samples)
-    if problem is not None:
-        row, msg = problem
-        raise MotionFileError(path, msg, None if row is None else line_numbers[row])
-    return Trace(samples, rate, name)
+    return np.array(parsed, dtype=float).reshape(-1, 4)
 
 
 def trace_of_commands(times, commands, meta: dict | None = None, name: str = "run") -> Trace:
