@@ -1,5 +1,6 @@
 """From the viewport to the game (issue 38): two real takes (CMU 16_15 and 16_58, walks of 4 s and
-3 s) retargeted onto a Mixamo rig as the FBX importer leaves it, Rigify's metarig and a UE5-mannequin
+3 s) and a controller run (motion matching trained on them, playing a player's 4 s trace)
+retargeted onto a Mixamo rig as the FBX importer leaves it, Rigify's metarig and a UE5-mannequin
 -named rig, pushed to NLA, exported with each engine preset by Blender's own exporters, imported back
 with Blender's own importers and compared with what Blender played before: the root bone's
 displacement and yaw per frame within 1 cm / 1 degree, the scoreboard's skating measure of the feet
@@ -9,6 +10,7 @@ The checks can fail: an export that forgets to scale bone locations with the uni
 motion of Unreal) is caught by the same comparison."""
 
 import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ pytestmark = pytest.mark.blender
 
 PRESETS = ("UNREAL", "UNITY", "GODOT")
 TAKES = ("16_15", "16_58")
+RUN = "run7"  # the controller run baked beside the takes
 
 
 def bake_takes(bpy, ext, mocap, kind):
@@ -30,6 +33,16 @@ def bake_takes(bpy, ext, mocap, kind):
     st = bpy.context.scene.motionctl
     ob = make_rig(bpy, kind)
     st.retarget.target, st.retarget.source, st.retarget.nla = ob, "GROUP", True
+    assert bpy.ops.motionctl.retarget() == {"FINISHED"}
+    # and a controller run: motion matching trained on the takes, playing a player's 4 s trace
+    from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
+
+    assert bpy.ops.motionctl.train(engine="matching") == {"FINISHED"}
+    st.engine = "matching"
+    trace = os.path.join(tempfile.mkdtemp(prefix="motionctl_export_"), RUN + ".csv")
+    write_trace(generate_trace(PlayerSettings(max_speed=1.8), 4.0, 10.0, seed=7), trace)
+    st.traces.add().path = trace
+    st.retarget.source = "TRACES"
     assert bpy.ops.motionctl.retarget() == {"FINISHED"}
     return ob
 
@@ -90,7 +103,7 @@ def test_what_comes_back_from_the_file_is_what_the_animator_saw(exported, preset
     kind, takes, results = exported
     rt, out, path = results[preset]
     assert os.path.exists(path) and not [f for f in os.listdir(os.path.dirname(path)) if ".part" in f]
-    assert sorted(n for n, _ in out["takes"]) == sorted("rt_" + t for t in TAKES) == sorted(takes)
+    assert sorted(n for n, _ in out["takes"]) == sorted("rt_" + t for t in TAKES + (RUN,)) == sorted(takes)
     assert rt["names_equal"] and rt["frames_equal"], rt
     assert rt["bones_equal"], (rt["bones_added"], rt["bones_lost"])
     assert rt["travel_m"] > 2.5  # the takes walk: there is root motion to lose
