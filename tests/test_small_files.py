@@ -111,7 +111,8 @@ def test_a_well_formed_trace_and_room_still_read(tmp_path):
 def test_a_long_csv_trace_reads_in_blocks_and_names_a_bad_line_past_the_first(tmp_path):
     """A trace longer than one parse block (``CSV_BLOCK`` rows) reads as the whole file, and a value
     that is not a number, or a velocity beyond the stated range, in a later block is named by its line."""
-    from motionctl.play.commands import CONTROL_LIMITS, CSV_BLOCK
+    from motionctl.play.commands import CONTROL_LIMITS
+    from motionctl.play.csvtrace import CSV_BLOCK
 
     n = CSV_BLOCK + 1000
     a = np.round(np.random.default_rng(1).uniform(-3, 3, (n, 4)), 4)

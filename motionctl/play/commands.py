@@ -14,8 +14,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -24,6 +22,7 @@ import numpy as np
 
 from ..errors import MotionctlError, MotionFileError
 from ..store import atomic_file, parse_json, read_text
+from .csvtrace import read_csv_samples
 from ..rootframe import wrap, yaw_of
 from ..settings import setting
 from .tasks import speed_span
@@ -348,64 +347,12 @@ def read_trace(path) -> Trace:
             return Trace(samples, rate, name, **extras)
         except (TypeError, ValueError) as exc:
             raise MotionFileError(path, f"bad times or goals: {exc}") from None
-    rate, blocks, numbers, rows, where = 10.0, [], [], [], []
-    n = 0
-    for n, line in enumerate(io.StringIO(text), 1):  # line by line: a 64 MB trace never becomes a list of lines
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith("#"):
-            key, _, value = stripped[1:].partition(":")
-            if key.strip().lower() == "rate":
-                try:
-                    rate = float(value)
-                except ValueError:
-                    raise MotionFileError(path, f"bad rate {value.strip()!r}", n) from None
-                trace_rate(rate, path, n)
-            continue
-        if stripped.replace(" ", "").lower().startswith("vx,"):
-            continue  # header
-        rows.append(stripped)
-        where.append(n)
-        if len(rows) == CSV_BLOCK:
-            blocks.append(_csv_block(rows, where, path))
-            numbers.append(np.array(where))
-            rows, where = [], []
-    if rows:
-        blocks.append(_csv_block(rows, where, path))
-        numbers.append(np.array(where))
-    if not blocks:
-        raise MotionFileError(path, "empty trace: no control samples", n or 1)
-    samples = np.concatenate(blocks)
+    samples, rate, lines = read_csv_samples(text, path, CONTROL_COLUMNS, trace_rate)
     problem = sample_problem(samples)
     if problem is not None:
         row, msg = problem
-        raise MotionFileError(path, msg, None if row is None else int(np.concatenate(numbers)[row]))
+        raise MotionFileError(path, msg, None if row is None else int(lines[row]))
     return Trace(samples, rate, name)
-
-
-CSV_BLOCK = 65536  # trace rows parsed at once (a 64 MB trace took 1.4 GB as lists of strings)
-
-
-def _csv_block(rows: list, where: list, path) -> np.ndarray:
-    """[len(rows), 4] floats of CSV rows (line numbers ``where``), or MotionFileError naming the
-    first bad line."""
-    bad = next((i for i, r in enumerate(rows) if r.count(",") != 3), None) if "\"" not in "".join(rows) else -1
-    if bad is None:
-        try:
-            return np.array(",".join(rows).split(","), dtype=float).reshape(-1, 4)
-        except ValueError:
-            pass  # a value that is not a number: found below, with its line
-    parsed = list(csv.reader(rows))  # quoted values, or a problem to name
-    for row, n in zip(parsed, where):
-        if len(row) != 4:
-            raise MotionFileError(path, f"{len(row)} values, expected 4 {CONTROL_COLUMNS}", n)
-        for v in row:
-            try:
-                float(v)
-            except ValueError:
-                raise MotionFileError(path, f"non-numeric value {v.strip()!r}", n) from None
-    return np.array(parsed, dtype=float).reshape(-1, 4)
 
 
 def trace_of_commands(times, commands, meta: dict | None = None, name: str = "run") -> Trace:
