@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import traceback
 import zipfile
 
@@ -187,15 +188,16 @@ DEEP = "\x01deep"
 
 def dump(doc) -> bytes:
     """JSON text of a mutated document (NaN and Infinity as Python's json writes them), each deep
-    mark replaced by its value nested in as many lists."""
-    text = json.dumps(doc, allow_nan=True)
-    mark = json.dumps(DEEP)[:-1]
-    while mark in text:
-        i = text.index(mark)
-        string, j = json.JSONDecoder().raw_decode(text, i)
-        depth, _, value = string[len(DEEP):].partition(":")
-        text = text[:i] + "[" * int(depth) + value + "]" * int(depth) + text[j:]
-    return text.encode()
+    mark replaced by its value nested in as many lists (in one pass: a document repeated thousands of
+    times holds thousands of marks)."""
+    def nested(m):
+        depth, _, value = json.loads(m.group(0))[len(DEEP):].partition(":")
+        return "[" * int(depth) + value + "]" * int(depth)
+
+    return DEEP_MARK.sub(nested, json.dumps(doc, allow_nan=True)).encode()
+
+
+DEEP_MARK = re.compile(re.escape(json.dumps(DEEP)[:-1]) + r'(?:[^"\\]|\\.)*"')
 
 
 def mutate_json(data: bytes, rng) -> bytes:

@@ -128,3 +128,27 @@ def test_a_long_csv_trace_reads_in_blocks_and_names_a_bad_line_past_the_first(tm
         path.write_text("\n".join(lines) + "\n")
         with pytest.raises(MotionFileError, match=rf"long\.csv:{4 + bad}: .*{what}"):
             read_trace(path)
+
+
+@pytest.mark.parametrize("extra, what", [('"heading": [null, -Infinity]', "heading goal is beyond"),
+                                         ('"speed": [1e300, null]', "speed goal is beyond"),
+                                         ('"target": [[null, null], [3, 1e9]]', "target goal is beyond"),
+                                         ('"times": [1, 0]', "times must not go back"),
+                                         ('"times": [0, 1], "meta": {"seconds": "long"}', "lasts 'long' s")])
+def test_a_timelines_goals_and_clock_are_numbers_in_range(tmp_path, extra, what):
+    """An infinite heading goal played NaN into motion matching's features; a clock going back or a
+    length in words broke the replay."""
+    path = tmp_path / "timeline.json"
+    path.write_text('{"rate": 10, "samples": [[0, 1, 0, 0], [0, 1, 0, 0]], ' + extra + "}")
+    with pytest.raises(MotionFileError, match=what):
+        load_timeline(str(path))
+
+
+def test_a_csv_trace_with_carriage_returns_reads_and_a_room_of_many_obstacles_is_refused(tmp_path):
+    path = tmp_path / "old_mac.csv"
+    path.write_bytes(b"# rate: 10\rvx,vy,turn,airborne\r0,1,0,0\r0,1.5,0.2,0\r")
+    assert read_trace(str(path)).samples.tolist() == [[0, 1, 0, 0], [0, 1.5, 0.2, 0]]
+    room = tmp_path / "room.json"
+    room.write_text(json.dumps({"bounds": [0, 0, 8, 6], "obstacles": [{"kind": "wall", "circle": [4, 3, 0.1]}] * 1001}))
+    with pytest.raises(MotionFileError, match="1,001 obstacles are more than 1,000"):
+        read_environment(str(room))

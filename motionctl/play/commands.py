@@ -143,6 +143,9 @@ def commands_from_controls(controls) -> list:
 
 
 GOALS = (("target", 2), ("gate", 3), ("line", 3))
+MAX_TRACE_SECONDS = 1e6  # what a trace's "seconds" may say (11 days)
+MAX_GOAL_METRES = 1e4  # a target, gate or line this far away (m) is a damaged file, not a goal
+GOAL_LIMITS = {"heading": 1e3, "speed": 100.0}  # rad, m/s (as CONTROL_LIMITS)
 
 
 def commands_to_arrays(commands) -> dict:
@@ -195,6 +198,18 @@ class Trace:
             self.times = np.asarray(self.times, dtype=float).reshape(-1)
             if len(self.times) != len(self.samples) or not np.all(np.isfinite(self.times)):
                 raise MotionctlError(f"{self.name or 'trace'}: times must be {len(self.samples)} finite numbers")
+            if np.any(np.diff(self.times) < 0):
+                raise MotionctlError(f"{self.name or 'trace'}: times must not go back")
+        seconds = self.meta.get("seconds", 1.0)
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= MAX_TRACE_SECONDS:
+            raise MotionctlError(f"{self.name or 'trace'}: it says it lasts {seconds!r} s, not a number of seconds "
+                                 f"up to {MAX_TRACE_SECONDS:g}")
+        for key, v in self.goals.items():  # NaN: no goal; else a finite number within its range
+            v = np.asarray(v)
+            limit = GOAL_LIMITS.get(key, MAX_GOAL_METRES)
+            if v.dtype.kind == "f" and np.any(~np.isnan(v) & ~(np.abs(v) <= limit)):
+                raise MotionctlError(f"{self.name or 'trace'}: a {key} goal is beyond ±{limit:g} "
+                                     f"{'rad' if key == 'heading' else 'm/s' if key == 'speed' else 'm'}")
 
     @property
     def duration(self) -> float:

@@ -22,7 +22,7 @@ def read_csv_samples(text: str, path, columns: tuple, check_rate) -> tuple[np.nd
     head = columns[0].lower() + ","
     rate, blocks, numbers, rows, where = 10.0, [], [], [], []
     n = 0
-    for n, line in enumerate(io.StringIO(text), 1):  # line by line: never a list of every line
+    for n, line in enumerate(io.StringIO(text, newline=None), 1):  # line by line (any line ending), never a list
         stripped = line.strip()
         if not stripped:
             continue
@@ -61,7 +61,10 @@ def _block(rows: list, where: list, path, columns: tuple) -> np.ndarray:
             return np.array(",".join(rows).split(","), dtype=float).reshape(-1, width)
         except ValueError:
             pass  # a value that is not a number: found below, with its line
-    parsed = list(csv.reader(rows))  # quoted values, or a problem to name
+    try:
+        parsed = list(csv.reader(rows))  # quoted values, or a problem to name
+    except csv.Error as exc:  # an unbalanced quote
+        raise MotionFileError(path, f"not comma-separated numbers ({exc})", where[0]) from None
     for row, n in zip(parsed, where):
         if len(row) != width:
             raise MotionFileError(path, f"{len(row)} values, expected {width} {columns}", n)

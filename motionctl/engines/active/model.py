@@ -169,6 +169,11 @@ class ActiveModel(Model):
                 if k < 1 or n < k or np.shape(arr) != shape:
                     raise MotionctlError(f"cluster {i}'s {name!r} has shape {np.shape(arr)}, not {shape} "
                                          f"({k} examples, {n} data points, a {dim}-number task)")
+            for e in c.examples:  # what it measured of each example (JSON in the header)
+                nums = [np.asarray(e.features, dtype=float), np.asarray(e.keys, dtype=float), np.array([e.skating], float)]
+                if not all(np.all(np.abs(v) <= 1e4) for v in nums) or nums[0].shape != (dim,):
+                    raise MotionctlError(f"cluster {i}'s example {e.clip!r} holds task figures that are not numbers "
+                                         f"or far out of range")
             if d != 3 * STATE_FRAMES * joints or not np.all((a.length >= 1) & (a.length <= MAX_LENGTH)) or \
                     np.any(np.diff(a.keys, axis=1) < 0):
                 raise MotionctlError(f"cluster {i}'s motion states, lengths or key times do not fit its poses")

@@ -105,8 +105,18 @@ class GraphController(Model):
             raise MotionctlError("a clip's root path or airborne mask is not one per frame of the clip")
         if g.roughness is not None and len(g.roughness) != len(g.edges):
             raise MotionctlError(f"its {len(g.edges)} edges have {len(g.roughness)} roughness values")
-        if self.look is not None and (len(self.look.values) != g.n):
-            raise MotionctlError(f"Look Ahead's table has {len(self.look.values)} rows for {g.n} clips")
+        if any(not s for s in self.succ):
+            raise MotionctlError("a clip leads nowhere (every clip of a motion graph has a successor)")
+        if self.look is not None:
+            task = lookahead.task_of(self.look.speeds)  # ValueError (speeds not ascending): refused by load
+            if self.look.values.shape != (g.n, task.size) or len(self.look.warps) == 0:
+                raise MotionctlError(f"Look Ahead's table is {self.look.values.shape}, not {g.n} clips x {task.size} "
+                                     "task samples")
+
+    def on_bind(self, table) -> None:
+        g = self.graph
+        if g.source.max() >= len(table.first) or np.any(g.end > table.length[np.minimum(g.source, len(table.first) - 1)]):
+            raise MotionctlError("the graph's clips lie outside these clips: train it again on these clips")
 
     def own_graph(self) -> MotionGraph:
         """The graph itself: what certification embeds."""

@@ -81,6 +81,7 @@ def read_environment(path) -> Environment:
 
 MAX_ROOM = 200.0  # metres on a side: larger rooms need more memory than one machine gives the embedding
 MAX_POINTS = 10000  # points of one obstacle's polygon
+MAX_OBSTACLES = 1000  # obstacles in one room
 
 
 def _numbers(value, count, where, what) -> list:
@@ -116,6 +117,8 @@ def environment_from_dict(data, name="environment") -> Environment:
     items = data.get("obstacles", [])
     if not isinstance(items, list):
         raise MotionctlError(f"obstacles: expected a list of obstacles, got {items!r}")
+    if len(items) > MAX_OBSTACLES:  # each is rasterised over the whole grid (34,000 took 24 s)
+        raise MotionctlError(f"obstacles: {len(items):,} obstacles are more than {MAX_OBSTACLES:,}; merge them")
     obstacles = []
     for i, o in enumerate(items):
         where = f"obstacles[{i}]"
