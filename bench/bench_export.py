@@ -115,8 +115,9 @@ def markdown(res) -> str:
     lines = [f"# Game-engine export round trips (`{res['command']}`, Blender {res['blender']} as a module, headless)",
              "", f"Commit {env['commit']}{' (dirty)' if env['dirty'] else ''}; Python {env['python']}, numpy "
              f"{env['packages'].get('numpy')}; {res['wall_seconds']:.0f} s in all.", "",
-             f"Takes: CMU subject 16 {', '.join(res['takes'])} at {res['fps']} fps, retargeted with Root Motion "
-             "'Root Bone' and pushed to NLA; each exported with the preset by Blender's own exporter and imported "
+             f"Takes: CMU subject 16 {', '.join(res['takes'])} at {res['fps']} fps and a controller run (motion "
+             "matching trained on them playing a 4 s player trace), retargeted with Root Motion 'Root Bone' and "
+             "pushed to NLA; each exported with the preset by Blender's own exporter and imported "
              "back with Blender's own importer.  Root errors are the root bone's displacement from the first frame "
              "(cm) and yaw (degrees) against what Blender played before the export, over every frame of every take; "
              "skating is the scoreboard's (share of contact frames a planted foot slides), after and before.  "
