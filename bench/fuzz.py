@@ -344,20 +344,22 @@ def run_isolated(jobs, seed: int, mocap: str, folder: str, workers: int, on_resu
             if hung:
                 w["p"].kill()
             w["p"].wait()
+            w["p"].stdout.close()
             del running[fd]
             surface, _, stop = w["job"]
             if w["p"].returncode == 3:
                 raise SystemExit(w["p"].stderr.read().decode(errors="replace")[-3000:])
+            err = w["p"].stderr.read().decode(errors="replace")
+            w["p"].stderr.close()
             if w["current"] is not None:  # killed, or died in a case
-                err = "" if hung else w["p"].stderr.read().decode(errors="replace")[-600:]
+                err = "" if hung else err[-600:]
                 on_result(surface, {"k": w["current"], "outcome": "hang" if hung else "crash",
                                     "s": now - w["last"], "seed": "", "detail": "killed after %g s" % HANG_S
                                     if hung else f"worker died (status {w['p'].returncode}): {err}"})
                 if w["current"] + 1 < stop:
                     queue.insert(0, (surface, w["current"] + 1, stop))
             elif w["p"].returncode != 0:
-                err = w["p"].stderr.read().decode(errors="replace")[-2000:]
-                raise SystemExit(f"a {surface} worker failed before its first case:\n{err}")
+                raise SystemExit(f"a {surface} worker failed before its first case:\n{err[-2000:]}")
 
 
 def main(argv=None) -> int:
