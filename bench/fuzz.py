@@ -281,7 +281,9 @@ def worker(surface: str, start: int, stop: int, seed: int, mocap: str, folder: s
     with open("/proc/self/status", encoding="ascii") as fh:
         vm = next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("VmSize:"))
     resource.setrlimit(resource.RLIMIT_AS, (vm + MEMORY_BYTES, resource.RLIM_INFINITY))
-    out = sys.stdout
+    out = os.fdopen(os.dup(1), "w")  # the protocol's own channel; anything else printed goes to stderr
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     for k in range(start, stop):
         out.write(json.dumps({"k": k}) + "\n")
         out.flush()
@@ -331,7 +333,10 @@ def run_isolated(jobs, seed: int, mocap: str, folder: str, workers: int, on_resu
                 w["last"] = now
                 *lines, w["buf"] = (w["buf"] + chunk).split(b"\n")
                 for line in lines:
-                    msg = json.loads(line)
+                    try:
+                        msg = json.loads(line)
+                    except ValueError:  # not the protocol's (cannot happen since stdout is stderr; kept safe)
+                        continue
                     if "outcome" in msg:
                         w["current"] = None
                         on_result(w["job"][0], msg)
