@@ -103,7 +103,8 @@ def test_a_long_job_checks_where_it_will_save_before_it_starts(tmp_path):
 
 
 @pytest.mark.parametrize("edit, value", [("threshold", -1.0), ("threshold", "high"), ("branching", 1e300),
-                                         ("policy", "sideways"), ("min_clip", 5.0)])
+                                         ("policy", "sideways"), ("min_clip", 5.0),
+                                         ("desirability", ["run", 2])])
 def test_a_model_whose_settings_were_edited_out_of_range_is_refused_on_load(demo_library, tmp_path, edit, value):
     """A hand-edited (or another version's) header: one MotionFileError naming the file at load,
     not a TypeError or a run that never ends while driving."""

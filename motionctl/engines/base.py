@@ -311,7 +311,7 @@ class Model:
                 raise MotionctlError("not a table of options")
             settings = from_dict(cls.Settings, data)
             validate(settings)
-        except (MotionctlError, TypeError, ValueError, OverflowError) as exc:
+        except (MotionctlError, TypeError, ValueError, OverflowError, AttributeError) as exc:  # a list for a word...
             raise MotionFileError(path, f"its settings are not valid: {exc}") from None
         return settings
 
