@@ -43,7 +43,7 @@ STICK = [[0.0, 1.2, 0.0, 0.0]] * 6 + [[0.0, 1.0, 0.8, 0.0]] * 6 + [[1.0, 0.5, 0.
 
 def seed_files(mocap: str, folder: str) -> dict:
     """Write every seed file into ``folder``; {surface: [file names]}.  Trains the small models."""
-    from motionctl.evaluate.room.environment import random_environment
+    from motionctl.evaluate.room.environment import environment_to_dict, random_environment
     from motionctl.evaluate.scoreboard import timeline
     from motionctl.play.commands import EVALUATION_PLAYER, generate_trace, save_timeline, write_trace
     from motionctl.play.session import Session
@@ -67,7 +67,7 @@ def seed_files(mocap: str, folder: str) -> dict:
     for k, (w, d, clutter, chasm) in enumerate(((6, 5, 0.0, False), (8, 6, 0.3, True), (10, 8, 0.2, False))):
         env = random_environment(w, d, clutter, seed=k, chasm=chasm)
         with open(os.path.join(folder, f"room{k}.json"), "w", encoding="utf-8") as fh:
-            json.dump(room_dict(env), fh)
+            json.dump(environment_to_dict(env), fh)
         out["rooms"].append(f"room{k}.json")
     source, target = rigs(db)
     save_preset(os.path.join(folder, "preset.json"), auto_map(source, target), source, target)
@@ -93,23 +93,6 @@ def load(path):
     from motionctl.engines import load_model
 
     return load_model(path)
-
-
-def room_dict(env) -> dict:
-    """An Environment as the JSON ``read_environment`` reads."""
-    obstacles = []
-    for o in env.obstacles:
-        d = {"kind": o.kind}
-        if o.points is not None:
-            d["polygon"] = np.asarray(o.points, dtype=float).tolist()
-        else:
-            d["circle"] = [float(o.centre[0]), float(o.centre[1]), float(o.radius)]
-        if o.allow:
-            d["allow"] = list(o.allow)
-        if o.forbid:
-            d["forbid"] = list(o.forbid)
-        obstacles.append(d)
-    return {"bounds": [float(b) for b in env.bounds], "obstacles": obstacles}
 
 
 def rigs(db):

@@ -18,6 +18,7 @@ from ..motionctl.engines import ENGINES
 from ..motionctl.errors import MotionctlError
 from ..motionctl.evaluate import (EditModel, EmbedSettings, Environment, Obstacle, certify, coverage_rgba, embed,
                                   environment_from_dict, path_motion, sample_best_path, summary_lines)
+from ..motionctl.evaluate.room.environment import environment_to_dict
 from ..motionctl.store import open_archive, save_archive
 from .armature import bake_clip
 from .background import BackgroundJobOperator
@@ -66,23 +67,6 @@ def environment_from_collection(collection) -> Environment:
     return Environment(tuple(float(v) for v in bounds), obstacles, collection.name)
 
 
-def environment_json(env: Environment) -> dict:
-    """The room as the JSON ``environment_from_dict`` reads (kept with an evaluation)."""
-    obstacles = []
-    for o in env.obstacles:
-        d = {"kind": o.kind}
-        if o.points is not None:
-            d["polygon"] = np.asarray(o.points).tolist()
-        else:
-            d["circle"] = [float(o.centre[0]), float(o.centre[1]), float(o.radius)]
-        if o.allow:
-            d["allow"] = list(o.allow)
-        if o.forbid:
-            d["forbid"] = list(o.forbid)
-        obstacles.append(d)
-    return {"bounds": list(env.bounds), "obstacles": obstacles, "name": env.name}
-
-
 def embed_settings(ev) -> EmbedSettings:
     return EmbedSettings(cell=ev.cell, headings=ev.headings, radius=ev.radius, edit=EditModel(scale=ev.edit_scale))
 
@@ -124,7 +108,7 @@ class MOTIONCTL_OT_evaluate(BackgroundJobOperator, bpy.types.Operator):
             self.report({"INFO"}, "clips that never play in this room: " + "; ".join(result["unused_clips"]))
         ev.details = "\n".join(summary_lines(result))
         path = cache_path(context, "evaluation")
-        meta = {"engine": self._engine, "environment": environment_json(self._env),
+        meta = {"engine": self._engine, "environment": environment_to_dict(self._env),
                 "embed": {"cell": ev.cell, "headings": ev.headings, "radius": ev.radius, "edit_scale": ev.edit_scale}}
         ev.result_path = stored(save_archive(path, EVALUATION_FORMAT, meta, {
             "coverage_map": result["coverage_map"], "free": result["free"]}))

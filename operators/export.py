@@ -30,14 +30,15 @@ def export_folder(context) -> str:
     return writable_folder(folder)
 
 
-def writable_folder(folder: str) -> str:
+def writable_folder(folder: str, what: str = "export folder") -> str:
+    """``folder`` (absolute), made if missing; MotionctlError naming it when it cannot be written."""
     folder = os.path.abspath(folder)
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
-        raise MotionctlError(f"{folder}: cannot make the export folder ({exc.strerror or exc})") from None
+        raise MotionctlError(f"{folder}: cannot make the {what} ({exc.strerror or exc})") from None
     if not os.access(folder, os.W_OK):
-        raise MotionctlError(f"{folder}: the export folder is not writable")
+        raise MotionctlError(f"{folder}: the {what} is not writable")
     return folder
 
 

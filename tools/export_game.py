@@ -50,14 +50,7 @@ def main(argv=None) -> int:
         for path in [args.blend, *args.clips, *args.traces]:
             if not os.path.isfile(path):
                 raise MotionctlError(f"{os.path.abspath(path)}: no such file")
-        out = os.path.abspath(args.out)
-        try:
-            os.makedirs(out, exist_ok=True)
-        except OSError as exc:
-            raise MotionctlError(f"{out}: cannot make the output folder ({exc.strerror or exc})") from None
-        if not os.access(out, os.W_OK):
-            raise MotionctlError(f"{out}: the output folder is not writable")
-        run(args, out)
+        run(args, args.out)
     except MotionctlError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -70,9 +63,13 @@ def main(argv=None) -> int:
 def run(args, out: str) -> None:
     from tools.extension import load_extension
 
-    load_extension()
+    ext = load_extension()
     import bpy
 
+    try:  # the extension's own copy of the package raises its own MotionctlError
+        out = ext.operators.export.writable_folder(out, "output folder")
+    except ext.motionctl.errors.MotionctlError as exc:
+        raise MotionctlError(str(exc)) from None
     assert bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blend)) == {"FINISHED"}
     ob = bpy.data.objects.get(args.armature)
     if ob is None or ob.type != "ARMATURE":

@@ -104,6 +104,23 @@ def _types(value, where, key) -> tuple:
     return tuple(v.strip() for v in value)
 
 
+def environment_to_dict(env: Environment) -> dict:
+    """The room as the JSON ``environment_from_dict`` (and ``read_environment``) reads."""
+    obstacles = []
+    for o in env.obstacles:
+        d = {"kind": o.kind}
+        if o.points is not None:
+            d["polygon"] = np.asarray(o.points, dtype=float).tolist()
+        else:
+            d["circle"] = [float(o.centre[0]), float(o.centre[1]), float(o.radius)]
+        if o.allow:
+            d["allow"] = list(o.allow)
+        if o.forbid:
+            d["forbid"] = list(o.forbid)
+        obstacles.append(d)
+    return {"bounds": [float(b) for b in env.bounds], "obstacles": obstacles, "name": env.name}
+
+
 def environment_from_dict(data, name="environment") -> Environment:
     """An Environment from JSON data; every problem is a MotionctlError naming the field."""
     if not isinstance(data, dict) or "bounds" not in data:
