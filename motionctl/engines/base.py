@@ -183,6 +183,15 @@ def working_clips(clips, sources, fps: float) -> list:
     return out
 
 
+def check_pieces(table: FrameTable, clip, end, what: str) -> None:
+    """MotionctlError unless every piece (working clip ``clip`` [N], ending at frame ``end`` [N]) of a
+    model lies inside ``table``'s clips (a damaged file's piece past them asked for any memory)."""
+    clip, end = np.asarray(clip), np.asarray(end)
+    n = len(table.first)
+    if len(clip) and (clip.max() >= n or np.any(end > table.length[np.minimum(clip, n - 1)])):
+        raise MotionctlError(f"the model's {what} lie outside these clips: train it again on these clips")
+
+
 MAX_FPS = 1000.0  # frames per second a model may say it runs at
 
 

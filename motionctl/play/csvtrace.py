@@ -54,11 +54,10 @@ def read_csv_samples(text: str, path, columns: tuple, check_rate) -> tuple[np.nd
 def _block(rows: list, where: list, path, columns: tuple) -> np.ndarray:
     """[len(rows), width] floats of CSV rows (line numbers ``where``), or MotionFileError naming the
     first bad line."""
-    width = len(columns)
-    plain = '"' not in "".join(rows) and all(r.count(",") == width - 1 for r in rows)
-    if plain:
+    width, text = len(columns), ",".join(rows)
+    if '"' not in text and all(r.count(",") == width - 1 for r in rows):
         try:
-            return np.array(",".join(rows).split(","), dtype=float).reshape(-1, width)
+            return np.array(text.split(","), dtype=float).reshape(-1, width)
         except ValueError:
             pass  # a value that is not a number: found below, with its line
     try:

@@ -21,7 +21,7 @@ from ...play.session import State
 from ...play.commands import Command
 from ...play.synth import Step
 from ...tags import JUMPS
-from ..base import Model, clips_of, working_set
+from ..base import Model, check_pieces, clips_of, working_set
 from ..schema import Array
 from . import lookahead
 from .build import GraphSettings, MotionGraph, build_graph
@@ -114,9 +114,7 @@ class GraphController(Model):
                                      "task samples")
 
     def on_bind(self, table) -> None:
-        g = self.graph
-        if g.source.max() >= len(table.first) or np.any(g.end > table.length[np.minimum(g.source, len(table.first) - 1)]):
-            raise MotionctlError("the graph's clips lie outside these clips: train it again on these clips")
+        check_pieces(table, self.graph.source, self.graph.end, "graph clips")
 
     def own_graph(self) -> MotionGraph:
         """The graph itself: what certification embeds."""

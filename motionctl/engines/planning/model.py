@@ -15,7 +15,7 @@ from ...rootframe import to_world, wrap
 from ...play.session import State
 from ...play.commands import Command
 from ...play.synth import Step
-from ..base import Model, clips_of
+from ..base import Model, check_pieces, clips_of
 from ...errors import MotionctlError
 from ..schema import Array
 from .planner import Planner, rollout
@@ -94,10 +94,7 @@ class PlanningController(Model):
                                  f"{n}-number task")
 
     def on_bind(self, table) -> None:
-        seg = self.planner.segments
-        clip, end = np.asarray(seg["clip"]), np.asarray(seg["end"])
-        if clip.max() >= len(table.first) or np.any(end > table.length[np.minimum(clip, len(table.first) - 1)]):
-            raise MotionctlError("the model's segments lie outside these clips: train it again on these clips")
+        check_pieces(table, self.planner.segments["clip"], self.planner.segments["end"], "segments")
 
     def task_state(self, state: State, command: Command) -> np.ndarray:
         """The task's x for the character in ``state`` under ``command`` (see the module docstring)."""
