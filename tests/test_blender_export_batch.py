@@ -7,7 +7,7 @@ import os
 
 import pytest
 from rigs import make_rig
-from test_blender_export import TAKES, bake_takes
+from test_blender_export import RUN, TAKES, bake_takes
 
 pytestmark = pytest.mark.blender
 
@@ -41,7 +41,7 @@ def test_export_writes_the_targets_takes_as_named_animations(bpy_clean, ext, moc
     assert bpy.ops.motionctl.export_game() == {"FINISHED"}
     path = tmp_path / "made" / f"{ob.name}.glb"
     assert sorted(os.listdir(tmp_path / "made")) == [path.name]
-    assert imported_takes(ext, bpy, str(path)) == ["rt_16_15", "rt_16_58"]
+    assert imported_takes(ext, bpy, str(path)) == sorted("rt_" + t for t in TAKES + (RUN,))  # the takes and the run
 
 
 def test_batch_writes_a_file_per_take_and_nothing_when_cancelled(clips, ext, tmp_path, monkeypatch):
