@@ -52,7 +52,7 @@ def seed_files(mocap: str, folder: str) -> dict:
     os.makedirs(folder, exist_ok=True)
     db = small_library(mocap)
     out = {s: [] for s in SURFACES}
-    for name, model in _digests().small_models(db):
+    for name, model in _digests().trained(mocap):
         out["models"].append(os.path.basename(model.save(os.path.join(folder, f"{name}.npz"))))
     trace = generate_trace(EVALUATION_PLAYER, 3.0, seed=3)
     for ext in ("csv", "json"):

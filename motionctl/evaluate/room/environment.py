@@ -49,7 +49,10 @@ class Obstacle:
         # Inside test (even-odd rule).
         x, y = p[:, 0:1], p[:, 1:2]
         cond = (a[None, :, 1] > y) != (b[None, :, 1] > y)
-        xint = a[None, :, 0] + (y - a[None, :, 1]) * ab[None, :, 0] / np.where(ab[None, :, 1] == 0, 1e-12, ab[None, :, 1])
+        # Where an edge straddles y its share r of the way there lies in [0, 1] (no overflow on near-flat edges).
+        r = np.divide(y - a[None, :, 1], np.broadcast_to(ab[None, :, 1], cond.shape), out=np.zeros(cond.shape),
+                      where=cond)
+        xint = a[None, :, 0] + r * ab[None, :, 0]
         inside = (np.count_nonzero(cond & (x < xint), axis=1) % 2) == 1
         return np.where(inside, 0.0, d)
 
