@@ -6,7 +6,8 @@ description, range, unit, choices) or are themselves such dataclasses (nested gr
 fragment cutting inside the fragment controller's settings).  ``options(cls)`` flattens the tree
 into uniquely named ``Option``s; ``from_flat`` builds a validated instance from a flat dict (what
 a property group or the command line holds), naming the parameter that is out of range.
-Fields made with a plain ``field()`` are internal: stored with a model, never shown.
+Fields made with ``internal(...)`` are stored with a model and never shown; each declares the range
+a stored value must keep, so a damaged or hand-edited model file is refused naming the value.
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ def setting(default, label: str, description: str, *, min=None, max=None, soft_m
             "optional": optional, "subtype": subtype, "ui": ui, "name": name, "kind": kind,
             "on_value": on_value, "shown_when": tuple(shown_when) if shown_when else None}
     return field(default=default, metadata=meta)
+
+
+def internal(default, *, min=None, max=None, optional: bool = False, kind: str | None = None):
+    """A field stored with a model, never shown, with the range (inclusive) a stored value must keep;
+    ``optional``: None is allowed; ``kind`` as ``setting``'s (found from the default otherwise)."""
+    return field(default=default, metadata={"internal": True, "min": min, "max": max, "optional": optional,
+                                            "kind": kind})
 
 
 def nested(cls, group: str = ""):
@@ -192,9 +200,21 @@ def _validate_tree(obj) -> None:
         v = getattr(obj, f.name)
         if is_dataclass(v):
             _validate_tree(v)
+        elif f.metadata.get("internal"):
+            setattr(obj, f.name, check(_internal_option(f), v))
     own = getattr(obj, "check", None)
     if callable(own):
         own()
+
+
+def _internal_option(f) -> Option:
+    m = f.metadata
+    kind, size = _kind(f.default, f)
+    if m["kind"]:
+        kind = m["kind"]
+    if isinstance(f.default, tuple) or kind in ("ints", "floats"):
+        size = 0  # any length
+    return Option(f.name, (f.name,), kind, f.default, f.name, "", m["min"], m["max"], optional=m["optional"], size=size)
 
 
 def to_dict(settings) -> dict:

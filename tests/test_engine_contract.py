@@ -6,6 +6,7 @@ present.  A newly registered engine is checked here the moment it is added (``ch
 what ``tests/test_engine_registry.py`` runs on an engine registered only there)."""
 
 import copy
+import dataclasses
 import json
 import os
 
@@ -19,7 +20,7 @@ from motionctl.io import demo_data
 from motionctl.io.library import import_library
 from motionctl.play.commands import Command
 from motionctl.play.session import Session
-from motionctl.settings import from_dict, from_flat, options, to_dict
+from motionctl.settings import from_dict, from_flat, options, to_dict, validate
 
 from conftest import MOCAP
 
@@ -75,8 +76,34 @@ def check_settings(engine, model) -> None:
         if o.kind in ("float", "int", "floats", "ints"):  # else the panel's hard maximum is the largest float
             assert o.min is not None and o.max is not None, f"{o.name} has no range"
     assert from_dict(engine.Settings, json.loads(json.dumps(to_dict(model.settings)))) == model.settings
+    # Every stored field is checked on load: a setting, or internal(...) with the range it must keep.
+    exposed = {o.path for o in options(engine.Settings)}
+    internal = [(p, f) for p, f in stored_fields(engine.Settings) if p not in exposed]
+    assert all(f.metadata.get("internal") for _, f in internal), \
+        [".".join(p) for p, f in internal if not f.metadata.get("internal")]
+    for path, f in internal:  # ten times past its maximum is refused, naming it
+        high = f.metadata["max"]
+        if high is None:  # a switch
+            continue
+        data = json.loads(json.dumps(to_dict(model.settings)))
+        target = data
+        for p in path[:-1]:
+            target = target[p]
+        target[path[-1]] = [high * 10 + 1] if isinstance(f.default, tuple) else high * 10 + 1
+        with pytest.raises(MotionctlError, match=path[-1]):
+            validate(from_dict(engine.Settings, data))
     with pytest.raises(MotionctlError, match="unknown setting"):
         from_flat(engine.Settings, {"no_such_setting": 1})
+
+
+def stored_fields(cls, path=()):
+    """(path, field) of every field a model stores, nested groups flattened."""
+    for f in dataclasses.fields(cls):
+        d = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        if dataclasses.is_dataclass(d):
+            yield from stored_fields(type(d), path + (f.name,))
+        else:
+            yield path + (f.name,), f
 
 
 def check_summary(engine, model) -> None:

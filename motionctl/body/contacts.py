@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..clip import Clip
+from ..settings import internal
 from ..skeleton import end_site_positions
 from .parts import foot_joints
 
@@ -41,15 +42,15 @@ class ContactSettings:
     """How a planted foot is told from a moving one (metres above each point's planted height,
     metres per second, seconds); see the module docstring."""
 
-    height_on: float = 0.025
-    height_off: float = 0.04
-    speed_on: float = 0.5
-    speed_max: float = 2.0
-    settle: float = 0.15
-    window: float = 0.05
-    rest_percentile: float = 5.0
-    skate_speed: float = 0.5
-    edge: float = 0.05
+    height_on: float = internal(0.025, min=0.0, max=1.0)
+    height_off: float = internal(0.04, min=0.0, max=1.0)
+    speed_on: float = internal(0.5, min=0.0, max=20.0)
+    speed_max: float = internal(2.0, min=0.0, max=50.0)
+    settle: float = internal(0.15, min=0.0, max=5.0)
+    window: float = internal(0.05, min=0.0, max=5.0)
+    rest_percentile: float = internal(5.0, min=0.0, max=100.0)
+    skate_speed: float = internal(0.5, min=0.0, max=20.0)
+    edge: float = internal(0.05, min=0.0, max=5.0)
 
 
 # --------------------------------------------------------------------------- the feet's points

@@ -15,7 +15,7 @@ from ... import quat
 from ...errors import MotionctlError
 from ...play.session import State
 from ...play.commands import Command
-from ...settings import setting
+from ...settings import internal, setting
 from ...play.synth import Frames, Step
 from ..base import Model
 from ..schema import Array
@@ -43,7 +43,7 @@ class ActiveSettings:
                                    "capture", group="Advanced")
     search_seed: int = setting(0, "Search Seed", "Random seed of the candidate search and the coverage sample", min=0,
                                max=2**31 - 1, group="Advanced")
-    fps: float = 30.0
+    fps: float = internal(30.0, min=10.0, max=240.0)
 
 
 @dataclass

@@ -21,7 +21,7 @@ from ...clip import Clip, MotionDatabase
 from ...rootframe import root_frame, to_local
 from ...skeleton import Skeleton, forward_kinematics
 from ...errors import MotionctlError
-from ...settings import setting
+from ...settings import internal, setting
 from ...play.commands import CONTROL_COLUMNS  # noqa: F401  (the columns fragments' controls have)
 from ...play.synth import frame_table
 
@@ -35,11 +35,11 @@ class FragmentSettings:
                             min=0.05, max=1.0, unit="TIME", group="Fragments")
     stride: float = setting(0.05, "Stride", "A new fragment starts every this many seconds in every clip",
                             min=0.01, max=1.0, unit="TIME", group="Fragments")
-    fps: float = 60.0
+    fps: float = internal(60.0, min=10.0, max=240.0)
     mirror: bool = setting(True, "Mirror Clips", "Add left/right mirrored copies (doubles the fragments, balances "
                            "turns)", group="Fragments")
-    heading_smooth: float = 0.2
-    min_flight: float = 0.2  # s without a planted foot that counts as airborne (running strides: ~0.1)
+    heading_smooth: float = internal(0.2, min=0.0, max=5.0)
+    min_flight: float = internal(0.2, min=0.0, max=5.0)  # s without a planted foot that counts as airborne (running strides: ~0.1)
     contacts: ContactSettings = field(default_factory=ContactSettings)
 
     def frames(self) -> tuple[int, int]:

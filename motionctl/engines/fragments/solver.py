@@ -26,7 +26,7 @@ import numpy as np
 from ...arrays import find_sorted
 from ...errors import MotionctlError
 from ...jobs import Shared, check_stop, n_workers, parallel_map
-from ...settings import setting
+from ...settings import internal, setting
 
 KINDS = ("model", "steady", "spread", "greedy")
 TIE = 1e-3  # quality units: improvements smaller than this do not change a decision
@@ -52,13 +52,13 @@ class PolicySettings:
     threshold: float | None = setting(None, "Keep %", "Allow only the best transitions by motion quality, as motion "
                                       "graphs do (off: all transitions); the paper keeps 8%", min=0.1, max=100.0,
                                       optional=True, on_value=8.0, subtype="PERCENTAGE", group="Controller")
-    tol: float = 1e-6
-    max_improvements: int = 100
-    settle: float = 1e-5  # converged when at most this fraction of decisions changed
-    max_sweeps: int = 500
-    block_mb: float = 32.0
-    n_jobs: int | None = None
-    hubs_per_bin: int = 10  # sparse transitions: hub columns added per control bin (``pick_hubs``)
+    tol: float = internal(1e-6, min=0.0, max=1.0)
+    max_improvements: int = internal(100, min=1, max=10000)
+    settle: float = internal(1e-5, min=0.0, max=1.0)  # converged when at most this fraction of decisions changed
+    max_sweeps: int = internal(500, min=1, max=100000)
+    block_mb: float = internal(32.0, min=1.0, max=65536.0)
+    n_jobs: int | None = internal(None, min=1, max=1024, optional=True, kind="int")
+    hubs_per_bin: int = internal(10, min=0, max=1000)  # sparse transitions: hub columns added per control bin (``pick_hubs``)
 
     def check(self) -> None:
         if self.kind not in KINDS:

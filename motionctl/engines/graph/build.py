@@ -34,7 +34,7 @@ from ...clip import MotionDatabase
 from ...rootframe import root_frame
 from ...errors import MotionctlError
 from ...rootframe import displacement
-from ...settings import setting
+from ...settings import internal, setting
 from ...play.graph import ACTION_TYPES, MotionGraph  # noqa: F401  (the graph this module builds)
 from ...tags import JUMPS, canonical, canonical_set
 from .reconnect import RELAX, ROUGH_UNIT, reconnect  # noqa: F401  (RELAX: what reconnecting may add)
@@ -45,24 +45,24 @@ from .reconnect import RELAX, ROUGH_UNIT, reconnect  # noqa: F401  (RELAX: what 
 class GraphSettings:
     """How a motion graph is built (paper 004's construction)."""
 
-    fps: float = 30.0
+    fps: float = internal(30.0, min=10.0, max=240.0)
     threshold: float = setting(0.08, "Threshold", "Highest frame difference (weighted joint angles and velocities, "
                                "rad²: 0.08 is about 16°) accepted for a transition: raise it for a larger graph with "
                                "rougher transitions", min=0.001, max=10.0, group="Graph")
-    radius: int = 5  # frames: a candidate must be the minimum within this radius
+    radius: int = internal(5, min=1, max=120)  # frames: a candidate must be the minimum within this radius
     min_clip: float = setting(0.5, "Min Clip", "Transitions closer than this are merged (Appendix B coalescing). "
                               "Runs need 0.3 s: a longer window reroutes their transitions out of stride and drops "
                               "them (Keep Every Clip puts them back, unmerged)", min=0.05, max=10.0, unit="TIME", group="Graph")
     max_clip: float = setting(1.5, "Max Clip", "Longer clips are split, so the character can change course this "
                               "often", min=0.1, max=60.0, unit="TIME", group="Graph")
-    velocity_weight: float = 0.3
+    velocity_weight: float = internal(0.3, min=0.0, max=100.0)
     desirability: str = setting("", "Desirability", "Per motion type, a weight on transitions to and from its "
                                 "clips, e.g. 'run=3, sneak=2' (paper 004's desirability weights): a transition's "
                                 "cost is divided by the weights of both its ends, so fast motions whose poses "
                                 "change quickly keep transitions after coalescing", group="Graph")
     branching: int = setting(3, "Branching", "Most transitions kept from one clip end, the best into each other "
                              "take first (0 = all: larger graphs, slower evaluation)", min=0, max=64, group="Graph")
-    block: int = 512  # rows of the cost matrix per block
+    block: int = internal(512, min=1, max=1 << 20)  # rows of the cost matrix per block
     policy: str = setting("lookahead", "Policy", "How the controller walks the graph", choices=(
         ("greedy", "Greedy", "The successor whose end faces closest to the wanted heading (what a game starts from; "
          "it rarely reaches a new direction: no look-ahead)"),
@@ -80,8 +80,8 @@ class GraphSettings:
                               "the branching budget cut off, with their best transitions into and out of the "
                               "rest (off: the paper's construction, which kept 40% of subject 16 and no run)",
                               group="Graph")
-    warps: int = 7  # warp values over [-max_warp, max_warp]
-    discount: float = 0.99  # per frame, as the motion field's
+    warps: int = internal(7, min=1, max=64)  # warp values over [-max_warp, max_warp]
+    discount: float = internal(0.99, min=0.0, max=0.9999)  # per frame, as the motion field's
 
     def check(self) -> None:
         if self.min_clip >= self.max_clip:

@@ -21,7 +21,7 @@ from ...play.session import State
 from ...play.commands import Command
 from ...play.synth import Step
 from ...tags import JUMPS
-from ..base import Model, check_pieces, clips_of, working_set
+from ..base import MAX_FPS, Model, check_pieces, clips_of, working_set
 from ..schema import Array
 from . import lookahead
 from .build import GraphSettings, MotionGraph, build_graph
@@ -94,6 +94,10 @@ class GraphController(Model):
         """One name, type set, action, path and airborne mask per graph clip, one roughness per edge,
         each clip a piece of a named clip (start before end), and Look Ahead's tables of its size."""
         g = self.graph
+        if isinstance(g.fps, bool) or not isinstance(g.fps, (int, float)) or not 1.0 <= g.fps <= MAX_FPS:
+            raise MotionctlError(f"its graph's rate must be 1 to {MAX_FPS:g} frames per second, got {g.fps!r}")
+        if not all(isinstance(n, str) for n in g.names) or not all(isinstance(t, str) for ts in g.types for t in ts):
+            raise MotionctlError("its graph's clip names and motion types must be words")
         per_clip = {"types": g.types, "actions": g.actions, "root_paths": g.root_paths, "airborne": g.airborne}
         bad = [k for k, v in per_clip.items() if len(v) != g.n]
         if g.n == 0 or bad:

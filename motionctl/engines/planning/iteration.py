@@ -28,7 +28,7 @@ import numpy as np
 
 from ...arrays import same_everywhere_matmul
 from ...jobs import check_stop, parallel_map
-from ...settings import setting
+from ...settings import internal, setting
 from ...play.tasks import Task
 from .forest import PolynomialValue, ValueGrid, choose_n_min, fit_extra_trees
 
@@ -40,26 +40,26 @@ class FittedSettings:
     discount: float = setting(0.9, "α", "Discount of future rewards (higher plans further ahead)", min=0.0, max=0.999,
                               group="Learning")
     n_trees: int = setting(10, "Trees", "Extra-trees per group", min=1, max=100, group="Learning")
-    n_min: int = 3  # leaf size while iterating; refined by the 2/3-1/3 procedure at the end
-    n_min_candidates: tuple = (1, 2, 3, 5, 8, 13, 21)
+    n_min: int = internal(3, min=1, max=1000)  # leaf size while iterating; refined by the 2/3-1/3 procedure at the end
+    n_min_candidates: tuple = internal((1, 2, 3, 5, 8, 13, 21), min=1, max=1000)
     trajectories: int = setting(100, "Trajectories", "Trajectories sampled per iteration", min=10, max=100000,
                                 group="Learning")
     steps: int = setting(10, "Steps", "Decisions per sampled trajectory", min=1, max=1000, group="Learning", ui=False)
     exploration: float = setting(0.1, "Exploration", "Chance of a random decision while sampling", min=0.0, max=1.0,
                                  group="Learning", ui=False)
     iterations: int = setting(30, "Iterations", "Sampling iterations at most", min=1, max=10000, group="Learning")
-    frozen_iterations: int = 30
-    residual_tol: float = 1e-3  # relative to the mean squared target
-    growth_tol: float = 0.01  # values have stopped growing when an iteration moves their mean by less (relative)
+    frozen_iterations: int = internal(30, min=0, max=10000)
+    residual_tol: float = internal(1e-3, min=0.0, max=10.0)  # relative to the mean squared target
+    growth_tol: float = internal(0.01, min=0.0, max=10.0)  # values have stopped growing when an iteration moves their mean by less (relative)
     blend_samples: int = setting(8, "Blend Samples", "Simplex samples per group while training (eq. 9)", min=1,
                                  max=1000, group="Learning", ui=False)
-    grid: tuple | None = None  # cells per task dimension (None: the task's default)
+    grid: tuple | None = internal(None, min=2, max=4096, optional=True, kind="ints")  # cells per task dimension (None: the task's default)
     regressor: str = setting("trees", "Regressor", "Value function: extra-trees, or Treuille et al.'s degree-2 "
                              "polynomial (the paper's baseline)", choices=(
                                  ("trees", "Extra-Trees", "Paper 001's regressor"),
                                  ("poly", "Polynomial", "Degree-2 polynomial by least squares (a baseline)")),
                              group="Learning", ui=False)
-    choose_leaf_size: bool = True
+    choose_leaf_size: bool = internal(True)
     seed: int = setting(0, "Seed", "Seed of the sampled trajectories and trees", min=0, max=2**31 - 1,
                         group="Learning", ui=False)
 

@@ -66,7 +66,7 @@ class PlanningController(Model):
 
     def check(self) -> None:
         """The segments are whole-numbered pieces of clips, each group's members are segments and its
-        blends weigh them (one weight per member, not all zero); dx, reach and kind one per blend."""
+        blends weigh them (one weight per member, summing to 1); dx, reach and kind one per blend."""
         p, seg = self.planner, self.planner.segments
         cols = [np.asarray(seg.get(k, [])) for k in ("clip", "start", "end")]
         n = len(cols[0])
@@ -81,7 +81,7 @@ class PlanningController(Model):
             w = p.problem.weights[g]
             if m.dtype.kind not in "iu" or m.ndim != 1 or not len(m) or m.min() < 0 or m.max() >= n:
                 raise MotionctlError(f"group {g}'s members are not segments 0..{n - 1}")
-            if w.ndim != 2 or w.shape[1] != len(m) or len(w) == 0 or np.any(w < 0) or np.any(w.sum(axis=1) <= 0) or \
+            if w.ndim != 2 or w.shape[1] != len(m) or len(w) == 0 or np.any(w < 0) or np.any(np.abs(w.sum(axis=1) - 1) > 1e-6) or \
                     len(p.problem.dx[g]) != len(w) or len(p.problem.reach[g]) != len(w):
                 raise MotionctlError(f"group {g}'s blends do not weigh its {len(m)} members")
             if p.problem.dx[g].shape[1:] != p.problem.dx[0].shape[1:]:

@@ -20,7 +20,7 @@ from ...body import ContactSettings, action_centres, foot_contacts, hand_joints
 from ..base import working_set
 from ...errors import MotionctlError
 from ...rootframe import displacement, to_local
-from ...settings import setting
+from ...settings import internal, setting
 from ...play.synth import frame_table
 from ...tags import FOOT_ACTIONS, HAND_ACTIONS, canonical_set
 
@@ -32,20 +32,20 @@ class SegmentSettings:
     """fps: working rate; min/max step length (s); action window around an action centre (s);
     blend frames compared for transition rewards; group size (members per parameterised group)."""
 
-    fps: float = 30.0
+    fps: float = internal(30.0, min=10.0, max=240.0)
     mirror: bool = setting(True, "Mirror Clips", "Add left/right mirrored clips (turns both ways, either hand)",
                            group="Steps")
-    min_step: float = 0.25
-    max_step: float = 1.2
-    action_before: float = 0.8
-    action_after: float = 0.6
-    blend_frames: int = 5
+    min_step: float = internal(0.25, min=0.01, max=10.0)
+    max_step: float = internal(1.2, min=0.01, max=10.0)
+    action_before: float = internal(0.8, min=0.0, max=10.0)
+    action_after: float = internal(0.6, min=0.0, max=10.0)
+    blend_frames: int = internal(5, min=1, max=120)
     group_size: int = setting(3, "Group Size", "Steps per blended group (1: every step alone)", min=1, max=6,
                               group="Steps")
-    family_threshold: float = 0.08  # pose distance (m, RMS over joints) joining a motion family: left and right steps stay apart
-    position_weight: float = 1.0
-    rotation_weight: float = 1.0
-    transition_scale: float = 50.0  # a wrong-foot transition (~0.07 m²) then costs ~3.5, like a 200° heading error
+    family_threshold: float = internal(0.08, min=0.0, max=10.0)  # pose distance (m, RMS over joints) joining a motion family: left and right steps stay apart
+    position_weight: float = internal(1.0, min=0.0, max=1000.0)
+    rotation_weight: float = internal(1.0, min=0.0, max=1000.0)
+    transition_scale: float = internal(50.0, min=0.0, max=1e6)  # a wrong-foot transition (~0.07 m²) then costs ~3.5, like a 200° heading error
     contacts: ContactSettings = field(default_factory=ContactSettings)
 
 

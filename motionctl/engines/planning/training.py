@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import MotionctlError
 from ...jobs import check_stop, one_blas_thread, progress_range
-from ...settings import nested, setting
+from ...settings import internal, nested, setting
 from ...play.tasks import make_task
 from .iteration import FitResult, FittedSettings, PlanningProblem, fitted_iteration
 from .planner import Planner
@@ -51,7 +51,7 @@ class PlannerSettings:
                                "(paper 001 section 4)", group="Steps")
     segments: SegmentSettings = nested(SegmentSettings, "Steps")
     fitted: FittedSettings = nested(FittedSettings, "Learning")
-    runtime_samples: int = 40  # simplex samples per group at run time (eq. 9)
+    runtime_samples: int = internal(40, min=1, max=10000)  # simplex samples per group at run time (eq. 9)
 
     @property
     def task_params(self) -> dict:
