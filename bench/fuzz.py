@@ -176,8 +176,8 @@ def _mutate_once(data: bytes, rng, kind: str) -> bytes:
     elif op == 13:  # a channel count or frame count changed
         for k, ln in enumerate(lines):
             s = ln.strip().lower()
-            if (s.startswith(b"channels") or s.startswith(b"frames:")) and rng.random() < 0.2:
-                words = ln.split()
+            words = ln.split()
+            if (s.startswith(b"channels") or s.startswith(b"frames:")) and len(words) > 1 and rng.random() < 0.2:
                 words[1] = HOSTILE[int(rng.integers(0, len(HOSTILE)))] if rng.random() < 0.3 else \
                     str(int(rng.integers(-2, 12))).encode()
                 lines[k] = b" ".join(words)
