@@ -99,6 +99,25 @@ def test_a_polygon_of_a_million_points_is_refused(tmp_path):
         read_environment(str(path))
 
 
+def test_a_detailed_polygon_rasterises_in_bounded_blocks_and_one_too_detailed_for_the_grid_is_refused(monkeypatch):
+    """A 10,000-point polygon over a 200 m room asked for 1.6e10 numbers at once (the fuzz bench's
+    memory cap); now the cells are measured in blocks, within each obstacle's box, and a room
+    whose cell-edge tests would take minutes is one error."""
+    from motionctl.errors import MotionctlError
+    from motionctl.evaluate.room import environment as E
+
+    t = np.linspace(0, 2 * np.pi, 3000, endpoint=False)
+    ring = np.column_stack((5 + 2 * np.cos(t), 5 + 2 * np.sin(t)))
+    env = E.Environment((0, 0, 10, 10), [E.Obstacle("wall", ring), E.Obstacle("region", ring[::10], forbid=("run",))])
+    whole = E.rasterise(env)
+    monkeypatch.setattr(E, "BLOCK_PAIRS", 5000)  # many blocks: the same cells
+    assert np.array_equal(E.rasterise(env).bits, whole.bits)
+    assert (whole.bits & E.WALL).sum() > 0.1 * whole.bits.size and (whole.bits & 8).sum() > 0
+    big = E.Environment((0, 0, 200, 200), [E.Obstacle("wall", 100 + 90 * np.column_stack((np.cos(t), np.sin(t))))])
+    with pytest.raises(MotionctlError, match="too detailed"):
+        E.rasterise(big)
+
+
 def test_a_well_formed_trace_and_room_still_read(tmp_path):
     trace = tmp_path / "t.json"
     trace.write_text('{"rate": 10, "samples": [[0, 1, 0, 0], [0, 1.2, 0, 0]]}')

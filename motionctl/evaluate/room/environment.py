@@ -38,10 +38,26 @@ class Obstacle:
     forbid: tuple = ()
 
     def distance(self, p: np.ndarray) -> np.ndarray:
-        """Distance from points [N, 2] to the shape (0 inside)."""
+        """Distance from points [N, 2] to the shape (0 inside); a polygon's in blocks of points
+        (each block holds points x edges numbers: memory stays bounded whatever the polygon)."""
         if self.points is None:
             return np.maximum(np.linalg.norm(p - np.asarray(self.centre), axis=1) - self.radius, 0.0)
         poly = np.asarray(self.points, dtype=float)
+        step = max(1, BLOCK_PAIRS // len(poly))
+        if len(p) <= step:
+            return self._polygon_distance(p, poly)
+        return np.concatenate([self._polygon_distance(p[i:i + step], poly) for i in range(0, len(p), step)])
+
+    def box(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lowest x, y; highest x, y) of the shape."""
+        if self.points is None:
+            c = np.asarray(self.centre, dtype=float)
+            return c - self.radius, c + self.radius
+        poly = np.asarray(self.points, dtype=float)
+        return poly.min(axis=0), poly.max(axis=0)
+
+    @staticmethod
+    def _polygon_distance(p: np.ndarray, poly: np.ndarray) -> np.ndarray:
         a, b = poly, np.roll(poly, -1, axis=0)
         ab = b - a
         t = np.clip(np.einsum("nkd,kd->nk", p[:, None] - a[None], ab) / np.maximum((ab**2).sum(1), 1e-12), 0, 1)
@@ -85,6 +101,8 @@ def read_environment(path) -> Environment:
 MAX_ROOM = 200.0  # metres on a side: larger rooms need more memory than one machine gives the embedding
 MAX_POINTS = 10000  # points of one obstacle's polygon
 MAX_OBSTACLES = 1000  # obstacles in one room
+BLOCK_PAIRS = 1 << 20  # points x polygon edges measured at once (tens of MB)
+MAX_RASTER_PAIRS = 3e8  # cell x edge tests rasterising a room may take (a few seconds)
 
 
 def _numbers(value, count, where, what) -> list:
@@ -228,13 +246,21 @@ def rasterise(env: Environment, cell: float = 0.2, headings: int = 18, radius: f
     # The room's own walls.
     edge = np.minimum.reduce([pts[:, 0] - x0, x1 - pts[:, 0], pts[:, 1] - y0, y1 - pts[:, 1]])
     bits = np.where(edge < radius, WALL, 0)
-    for ob in env.obstacles:
-        near = ob.distance(pts) < (radius if ob.kind != "region" else 1e-9)
+    work = 0
+    for ob in env.obstacles:  # each over the cells of its box, widened by the radius
+        lo, hi = ob.box()
+        inside = np.flatnonzero(np.all((pts >= lo - radius - cell) & (pts <= hi + radius + cell), axis=1))
+        work += len(inside) * (1 if ob.points is None else len(ob.points))
+        if work > MAX_RASTER_PAIRS:
+            raise MotionctlError(f"the room's obstacles are too detailed for a {cell:g} m grid (over "
+                                 f"{MAX_RASTER_PAIRS:.0e} cell-edge tests): simplify their polygons or use fewer")
+        d = np.full(len(pts), np.inf)
+        d[inside] = ob.distance(pts[inside])
         if ob.kind == "region":
             bit = 8 << len(grid.regions)
             grid.regions.append((bit, canonical_set(ob.allow), canonical_set(ob.forbid)))
-            bits = bits | np.where(ob.distance(pts) <= 0, bit, 0)
+            bits = bits | np.where(d <= 0, bit, 0)
         else:
-            bits = bits | np.where(near, KINDS[ob.kind], 0)
+            bits = bits | np.where(d < radius, KINDS[ob.kind], 0)
     grid.bits = bits.reshape(nx, ny)
     return grid
