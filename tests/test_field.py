@@ -68,6 +68,9 @@ def test_features_are_the_weighted_axes_before_and_after_the_step():
     expected = np.concatenate(([0, 0.5 * 0.04 * 30, 0], 0.5 * expected_axes, 0.3 * expected_axes,
                                0.5 * expected_axes, 0.3 * expected_axes))
     assert f.shape == (3 + 24,) and np.allclose(f, expected, atol=1e-6)
+    # Speed in Neighbours weighs the root's velocity alone
+    g = features(one_state(), w, 30.0, velocity_weight=6.0)[0]
+    assert np.allclose(g[:3], [0, 6.0 * 0.04 * 30, 0]) and np.allclose(g[3:], f[3:])
     assert sk.n_joints == 2
     # A 90° turn of the spine about z moves its x axis to y: its two pose terms change by 0.3 * sqrt(2) each
     q = quat.about_axis(2, np.pi / 2)

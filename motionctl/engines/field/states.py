@@ -7,9 +7,10 @@ dy forward, dyaw, per frame), ``lift`` (height change) and ``turn`` [J, 4] (rota
 the next pose is ``turn * rot``).  The database holds one state per frame of the working clips
 (all but each clip's last two frames) and ``y``, the velocity one frame later.
 
-Distance is Euclidean on ``features``: root velocity (m/s) and root tilt weighted 0.5, every
-joint's rotation applied to two unit vectors weighted by its bone's length in metres, and the
-same pose terms after the velocity step.  Neighbours are found in a k-d tree over the features'
+Distance is Euclidean on ``features``: root velocity (m/s) weighted by the field's Speed in
+Neighbours (the paper's 0.5 by default here, the engine's setting otherwise), root tilt weighted
+0.5, every joint's rotation applied to two unit vectors weighted by its bone's length in metres,
+and the same pose terms after the velocity step.  Neighbours are found in a k-d tree over the features'
 principal components (99.5% of the variance) and re-ranked by the exact feature distance among
 3k candidates.  A state's k actions lead to next states close together, so they share one pool of
 6k candidates found around their mean (one tree query where there were k) and are ranked in it
@@ -27,7 +28,7 @@ from ...arrays import same_everywhere_matmul
 from ...errors import MotionctlError
 from ...rootframe import heading
 
-ROOT_WEIGHT = 0.5  # the paper's weight of the root terms
+ROOT_WEIGHT = 0.5  # the paper's weight of the root terms (the root's velocity: FieldSettings.velocity_weight)
 SIMILARITY_EPS = 1e-6  # added to squared distances: a state in the database is its own neighbour
 CANDIDATES = 3  # exact re-ranking among this many times k tree candidates
 POOL = 6  # a decision's k next states share this many times k candidates
@@ -88,14 +89,14 @@ def _axes(rot: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return (m.reshape(m.shape[:-2] + (6,)) * weights[:, None]).reshape(len(rot), -1)
 
 
-def features(states: States, weights: np.ndarray, fps: float) -> np.ndarray:
-    """[n, D] float32: root velocity (m/s) x 0.5, the weighted pose terms, and the pose terms
-    after the velocity step (its root turned by the step's yaw, so turning shows)."""
+def features(states: States, weights: np.ndarray, fps: float, velocity_weight: float = ROOT_WEIGHT) -> np.ndarray:
+    """[n, D] float32: root velocity (m/s) x ``velocity_weight``, the weighted pose terms, and the
+    pose terms after the velocity step (its root turned by the step's yaw, so turning shows)."""
     keep = weights > 0
     w = weights[keep]
     nxt = quat.mul(states.turn, states.rot)
     nxt[:, 0] = quat.mul(heading(states.motion[:, 2]), nxt[:, 0])
-    vel = ROOT_WEIGHT * fps * np.column_stack((states.motion[:, :2], states.lift))
+    vel = velocity_weight * fps * np.column_stack((states.motion[:, :2], states.lift))
     both = np.concatenate((states.rot[:, keep], nxt[:, keep]), axis=1)  # one pass over both poses
     return np.concatenate((vel, _axes(both, np.r_[w, w])), axis=1).astype(np.float32)
 
@@ -221,9 +222,10 @@ class Database:
     search: Search
     skeleton: object = None
     contact: np.ndarray | None = None  # [S, 2] the feet each state's capture plants
+    velocity_weight: float = ROOT_WEIGHT  # of the root's velocity in ``features``
 
     @classmethod
-    def build(cls, table) -> Database:
+    def build(cls, table, velocity_weight: float = ROOT_WEIGHT) -> Database:
         lengths = np.asarray(table.length)
         if np.all(lengths < 3):
             raise MotionctlError("a motion field needs clips of at least 3 frames")
@@ -234,9 +236,9 @@ class Database:
         x = States(rot[row], h[row], *velocity_between(rot[row], h[row], rot[row + 1], h[row + 1], mo[row + 1]))
         y = velocity_between(rot[row + 1], h[row + 1], rot[row + 2], h[row + 2], mo[row + 2])
         weights = joint_weights(table.skeleton)
-        feats = features(x, weights, table.fps)
+        feats = features(x, weights, table.fps, velocity_weight)
         return cls(x, y, row, clip, frame, weights, float(table.fps), feats, Search(feats), table.skeleton,
-                   table.contact[row])
+                   table.contact[row], float(velocity_weight))
 
     def planted(self, nb: np.ndarray, w: np.ndarray) -> np.ndarray:
         """[n, 2] the feet planted in states with neighbours ``nb`` [n, k] and weights ``w``: as in
@@ -248,7 +250,7 @@ class Database:
         return len(self.row)
 
     def features(self, states: States) -> np.ndarray:
-        return features(states, self.weights, self.fps)
+        return features(states, self.weights, self.fps, self.velocity_weight)
 
     def neighbours(self, states: States, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(index [n, k], similarity weights [n, k]) of each state's k nearest database states."""
