@@ -42,7 +42,7 @@ def surfaces(mocap, tmp_path_factory):
     return files, fuzz.Context(mocap, folder), folder
 
 
-@pytest.mark.parametrize("surface, n", [("models", 250), ("traces", 60), ("timelines", 60), ("rooms", 200),
+@pytest.mark.parametrize("surface, n", [("models", 150), ("traces", 60), ("timelines", 60), ("rooms", 200),
                                         ("presets", 200)])
 def test_mutants_of_models_and_small_files_fail_only_with_our_error(surfaces, surface, n):
     """Damaged models of every engine (arrays and header), traces, timelines, rooms and presets are
