@@ -19,6 +19,7 @@ QUICK = {
     "fragments": {"trace_seconds": 60.0, "held_out": 0},
     "planning": {"iterations": 3, "trajectories": 30, "n_trees": 4},
     "graph": {"threshold": 1.0},
+    "field": {"compression": 3},
 }
 
 

@@ -19,7 +19,7 @@ ENGINE = Engine("field", "Motion Field", "Blends the nearest captured states eve
                          ("anchors", "states storing values", "{:d}"), ("sweeps", "value iteration sweeps", "{:d}"),
                          ("residual", "Bellman residual", "{:.3g}"), ("value_bytes", "bytes of values", "{:,d}")),
                 warnings=(("dead_ends", "{dead_ends} states cannot keep moving (the capture ends standing): "
-                           "{dead_end_clips}"),), colour="blue")
+                           "{dead_end_clips}"),), quick={"compression": 3}, colour="blue")
 
 __all__ = [
                 "ENGINE",
