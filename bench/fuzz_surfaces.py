@@ -22,6 +22,7 @@ values replaced, nested thousands deep or repeated.  Outcomes as for the readers
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
@@ -120,7 +121,8 @@ def mutate_file(surface: str, data: bytes, rng) -> bytes:
 
 
 def _hostile(rng):
-    return JSON_HOSTILE[int(rng.integers(0, len(JSON_HOSTILE)))]
+    return copy.deepcopy(JSON_HOSTILE[int(rng.integers(0, len(JSON_HOSTILE)))])  # a fresh {} or []: mutating one
+    # inserted earlier (op 6) made a document hold itself and leaked into the next cases
 
 
 def _nodes(doc, path=()):
