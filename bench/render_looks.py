@@ -70,6 +70,8 @@ def main():
     ap.add_argument("--tag", default="after")
     ap.add_argument("--frames", type=int, default=8)
     ap.add_argument("--clips", default=",".join(MIX), help="subject 16's clips to import (default: the dozen-clip mix)")
+    ap.add_argument("--set", action="append", default=[], metavar="ENGINE.SETTING=VALUE",
+                    help="a setting of the engine's panel before training (repeatable), e.g. field.compression=3")
     args = ap.parse_args()
     from readme_figures import write_png
     from render_run import follow_strip, with_subject16
@@ -90,6 +92,12 @@ def main():
     scene.camera = cam
     ob = st.groups[0].armature
     for engine in args.engines.split(","):
+        pg = getattr(st.engines, engine)
+        for item in args.set:
+            name, _, value = item.partition("=")
+            owner, _, key = name.partition(".")
+            if owner == engine:
+                setattr(pg, key, type(getattr(pg, key))(value))
         assert bpy.ops.motionctl.train(engine=engine) == {"FINISHED"}, engine
         st.engine = engine
         for tname in args.traces.split(","):
