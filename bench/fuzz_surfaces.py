@@ -121,8 +121,8 @@ def mutate_file(surface: str, data: bytes, rng) -> bytes:
 
 
 def _hostile(rng):
-    return copy.deepcopy(JSON_HOSTILE[int(rng.integers(0, len(JSON_HOSTILE)))])  # a fresh {} or []: mutating one
-    # inserted earlier (op 6) made a document hold itself and leaked into the next cases
+    """A hostile value, a fresh copy: a shared {} filled by op 6 made a document hold itself."""
+    return copy.deepcopy(JSON_HOSTILE[int(rng.integers(0, len(JSON_HOSTILE)))])
 
 
 def _nodes(doc, path=()):

@@ -56,15 +56,11 @@ def small_library(mocap: str):
     return import_library(files).groups[0].database
 
 
-_TRAINED: dict = {}
-
-
+@functools.lru_cache(maxsize=2)
 def trained(mocap: str) -> tuple:
-    """[(name, model)] trained once per process on the (shared) small library: the fuzz test's seed
-    models and the reproducibility test's digests are the same models, and each suite trained them twice."""
-    if mocap not in _TRAINED:
-        _TRAINED[mocap] = list(small_models(small_library(mocap)))
-    return _TRAINED[mocap]
+    """((name, model), ...) trained once per process on the (shared) small library: the fuzz test's
+    seed models and the reproducibility test's digests are the same models (each suite trained them twice)."""
+    return tuple(small_models(small_library(mocap)))
 
 
 def main(mocap: str) -> dict:

@@ -21,7 +21,7 @@ from ...play.session import State
 from ...play.commands import Command
 from ...play.synth import Step
 from ...tags import JUMPS
-from ..base import MAX_FPS, Model, check_pieces, clips_of, working_set
+from ..base import Model, check_pieces, clips_of, working_set
 from ..schema import Array
 from . import lookahead
 from .build import GraphSettings, MotionGraph, build_graph
@@ -88,14 +88,14 @@ class GraphController(Model):
                                    np.asarray(z["look_speeds"]) if "look_speeds" in z else np.zeros(0),
                                    float(z["look_speed_weight"]) if "look_speed_weight" in z else 0.0) \
             if "look_values" in z else None
-        return cls(s, base["summary"], MotionGraph.from_arrays(meta, z), base["heading_smooth"], look)
+        # The graph's rate is the header's, checked on load (the graph's own copy had gone unchecked).
+        return cls(s, base["summary"], MotionGraph.from_arrays({**meta, "fps": base["fps"]}, z), base["heading_smooth"],
+                   look)
 
     def check(self) -> None:
         """One name, type set, action, path and airborne mask per graph clip, one roughness per edge,
         each clip a piece of a named clip (start before end), and Look Ahead's tables of its size."""
         g = self.graph
-        if isinstance(g.fps, bool) or not isinstance(g.fps, (int, float)) or not 1.0 <= g.fps <= MAX_FPS:
-            raise MotionctlError(f"its graph's rate must be 1 to {MAX_FPS:g} frames per second, got {g.fps!r}")
         if not all(isinstance(n, str) for n in g.names) or not all(isinstance(t, str) for ts in g.types for t in ts):
             raise MotionctlError("its graph's clip names and motion types must be words")
         per_clip = {"types": g.types, "actions": g.actions, "root_paths": g.root_paths, "airborne": g.airborne}

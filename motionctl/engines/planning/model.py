@@ -81,8 +81,9 @@ class PlanningController(Model):
             w = p.problem.weights[g]
             if m.dtype.kind not in "iu" or m.ndim != 1 or not len(m) or m.min() < 0 or m.max() >= n:
                 raise MotionctlError(f"group {g}'s members are not segments 0..{n - 1}")
-            if w.ndim != 2 or w.shape[1] != len(m) or len(w) == 0 or np.any(w < 0) or np.any(np.abs(w.sum(axis=1) - 1) > 1e-6) or \
-                    len(p.problem.dx[g]) != len(w) or len(p.problem.reach[g]) != len(w):
+            if w.ndim != 2 or w.shape[1] != len(m) or len(w) == 0 or np.any(w < 0) or \
+                    np.any(np.abs(w.sum(axis=1) - 1) > 1e-6) or len(p.problem.dx[g]) != len(w) or \
+                    len(p.problem.reach[g]) != len(w):
                 raise MotionctlError(f"group {g}'s blends do not weigh its {len(m)} members")
             if p.problem.dx[g].shape[1:] != p.problem.dx[0].shape[1:]:
                 raise MotionctlError(f"group {g}'s steps have {p.problem.dx[g].shape[1]} numbers, group 0's "

@@ -242,25 +242,26 @@ def rasterise(env: Environment, cell: float = 0.2, headings: int = 18, radius: f
     if nx < 1 or ny < 1:
         raise MotionctlError("environment bounds are smaller than one grid cell")
     grid = Grid(np.array([x0, y0]), cell, headings, np.zeros((nx, ny), dtype=np.int64), [])
-    pts = grid.centres().reshape(-1, 2)
+    centres = grid.centres()
     # The room's own walls.
-    edge = np.minimum.reduce([pts[:, 0] - x0, x1 - pts[:, 0], pts[:, 1] - y0, y1 - pts[:, 1]])
+    edge = np.minimum.reduce([centres[..., 0] - x0, x1 - centres[..., 0], centres[..., 1] - y0, y1 - centres[..., 1]])
     bits = np.where(edge < radius, WALL, 0)
     work = 0
-    for ob in env.obstacles:  # each over the cells of its box, widened by the radius
+    for ob in env.obstacles:  # each over the cells of its box widened by the radius: a slice of the grid
         lo, hi = ob.box()
-        inside = np.flatnonzero(np.all((pts >= lo - radius - cell) & (pts <= hi + radius + cell), axis=1))
-        work += len(inside) * (1 if ob.points is None else len(ob.points))
+        (i0, j0), (i1, j1) = (np.clip(np.floor((c - grid.origin) / cell).astype(int) + pad, 0, (nx, ny))
+                              for c, pad in ((lo - radius, -1), (hi + radius, 2)))
+        cells = centres[i0:i1, j0:j1].reshape(-1, 2)
+        work += len(cells) * (1 if ob.points is None else len(ob.points))
         if work > MAX_RASTER_PAIRS:
             raise MotionctlError(f"the room's obstacles are too detailed for a {cell:g} m grid (over "
                                  f"{MAX_RASTER_PAIRS:.0e} cell-edge tests): simplify their polygons or use fewer")
-        d = np.full(len(pts), np.inf)
-        d[inside] = ob.distance(pts[inside])
+        d = ob.distance(cells).reshape(i1 - i0, j1 - j0)
         if ob.kind == "region":
             bit = 8 << len(grid.regions)
             grid.regions.append((bit, canonical_set(ob.allow), canonical_set(ob.forbid)))
-            bits = bits | np.where(d <= 0, bit, 0)
+            bits[i0:i1, j0:j1] |= np.where(d <= 0, bit, 0)
         else:
-            bits = bits | np.where(d < radius, KINDS[ob.kind], 0)
-    grid.bits = bits.reshape(nx, ny)
+            bits[i0:i1, j0:j1] |= np.where(d < radius, KINDS[ob.kind], 0)
+    grid.bits = bits
     return grid
