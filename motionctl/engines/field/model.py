@@ -86,6 +86,10 @@ class FieldSettings:
                                      "at the character's speed (higher: a slowing walk finds the capture's stops "
                                      "among many steady walks; lower: poses nearer the capture)",
                                      min=0.0, max=20.0, group="Field")
+    speed_actions: float = setting(0.5, "Speed Actions", "Direction task with speeds: two more actions, each "
+                                   "blending in the captured state nearest to the character's moving this much "
+                                   "slower or faster (m/s), so a walk can reach the capture's stops and runs; "
+                                   "0: the paper's k actions", min=0.0, max=3.0, unit="VELOCITY", group="Field")
     delta: float = setting(0.03, "Drift Correction", "Share of the way pulled toward the nearest captured state "
                            "every frame (δ)", min=0.0, max=1.0, subtype="FACTOR", group="Field")
     mirror: bool = setting(True, "Mirror Clips", "Add left/right mirrored clips (turns both ways)", group="Field")
@@ -175,7 +179,7 @@ class FieldModel(Model):
 
     def on_bind(self, table):
         if self.db is None or self.db.n != table.n_frames:
-            self._attach(Database.build(table, self.settings.velocity_weight))
+            self._attach(Database.build(table, self.settings.velocity_weight, reach_step(self.settings)))
 
     def _need_db(self) -> Database:
         if self.db is None:
@@ -191,7 +195,7 @@ class FieldModel(Model):
         db = self._need_db()
         if len(state) != 1 or not state.is_finite():
             raise MotionctlError("a motion state must be one finite state")
-        nb, w = db.neighbours(state, self.settings.k)
+        nb, w = db.with_reach(state, *db.neighbours(state, self.settings.k))
         return FieldMemory(state.copy(), nb[0], w[0])
 
     def memory_at(self, i: int) -> FieldMemory:
@@ -294,7 +298,8 @@ class FieldModel(Model):
             nb2, w2, b = nb_b, w_b, 0
         frames = Frames(chosen.rot.astype(float), chosen.height.astype(float), motion[None],
                         db.planted(nb2[b][None], w2[b][None]))
-        return Step(frames=frames), FieldMemory(chosen, nb2[b], w2[b], disturbance)
+        nb_next, w_next = db.with_reach(chosen, nb2[b][None], w2[b][None])
+        return Step(frames=frames), FieldMemory(chosen, nb_next[0], w_next[0], disturbance)
 
     def push(self, memory: FieldMemory, impulse) -> FieldMemory:
         """The memory after a push: ``impulse`` [2] (m/s, in the character's frame: x right,
@@ -392,6 +397,12 @@ def task_of(settings: FieldSettings, speeds=()) -> GridTask | None:
     return GridTask(settings.task, settings.line_weight, keep / settings.fps)
 
 
+def reach_step(settings: FieldSettings) -> float:
+    """m/s of the speed actions (``Database.reach``): a direction task that follows speed only."""
+    follows = settings.task == "direction" and settings.speed_samples >= 2
+    return float(settings.speed_actions) if follows else 0.0
+
+
 def push_chain(skeleton) -> list:
     """Joints from the root up to the chest (3/4 of the chain from the root to the highest joint
     at rest, the head), root first: what a push tips."""
@@ -415,7 +426,7 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
     work = working_set(clips, s.fps, s.mirror)
     names = [c.name for c in work]
     table = frame_table(work, work[0].skeleton, 0.2)
-    db = Database.build(table, s.velocity_weight)
+    db = Database.build(table, s.velocity_weight, reach_step(s))
     key = fingerprint(work)
     summary = {"task": s.task, "states": db.n, "clips": len(clips), "left_out": left_out,
                "seconds_of_capture": float(db.n / s.fps),
@@ -427,7 +438,7 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
     task = task_of(s, speeds)
     if task is not None:
         anchors = Anchors.every(db.clip, db.frame, s.compression)
-        ckey = ("field", key, s.k, s.delta, s.compression, s.velocity_weight)
+        ckey = ("field", key, s.k, s.delta, s.compression, s.velocity_weight, reach_step(s))
         tc = cache.get(ckey) if cache is not None else None
         reused = tc is not None
         if tc is None:

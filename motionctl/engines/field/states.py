@@ -33,6 +33,9 @@ SIMILARITY_EPS = 1e-6  # added to squared distances: a state in the database is 
 CANDIDATES = 3  # exact re-ranking among this many times k tree candidates
 POOL = 6  # a decision's k next states share this many times k candidates
 PCA_VARIANCE = 0.995
+REACH_WEIGHT = 6.0  # the root's speed (per m/s) in the distance that finds a speed action's state
+REACH_PULL = 0.25  # share of the way a speed action pulls the pose toward its state's successor
+REACH_STRENGTH = 3.0  # a speed action's state's weight in its blend (the k neighbours' weights sum to 1)
 
 
 @dataclass(eq=False)
@@ -108,15 +111,18 @@ def advance(states: States, motion, lift, turn) -> States:
 
 
 def pull(states: States, target: States, delta: float) -> States:
-    """Drift correction: every part of ``states`` moved a share ``delta`` toward ``target``."""
-    if delta <= 0:
+    """Drift correction: every part of ``states`` moved a share ``delta`` (one, or [n]) toward
+    ``target``."""
+    if np.all(np.asarray(delta) <= 0):
         return states
-    mix = 1.0 - delta
+    d = np.broadcast_to(np.asarray(delta, dtype=float), states.height.shape)
+    mix = 1.0 - d
     j = states.rot.shape[1]
     both = quat.slerp(np.concatenate((states.rot, states.turn), axis=1),
-                      np.concatenate((target.rot, target.turn), axis=1), delta)  # one pass over both
-    return States(both[:, :j], mix * states.height + delta * target.height, mix * states.motion + delta * target.motion,
-                  mix * states.lift + delta * target.lift, both[:, j:])
+                      np.concatenate((target.rot, target.turn), axis=1), d[:, None])  # one pass over both
+    return States(both[:, :j], mix * states.height + d * target.height,
+                  mix[:, None] * states.motion + d[:, None] * target.motion, mix * states.lift + d * target.lift,
+                  both[:, j:])
 
 
 def similarity(d2: np.ndarray) -> np.ndarray:
@@ -125,13 +131,14 @@ def similarity(d2: np.ndarray) -> np.ndarray:
     return w / w.sum(axis=-1, keepdims=True)
 
 
-def actions(w: np.ndarray) -> np.ndarray:
+def actions(w: np.ndarray, strength: float = REACH_STRENGTH) -> np.ndarray:
     """[..., k, k] the k actions of similarity weights w [..., k]: action j is w with its j-th
-    weight set to 1, renormalised (prefers neighbour j)."""
+    weight set to 1 (``strength`` for a neighbour of weight 0: a speed action's), renormalised
+    (prefers neighbour j)."""
     k = w.shape[-1]
     a = np.repeat(w[..., None, :], k, axis=-2)
     idx = np.arange(k)
-    a[..., idx, idx] = 1.0
+    a[..., idx, idx] = np.where(w > 0, 1.0, strength)
     return a / a.sum(axis=-1, keepdims=True)
 
 
@@ -223,9 +230,11 @@ class Database:
     skeleton: object = None
     contact: np.ndarray | None = None  # [S, 2] the feet each state's capture plants
     velocity_weight: float = ROOT_WEIGHT  # of the root's velocity in ``features``
+    reach_step: float = 0.0  # m/s: a speed action reaches this much slower or faster (0: none)
+    reach_search: Search | None = None  # over the states' features with the speed at REACH_WEIGHT
 
     @classmethod
-    def build(cls, table, velocity_weight: float = ROOT_WEIGHT) -> Database:
+    def build(cls, table, velocity_weight: float = ROOT_WEIGHT, reach_step: float = 0.0) -> Database:
         lengths = np.asarray(table.length)
         if np.all(lengths < 3):
             raise MotionctlError("a motion field needs clips of at least 3 frames")
@@ -237,8 +246,9 @@ class Database:
         y = velocity_between(rot[row + 1], h[row + 1], rot[row + 2], h[row + 2], mo[row + 2])
         weights = joint_weights(table.skeleton)
         feats = features(x, weights, table.fps, velocity_weight)
+        reach = Search(features(x, weights, table.fps, REACH_WEIGHT)) if reach_step > 0 else None
         return cls(x, y, row, clip, frame, weights, float(table.fps), feats, Search(feats), table.skeleton,
-                   table.contact[row], float(velocity_weight))
+                   table.contact[row], float(velocity_weight), float(reach_step), reach)
 
     def planted(self, nb: np.ndarray, w: np.ndarray) -> np.ndarray:
         """[n, 2] the feet planted in states with neighbours ``nb`` [n, k] and weights ``w``: as in
@@ -257,6 +267,31 @@ class Database:
         idx, d2 = self.search.query(self.features(states), k)
         return idx, similarity(d2)
 
+    def reach(self, states: States) -> np.ndarray:
+        """[n, 2] each state's speed actions' database states (none: [n, 0]): the nearest, with
+        the root's speed weighing REACH_WEIGHT per m/s, to the state moving ``reach_step`` m/s
+        slower (at least standing) and faster along its own direction (forward when standing).  A
+        walk's k neighbours all walk (the pose outweighs the speed), so without these the flow
+        cannot leave a steady speed for the capture's stops, speed-ups and slow-downs."""
+        if self.reach_search is None:
+            return np.zeros((len(states), 0), dtype=np.int64)
+        ground = states.motion[:, :2] * self.fps
+        speed = np.hypot(*ground.T)
+        way = np.where(speed[:, None] > 1e-6, ground / np.maximum(speed, 1e-6)[:, None], [0.0, 1.0])
+        f = features(states, self.weights, self.fps, REACH_WEIGHT)
+        out = np.empty((len(states), 2), dtype=np.int64)
+        for j, target in enumerate((np.maximum(speed - self.reach_step, 0.0), speed + self.reach_step)):
+            f[:, :2] = REACH_WEIGHT * way * target[:, None]
+            out[:, j] = self.reach_search.query(f, 1)[0][:, 0]
+        return out
+
+    def with_reach(self, states: States, nb: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(nb [n, k + 2], w [n, k + 2]): the k neighbours and weights with the speed actions'
+        states after them, at weight 0 (they join the flow only when their action is chosen)."""
+        extra = self.reach(states)
+        return (np.concatenate((nb, extra.astype(nb.dtype)), axis=1),
+                np.concatenate((w, np.zeros(extra.shape, dtype=w.dtype)), axis=1))
+
     def flow(self, states: States, nb: np.ndarray, a: np.ndarray) -> tuple[States, np.ndarray]:
         """(next states, the frame's root motion [n, 3]) under action ``a`` [n, k] over
         neighbours ``nb`` [n, k] before drift correction: x' = x ⊕ Σ a_i v_i, v' = Σ a_i y_i."""
@@ -265,14 +300,19 @@ class Database:
         velocity = blend_velocities(a, self.y[0][nb], self.y[1][nb], self.y[2][nb])
         return States(moved.rot, moved.height, *velocity), motion
 
-    def integrate(self, states: States, nb: np.ndarray, a: np.ndarray, delta: float, k: int, group: int = 1):
+    def integrate(self, states: States, nb: np.ndarray, a: np.ndarray, delta: float, k: int, group: int = 1,
+                  toward: np.ndarray | None = None):
         """One frame of the flow for each state under action ``a`` [n, k] over its neighbours
         ``nb`` [n, k] (``flow``), then the drift correction toward the nearest database state by
-        ``delta``.  Runs of ``group`` consecutive rows (one state's actions) look for neighbours
-        among one shared pool of candidates (``Search.pools``).
+        ``delta``; rows whose ``toward`` [n] names a database state (not -1: a speed action's
+        successor) are first pulled toward it by REACH_PULL.  Runs of ``group`` consecutive rows
+        (one state's actions) look for neighbours among one shared pool of candidates
+        (``Search.pools``).
         Returns (next states, the frame's root motion [n, 3], the next states' neighbours [n, k]
         and similarity weights [n, k])."""
         nxt, motion = self.flow(states, nb, a)
+        if toward is not None and np.any(toward >= 0):
+            nxt = pull(nxt, self.x.take(np.maximum(toward, 0)), np.where(toward >= 0, REACH_PULL, 0.0))
         k = min(k, self.n)
         f = self.features(nxt)
         pools = self.search.pools(f, group, k)
@@ -282,14 +322,23 @@ class Database:
         return nxt, motion, nb2, similarity(d2)
 
     def play_actions(self, states: States, nb: np.ndarray, w: np.ndarray, delta: float, k: int):
-        """Every one of the k actions (``actions``) from each of ``states`` (n, with neighbours
-        ``nb`` [n, k] and similarity weights ``w`` [n, k]) played one frame through
-        ``integrate``: what value iteration caches and what a decision compares.  Returns
-        ``integrate``'s results with n*k rows, the actions of state i at rows i*k to i*k + k - 1."""
+        """Every one of the K actions (``actions``) from each of ``states`` (n, with neighbours
+        ``nb`` [n, K] and similarity weights ``w`` [n, K]: the k neighbours and any speed
+        actions' states, ``with_reach``) played one frame through ``integrate``: what value
+        iteration caches and what a decision compares.  Returns ``integrate``'s results with n*K
+        rows, the actions of state i at rows i*K to i*K + K - 1 (their next neighbours: k)."""
         n, kk = nb.shape
         acts = actions(w).reshape(n * kk, kk)
         rep = np.repeat(np.arange(n), kk)
-        return self.integrate(states.take(rep), nb[rep], acts, delta, k, group=kk)
+        toward = np.full((n, kk), -1, dtype=np.int64)
+        toward[:, min(k, self.n):] = self.successor[nb[:, min(k, self.n):]]
+        return self.integrate(states.take(rep), nb[rep], acts, delta, k, group=kk, toward=toward.reshape(-1))
+
+    @property
+    def successor(self) -> np.ndarray:
+        """[S] each state's next state in its clip (a clip's last state: itself)."""
+        same = np.r_[self.clip[1:] == self.clip[:-1], False]
+        return np.arange(self.n) + same
 
 
 __all__ = ["Database", "Search", "States", "actions", "advance", "blend_velocities", "features", "joint_weights",

@@ -76,8 +76,8 @@ class Anchors:
 
 @dataclass
 class Cache:
-    """Every anchor's actions played once: the next states' neighbours ``nb`` and weights ``w``
-    [A, k, k], and the frame's root motion [A, k, 3]."""
+    """Every anchor's K actions played once: the next states' neighbours ``nb`` and weights ``w``
+    [A, K, k], and the frame's root motion [A, K, 3]."""
 
     nb: np.ndarray
     w: np.ndarray
@@ -87,22 +87,25 @@ class Cache:
 
 def transitions(db, rows: np.ndarray, k: int, delta: float, progress=None, should_stop=None,
                 block: int = 128) -> Cache:
-    """The Cache of database states ``rows``: each one's neighbours, its k actions, each played
-    through ``db.integrate`` (in blocks of states)."""
+    """The Cache of database states ``rows``: each one's neighbours (and its speed actions'
+    states, ``Database.with_reach``), its K actions, each played through ``db.integrate`` (in
+    blocks of states)."""
     t0 = time.perf_counter()
     k = min(k, db.n)
-    nb = np.empty((len(rows), k, k), dtype=np.int32)
-    w = np.empty((len(rows), k, k), dtype=np.float32)
-    motion = np.empty((len(rows), k, 3), dtype=np.float32)
+    kk = k + db.reach(db.x.take(rows[:1])).shape[1]  # K actions
+    nb = np.empty((len(rows), kk, k), dtype=np.int32)
+    w = np.empty((len(rows), kk, k), dtype=np.float32)
+    motion = np.empty((len(rows), kk, 3), dtype=np.float32)
     for a in range(0, len(rows), block):
         check_stop(should_stop, "caching transitions")
         r = rows[a:a + block]
-        own, sim = db.neighbours(db.x.take(r), k)
+        here = db.x.take(r)
+        own, sim = db.with_reach(here, *db.neighbours(here, k))
         m = len(r)
-        _, mo, nb2, w2 = db.play_actions(db.x.take(r), own, sim, delta, k)
-        nb[a:a + m] = nb2.reshape(m, k, k)
-        w[a:a + m] = w2.reshape(m, k, k)
-        motion[a:a + m] = mo.reshape(m, k, 3)
+        _, mo, nb2, w2 = db.play_actions(here, own, sim, delta, k)
+        nb[a:a + m] = nb2.reshape(m, kk, k)
+        w[a:a + m] = w2.reshape(m, kk, k)
+        motion[a:a + m] = mo.reshape(m, kk, 3)
         if progress is not None:
             progress(min(a + block, len(rows)) / len(rows), f"cached {min(a + block, len(rows))} of {len(rows)} states")
     return Cache(nb, w, motion, time.perf_counter() - t0)
@@ -123,12 +126,12 @@ def value_iteration(task: GridTask, cache: Cache, anchors: Anchors, states: int,
     """V(s) <- max_a R(s, a) + γ V(I(s, a)) over anchors x task grid until a sweep changes no
     value by more than ``tol`` (see the module docstring).  Starts from V = 0."""
     t0 = time.perf_counter()
-    a_n, k = cache.nb.shape[:2]
+    a_n, k, kn = cache.nb.shape  # anchors, actions, next neighbours
     if a_n != anchors.n:
         raise MotionctlError("the transition cache does not match the anchors")
     g_n = task.size
     # Next-state values as one sparse product: rows (anchor, action), columns anchors.
-    rows = np.repeat(np.arange(a_n * k), k)
+    rows = np.repeat(np.arange(a_n * k), kn)
     nbrs = cache.nb.reshape(-1).astype(np.int64)
     mix = sparse.csr_matrix((cache.w.reshape(-1), (rows, nbrs)), shape=(a_n * k, states), dtype=np.float32)
     to_anchor = mix @ anchors.matrix(states)  # [A*k, A]
