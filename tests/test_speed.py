@@ -10,7 +10,7 @@ import pytest
 
 from motionctl.engines.field import FieldSettings
 from motionctl.engines.field import fit as fit_field
-from motionctl.evaluate.scoreboard import stop_response_time
+from motionctl.evaluate.scoreboard import speed_response_time, stop_response_time
 from motionctl.io.library import import_library
 from motionctl.play.commands import PlaySettings, speed_note, speed_range
 from motionctl.play.synth import frame_table
@@ -18,6 +18,7 @@ from motionctl.play.tasks import HEADINGS, GridTask, speed_samples
 
 WALK, RUN = 1.3, 3.0
 CLIPS = ("15", "16", "35", "36", "33")  # CMU 16: two walks, two runs, a slow walk that stops
+GEARS = ("15", "16", "21", "31", "58", "33", "35", "36")  # five walks (one brisk), a stop, two runs
 
 
 def test_direction_task_with_speeds_keeps_the_asked_speed_and_rewards_meeting_it():
@@ -67,9 +68,9 @@ def test_the_capture_speed_range_is_its_walks_to_its_runs(clips):
 
 def test_the_field_stops_when_asked_and_without_speed_it_does_not(clips):
     """A stop asked from a walk: the field that knows speed stands; the paper's direction task
-    (heading only, keeping moving) walks on.  (Walk to run is not tested here: subject 16's runs
-    are 1.4-1.6 s clips, and a field flows only through its neighbours, so it leaves a run it
-    cannot stay in; bench/results/scoreboard.md measures it on all of subject 16.)"""
+    (heading only, keeping moving) walks on.  (Walk to run is tested on a mix with a brisk walk
+    below: here the walks and runs have nothing between them, 1.0-1.1 against 2.7-2.8 m/s, and
+    asked to run the field settles near 1.7 m/s.)"""
     def stop(model):
         table = model.play(clips)
         return stop_response_time(model, table, int(table.first[0] + table.length[0] // 2), WALK, play=PlaySettings())
@@ -78,6 +79,27 @@ def test_the_field_stops_when_asked_and_without_speed_it_does_not(clips):
     assert np.isfinite(got["stop"]) and got["settled"] < 0.2, got
     paper = stop(fit_field(clips, FieldSettings(speed_samples=0)))
     assert not np.isfinite(paper["stop"]) and paper["settled"] > 0.5, paper
+
+
+def test_the_fields_speed_actions_take_a_walk_to_a_run_and_without_them_it_cannot(mocap):
+    """Five walks, a stop and two runs: a walking state's k neighbours are all walks, so the field
+    of the paper's k actions, asked to run, never gets there; its two speed actions (the captured
+    state nearest to it moving 0.5 m/s faster or slower, blended in) reach the run and hold it, and
+    stop the walk."""
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in GEARS]
+    clips = import_library(files).groups[0].database.clips
+
+    def trials(model):
+        table = model.play(clips)
+        start = int(table.first[0] + table.length[0] // 2)
+        run = speed_response_time(model, table, start, WALK, RUN, play=PlaySettings())
+        return run, stop_response_time(model, table, start, WALK, play=PlaySettings())
+
+    run, stop = trials(fit_field(clips, FieldSettings()))
+    assert np.isfinite(run["speed"]) and run["settled"] > 0.9, run
+    assert np.isfinite(stop["stop"]) and stop["settled"] < 0.2, stop
+    plain, _ = trials(fit_field(clips, FieldSettings(speed_actions=0.0)))
+    assert not np.isfinite(plain["speed"]) and plain["settled"] < 0.7, plain
 
 
 class TwoClips:

@@ -6,13 +6,15 @@ frame through the field (``Database.integrate``), and keeps the one with the bes
 discounted value (``values``) for the task state the command gives.  The paper's direction task
 knows only the heading; ours also knows the asked speed (``speed_samples`` from standing to the
 capture's fastest, a reward term -w_v·|s - v_c| per frame, ``GridTask``), so a game pad's walk, run
-and stop reach it like its direction (Speed Samples 0: the paper's task).  How far a slowing
-walk finds the capture's stops depends on its neighbours: the root's speed weighs 0.5 per m/s in
-the state distance (the paper's; Speed in Neighbours).  On all of subject 16's locomotion (49
-clips) a walk's nearest states are steady walks, and asked to stop the field settles at 0.7 m/s;
-at 6 it stood in all 4 trials tried, but its poses drifted from the capture (13 cm p95 from any
-captured pose on a 12-clip mix, against 6 cm) and on five clips (two walks, two runs, a stop) it
-no longer stood: so 0.5 stays.  With no task the value
+and stop reach it like its direction (Speed Samples 0: the paper's task).  The paper's k actions
+cannot change speed where the capture has few states between speeds: a walk's nearest states are
+all steady walks (the pose outweighs the root's speed), and on all of subject 16's locomotion,
+asked to stop, the paper's field settled at 0.7 m/s and never ran.  So a task that follows speed
+has two more actions (Speed Actions, ``Database.reach``): blend in the captured state nearest to
+the character's moving 0.5 m/s slower, or faster (found with the root's speed weighing 6 per m/s),
+at weight 3 against the neighbours' 1, pulling the pose toward that state's successor by a quarter
+a frame, as a motion graph blends into another clip.  The neighbours keep the paper's weight of
+speed (0.5, Speed in Neighbours), which keeps the poses near capture.  With no task the value
 function is one of keeping moving (``GridTask`` "none"), or, with its speed at 0, there is none
 and the passive action (the similarity weights themselves) plays, as in the paper.  The frame it plays is the step: engine-made frames,
 so Drive, Play Trace, Bake and certification play it like any engine.
@@ -82,9 +84,9 @@ class FieldSettings:
     k: int = setting(6, "Neighbours", "Captured states blended every frame (k); also the number of actions",
                      min=2, max=64, group="Field")
     velocity_weight: float = setting(ROOT_WEIGHT, "Speed in Neighbours", "Weight of the root's speed (per m/s) "
-                                     "beside the pose in the distance between motion states: neighbours that move "
-                                     "at the character's speed (higher: a slowing walk finds the capture's stops "
-                                     "among many steady walks; lower: poses nearer the capture)",
+                                     "beside the pose in the distance between motion states (higher: neighbours "
+                                     "nearer the character's speed; lower: poses nearer the capture; Speed Actions "
+                                     "change speed)",
                                      min=0.0, max=20.0, group="Field")
     speed_actions: float = setting(0.5, "Speed Actions", "Direction task with speeds: two more actions, each "
                                    "blending in the captured state nearest to the character's moving this much "
