@@ -15,6 +15,7 @@ from motionctl.engines.fragments.quality import QualitySettings, motion_distance
 from motionctl.engines.fragments.solver import Transitions, optimal_path
 from motionctl.errors import Cancelled, MotionctlError
 from motionctl.io.library import import_library
+from motionctl.settings import from_flat
 
 import os
 
@@ -167,7 +168,7 @@ def test_fragment_pieces_on_a_cluster_equal_the_local_run_bit_for_bit(dense, on_
 
 
 def test_training_and_the_optimum_on_a_cluster_equal_the_local_run(dense, cluster):
-    s = ControllerSettings()
+    s = from_flat(ControllerSettings, {"trace_seconds": 30.0})  # equality, not quality: short traces do
     s.quality.successors = 80
     from motionctl.engines.fragments.model import training_traces
 

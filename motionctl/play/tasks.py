@@ -171,14 +171,17 @@ class GuidanceTask(Task):
     body: float = 0.25  # character radius
     clearance: float = 0.45  # half the wall zone's thickness (>= body + half a step)
     bonus: float = 0.0  # reward for passing through the opening (eq. 12 has none)
+    reach: float = 7.0  # m: the training box's extent to the sides and behind
     name = "guidance"
     names: tuple = ("theta", "u", "v")
 
     def bounds(self):
-        """The training box.  v reaches 2 m behind the character: a step can take the character
-        past the gate line beside the opening, and a head-on pass from under 1 m needs that room
-        (with v >= 0.5 m every state closer than half a metre was pushed back out to it)."""
-        return np.array([-np.pi / 2, -4.0, -2.0]), np.array([np.pi / 2, 4.0, 8.0])
+        """The training box: the gate in any direction around the character (θ over the full
+        circle, its centre up to ``reach`` m to either side and behind, 8 m ahead).  A box of
+        gates within ±90° in front (the first one) left a gate behind, or the character turned
+        round on its way, outside anything the trees saw: 20% and 0% success there."""
+        r = self.reach
+        return np.array([-np.pi, -r, -r]), np.array([np.pi, r, 8.0])
 
     def apply(self, x, dx):
         pos = to_new_frame(x[..., 1:3], dx)
