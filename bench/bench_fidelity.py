@@ -34,6 +34,7 @@ import numpy as np
 
 from harness import ROOT, add_mocap, write_json, write_markdown  # noqa: E402  (first: the checkout on the path)
 
+from bench_fitted import CC, NAV, passes  # noqa: E402
 from harness import environment  # noqa: E402
 from motionctl.engines.planning import PlannerSettings, rollout, train_planner  # noqa: E402
 from motionctl.engines.planning import FittedSettings  # noqa: E402
@@ -41,8 +42,6 @@ from motionctl.io.library import import_library  # noqa: E402
 from motionctl.rootframe import wrap  # noqa: E402
 from motionctl.settings import to_dict  # noqa: E402
 
-NAV = {"16": ["15", "17", "11", "21", "13"], "35": ["01", "02"]}
-CC = ["07_02", "07_03", "07_06", "05_01", "06_10", "06_11", "06_08", "06_09", "06_06", "02_05", "02_06", "03_01"]
 STEPS = 20  # decisions a gate may take
 TURN_AFTER = 3  # decisions before the character turns round
 PLACEMENT_SEED = 9001  # not a training seed
@@ -57,26 +56,6 @@ def gates(rng, count: int, case: str) -> np.ndarray:
         bearing = wrap(bearing + np.pi)
     theta = wrap(bearing + rng.uniform(-np.pi / 6, np.pi / 6, count))  # θ = bearing: the gate faces the character
     return np.column_stack((theta, -r * np.sin(bearing), r * np.cos(bearing)))
-
-
-def passes(planner, x0, g0, steps: int, greedy: bool, turn_after: int | None = None) -> np.ndarray:
-    """[N] gates passed through the opening without touching a wall; with ``turn_after``, the
-    character turns round after that many decisions and has ``steps`` more."""
-    task = planner.problem.task
-    x, g = np.array(x0, dtype=float), np.array(g0)
-    alive = np.ones(len(x), dtype=bool)
-    ok = np.zeros(len(x), dtype=bool)
-    total = steps + (turn_after or 0)
-    for t in range(total):
-        if turn_after is not None and t == turn_after:
-            x = task.apply(x, np.array([0.0, 0.0, np.pi]))
-        _, g2, k2 = planner.decide_many(g, x, greedy=greedy)
-        nxt, _, _ = planner.step(x, g2, k2)
-        ok |= alive & task.passed(nxt)
-        alive &= ~(task.passed(nxt) | task.near_wall(nxt))
-        x = np.where(alive[:, None], nxt, x)
-        g = np.where(alive, g2, g)
-    return ok
 
 
 def spread(values) -> dict:

@@ -76,7 +76,7 @@ def measure(name, clips, task, parametric=True, regressor="trees", steps=10, suc
             out[label + "flip_left_off"] = flip_left_off(planner, greedy)
         elif task == "guidance":
             # Done means through the gate or into a wall; count only clean passes, by where the start is.
-            passed = _passes(planner, x, g, success_steps, greedy)
+            passed = passes(planner, x, g, success_steps, greedy)
             out[label + "success"] = float(passed.mean())
             where = _start_place(planner.problem.task, x)
             for place in ("opening", "wall", "beyond"):
@@ -123,13 +123,17 @@ def _start_place(task, x):
                                                                       "wall", "beyond"))
 
 
-def _passes(planner, x0, g0, steps, greedy):
-    """Guidance: starts that walk through the opening without touching a wall."""
+def passes(planner, x0, g0, steps, greedy, turn_after=None):
+    """Guidance: starts that walk through the opening without touching a wall within ``steps``
+    decisions; with ``turn_after``, the character turns round on the spot after that many
+    decisions and has ``steps`` more."""
     task = planner.problem.task
-    x, g = np.array(x0), np.array(g0)
+    x, g = np.array(x0, dtype=float), np.array(g0)
     alive = np.ones(len(x), dtype=bool)
     ok = np.zeros(len(x), dtype=bool)
-    for _ in range(steps):
+    for t in range(steps + (turn_after or 0)):
+        if turn_after is not None and t == turn_after:
+            x = task.apply(x, np.array([0.0, 0.0, np.pi]))
         _, g2, k2 = planner.decide_many(g, x, greedy=greedy)
         nxt, _, _ = planner.step(x, g2, k2)
         ok |= alive & task.passed(nxt)
