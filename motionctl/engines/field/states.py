@@ -19,6 +19,7 @@ by exact distance.  Measured on 6,852 states (bench/results/field.md, "neighbour
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +55,13 @@ class States:
 
     def take(self, idx) -> States:
         return States(self.rot[idx], self.height[idx], self.motion[idx], self.lift[idx], self.turn[idx])
+
+    def with_rows(self, idx, part: States) -> States:
+        """A copy with rows ``idx`` replaced by ``part``'s."""
+        out = self.copy()
+        for name in ("rot", "height", "motion", "lift", "turn"):
+            getattr(out, name)[idx] = getattr(part, name)
+        return out
 
     def copy(self) -> States:
         return States(self.rot.copy(), self.height.copy(), self.motion.copy(), self.lift.copy(), self.turn.copy())
@@ -111,18 +119,15 @@ def advance(states: States, motion, lift, turn) -> States:
 
 
 def pull(states: States, target: States, delta: float) -> States:
-    """Drift correction: every part of ``states`` moved a share ``delta`` (one, or [n]) toward
-    ``target``."""
-    if np.all(np.asarray(delta) <= 0):
+    """Drift correction: every part of ``states`` moved a share ``delta`` toward ``target``."""
+    if delta <= 0:
         return states
-    d = np.broadcast_to(np.asarray(delta, dtype=float), states.height.shape)
-    mix = 1.0 - d
+    mix = 1.0 - delta
     j = states.rot.shape[1]
     both = quat.slerp(np.concatenate((states.rot, states.turn), axis=1),
-                      np.concatenate((target.rot, target.turn), axis=1), d[:, None])  # one pass over both
-    return States(both[:, :j], mix * states.height + d * target.height,
-                  mix[:, None] * states.motion + d[:, None] * target.motion, mix * states.lift + d * target.lift,
-                  both[:, j:])
+                      np.concatenate((target.rot, target.turn), axis=1), delta)  # one pass over both
+    return States(both[:, :j], mix * states.height + delta * target.height, mix * states.motion + delta * target.motion,
+                  mix * states.lift + delta * target.lift, both[:, j:])
 
 
 def similarity(d2: np.ndarray) -> np.ndarray:
@@ -273,7 +278,7 @@ class Database:
         slower (at least standing) and faster along its own direction (forward when standing).  A
         walk's k neighbours all walk (the pose outweighs the speed), so without these the flow
         cannot leave a steady speed for the capture's stops, speed-ups and slow-downs."""
-        if self.reach_search is None:
+        if not self.n_reach:
             return np.zeros((len(states), 0), dtype=np.int64)
         ground = states.motion[:, :2] * self.fps
         speed = np.hypot(*ground.T)
@@ -284,6 +289,11 @@ class Database:
             f[:, :2] = REACH_WEIGHT * way * target[:, None]
             out[:, j] = self.reach_search.query(f, 1)[0][:, 0]
         return out
+
+    @property
+    def n_reach(self) -> int:
+        """How many speed actions each state has (``reach``): 2, or 0 without them."""
+        return 2 if self.reach_search is not None else 0
 
     def with_reach(self, states: States, nb: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(nb [n, k + 2], w [n, k + 2]): the k neighbours and weights with the speed actions'
@@ -312,7 +322,8 @@ class Database:
         and similarity weights [n, k])."""
         nxt, motion = self.flow(states, nb, a)
         if toward is not None and np.any(toward >= 0):
-            nxt = pull(nxt, self.x.take(np.maximum(toward, 0)), np.where(toward >= 0, REACH_PULL, 0.0))
+            rows = np.flatnonzero(toward >= 0)
+            nxt = nxt.with_rows(rows, pull(nxt.take(rows), self.x.take(toward[rows]), REACH_PULL))
         k = min(k, self.n)
         f = self.features(nxt)
         pools = self.search.pools(f, group, k)
@@ -334,7 +345,7 @@ class Database:
         toward[:, min(k, self.n):] = self.successor[nb[:, min(k, self.n):]]
         return self.integrate(states.take(rep), nb[rep], acts, delta, k, group=kk, toward=toward.reshape(-1))
 
-    @property
+    @functools.cached_property
     def successor(self) -> np.ndarray:
         """[S] each state's next state in its clip (a clip's last state: itself)."""
         same = np.r_[self.clip[1:] == self.clip[:-1], False]

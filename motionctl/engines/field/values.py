@@ -92,7 +92,7 @@ def transitions(db, rows: np.ndarray, k: int, delta: float, progress=None, shoul
     blocks of states)."""
     t0 = time.perf_counter()
     k = min(k, db.n)
-    kk = k + db.reach(db.x.take(rows[:1])).shape[1]  # K actions
+    kk = k + db.n_reach  # K actions
     nb = np.empty((len(rows), kk, k), dtype=np.int32)
     w = np.empty((len(rows), kk, k), dtype=np.float32)
     motion = np.empty((len(rows), kk, 3), dtype=np.float32)
