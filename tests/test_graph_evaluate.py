@@ -575,6 +575,42 @@ def test_only_the_airborne_piece_of_a_jump_take_is_a_jump(mocap):
     assert all(np.array_equal(loaded.in_air(i), g.in_air(i)) for i in range(g.n))
 
 
+def test_a_jump_flies_as_captured_and_crosses_the_chasm_its_flight_clears(mocap):
+    """CMU 16_10 (a forward jump) in a graph of short clips: no transition and no split lands inside
+    its flight (a cut there left a clip end over the chasm, where no node may stand, so a flight cut
+    in two crossed nothing wider than its first part); ``jump_reach`` gives the flight the capture
+    flew, and a chasm a little narrower than it clears is crossed, a wider one is not."""
+    from motionctl.body import flight
+    from motionctl.evaluate import jump_reach
+    from motionctl.io.library import import_library
+    from motionctl.rootframe import root_frame
+
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("10", "15", "16", "19")]
+    db = import_library(files).groups[0].database
+    for c in db.clips:
+        c.tags = {"jump"} if c.name == "16_10" else {"walk"}
+    g = build_graph(db, GraphSettings(threshold=0.3, min_clip=0.1, max_clip=0.3))
+    from motionctl.engines.base import working_set
+
+    take = working_set([c for c in db.clips if c.name == "16_10"], g.fps, False)[0]  # the frames the graph cut
+    air = flight(take)
+    assert 0.3 < air.sum() / take.fps < 0.7  # longer than Max Clip: the old builder split it
+    pieces = [i for i in range(g.n) if g.names[g.source[i]] == "16_10"]
+    for i in pieces:
+        for cut in (g.start[i], g.end[i]):
+            assert not (0 < cut < len(air) and air[cut - 1] and air[cut]), f"a clip of 16_10 starts or ends in the air at {cut}"
+    ground, _ = root_frame(take)
+    rows = np.flatnonzero(air)
+    captured = float(np.linalg.norm(ground[rows[-1] + 1] - ground[rows[0] - 1]))
+    best = jump_reach(g)[0]
+    assert best["take"] == "16_10" and abs(best["flight_m"] - captured) < 0.02 and captured > 0.9
+    room = EmbedSettings(cell=0.2, headings=8)
+    for gap, crossed in ((best["chasm_m"] - 0.25, True), (best["chasm_m"] + 0.25, False)):
+        emb = embed(g, Environment((0, 0, 8, 4), [_chasm(4 - gap / 2, 4 + gap / 2)]), room)
+        xs = np.nonzero(emb.scc.any(axis=(1, 2, 3)))[0] * room.cell
+        assert ((xs.min() < 3.5) and (xs.max() > 4.5)) == crossed, (gap, xs.min(), xs.max())
+
+
 def test_the_default_graph_keeps_the_runs_it_was_given(mocap):
     """A dozen of subject 16's clips as the Library panel ticks them (walks, veers, turns, two runs, a
     jump): merging transitions and the branching budget cut the runs off (the paper's construction

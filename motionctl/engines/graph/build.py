@@ -361,9 +361,18 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     if s.reconnect:
         special = np.array([bool(canonical_set(c.tags) & (JUMPS | set(ACTION_TYPES))) for c in clips])
         frm, to = reconnect(frm, to, raw, clip_of, lengths, first, s.threshold, special)
+    # A clip neither starts nor ends in a jump's flight: no transition and no split in mid-air.
+    # A flight cut in two left a clip end, a node, over the chasm the jump was to cross (nodes stand
+    # on the floor), so no chasm wider than the part of a flight before its cut was ever crossed.
+    centres = [action_centres(c) for c in clips]  # annotated, or detected from the body
+    flights = {j: flight(c, centres[j]) for j, c in enumerate(clips) if canonical_set(c.tags) & JUMPS}
+    in_air = _mid_flight(flights, first, lengths)
+    ground = ~in_air[frm + 1] & ~in_air[to]
+    frm, to = frm[ground], to[ground]
     # Clip boundaries: after every 'from' frame and before every 'to' frame, plus source ends.
     cuts = np.unique(np.concatenate((first, first + lengths, frm + 1, to)))
     cuts = _split_long(cuts, first, lengths, int(round(s.max_clip * s.fps)))
+    cuts = cuts[~in_air[cuts]]
     starts = cuts[:-1]
     ends = cuts[1:]
     src = clip_of[np.minimum(starts, len(clip_of) - 1)]
@@ -392,8 +401,6 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     g_edges = remap[edges[e_keep]]
     sel = np.flatnonzero(in_scc)
     types, actions, paths, airborne = [], [], [], []
-    centres = [action_centres(c) for c in clips]  # annotated, or detected from the body
-    flights = {j: flight(c, centres[j]) for j, c in enumerate(clips) if canonical_set(c.tags) & JUMPS}
     for i in sel:
         c = clips[src[i]]
         lo, hi = starts[i] - first[src[i]], ends[i] - first[src[i]]
@@ -424,6 +431,17 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     return MotionGraph(s.fps, [c.name for c in clips], src[sel], starts[sel] - first[src[sel]],
                        ends[sel] - first[src[sel]], g_edges, types, actions, stats, paths, airborne,
                        rough.astype(np.float32))
+
+
+def _mid_flight(flights: dict, first: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """bool [frames + 1]: the cut positions (before frame p) between two airborne frames of a jump."""
+    n = int(lengths.sum())
+    air = np.zeros(n + 2, dtype=bool)
+    for j, f in flights.items():
+        air[first[j] + 1:first[j] + 1 + lengths[j]] = f  # shifted by one: air[p] is frame p - 1
+    out = air[:-1] & air[1:]
+    out[first] = False  # a source's own start is always a cut
+    return out
 
 
 def _split_long(cuts, first, lengths, max_len):

@@ -334,6 +334,27 @@ def _frames_to(exp, inside: np.ndarray, centre: np.ndarray, d: np.ndarray, f: np
         frontier = np.unique(np.concatenate(new)) if new else np.zeros(0, dtype=np.int64)
 
 
+def jump_reach(graph: MotionGraph, radius: float = 0.25) -> list:
+    """Per jump flight in the graph, widest first: its take, the ground distance flown (take-off to
+    landing), the widest chasm it clears (the flight less the character's ``radius`` at each edge:
+    a room widens a chasm by it) and the run-up it needs (the ground path from the start of its
+    clip, the latest the graph can enter it, to take-off).  A flight is one clip's (the graph is
+    cut on the ground), so what a jump clears is what its capture flew."""
+    out = []
+    for c in range(graph.n):
+        air = np.asarray(graph.in_air(c), dtype=bool)
+        if not air[:-1].any():  # none, or only its last row: the next clip's take-off
+            continue
+        path = np.asarray(graph.root_paths[c])[:, :2]
+        rows = np.flatnonzero(air)
+        a, b = max(rows[0] - 1, 0), min(rows[-1] + 1, len(path) - 1)  # the last row on the ground, the first again
+        flown = float(np.linalg.norm(path[b] - path[a]))
+        out.append({"clip": c, "take": graph.names[graph.source[c]], "flight_m": flown,
+                    "chasm_m": max(0.0, flown - 2 * radius),
+                    "run_up_m": float(np.linalg.norm(np.diff(path[:a + 1], axis=0), axis=1).sum())})
+    return sorted(out, key=lambda r: -r["chasm_m"])
+
+
 def summary_lines(res: dict) -> list:
     """What an evaluation says beyond coverage and path efficiency's mean and median, one line per
     fact (the Evaluate panel's details and the command line print the same)."""
@@ -350,6 +371,9 @@ def summary_lines(res: dict) -> list:
         lines.append(f"{k}: coverage {100 * v:.1f}%, action efficiency {ae.get('mean', float('nan')):.2f} mean, "
                      f"{ae.get('median', float('nan')):.2f} median, {ae.get('unreached', 0)}/{ae.get('pairs', 0)} "
                      "without a path")
+    if res.get("jumps"):
+        lines.append("jumps (widest chasm each clears, flight, run-up): " + "; ".join(
+            f"{j['take']} {j['chasm_m']:.2f} m ({j['flight_m']:.2f} m, {j['run_up_m']:.1f} m)" for j in res["jumps"]))
     for k, v in res["maneuverability"].items():
         lines.append(f"{k}: maneuverability {v['theoretical']['mean']:.1f} s theory, {v['practical']['mean']:.1f} s "
                      "in this room" + "".join(f"; from {t} clips {f['mean']:.1f} s"
@@ -393,6 +417,7 @@ def evaluate(graph: MotionGraph, env: Environment, settings: EmbedSettings | Non
               "maneuverability": lm,
               "largest_proven": emb.stats["largest_proven"], "largest_bound": emb.stats["largest_bound"],
               "unused_clips": emb.stats["unused_clips"],
+              "jumps": jump_reach(graph, (settings or EmbedSettings()).radius),
               "metric_seconds": time.perf_counter() - t1, "embedding": emb}
     if progress:
         progress(1.0, f"coverage {100 * cov['xy']:.1f}% XY, path efficiency {pe['median']:.2f} median")
