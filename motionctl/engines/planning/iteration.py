@@ -42,7 +42,8 @@ class FittedSettings:
     n_trees: int = setting(10, "Trees", "Extra-trees per group", min=1, max=100, group="Learning")
     n_min: int = internal(3, min=1, max=1000)  # leaf size while iterating; refined by the 2/3-1/3 procedure at the end
     n_min_candidates: tuple = internal((1, 2, 3, 5, 8, 13, 21), min=1, max=1000)
-    trajectories: int = setting(100, "Trajectories", "Trajectories sampled per iteration", min=10, max=100000,
+    trajectories: int = setting(100, "Trajectories", "Trajectories sampled per iteration (guidance: twice as many, its "
+                                "gates lie all round the character)", min=10, max=100000,
                                 group="Learning")
     steps: int = setting(10, "Steps", "Decisions per sampled trajectory", min=1, max=1000, group="Learning", ui=False)
     exploration: float = setting(0.1, "Exploration", "Chance of a random decision while sampling", min=0.0, max=1.0,
@@ -351,7 +352,7 @@ def run_trajectories(problem: PlanningProblem, value, s: FittedSettings, rng):
     """States visited by ``s.trajectories`` runs of the current policy with ε exploration,
     from random starts; returns (x [k, n], group [k])."""
     task = problem.task
-    n = s.trajectories
+    n = s.trajectories * task.sampling
     x = task.sample(rng, n)
     g = rng.integers(0, problem.n_groups, n)
     alive = np.ones(n, dtype=bool)
