@@ -283,6 +283,28 @@ def write_steps_md(res, env, path) -> None:
         f.write("\n".join(lines))
 
 
+def fidelity_figures(walk: dict, budget: int) -> None:
+    """Issue 36's figures into bench/results/fidelity.json: the walk task's coverage at ``budget``
+    examples against the reachable part of the task box (what any controller of the run or any pool
+    example completes: computed on the sample, not assumed), active, random and their paired
+    difference, each {median, low, high, n} over the seeds."""
+    from bench_fidelity import spread
+
+    reach = walk["any_completes"]
+    at = {m: [r["curve"][budget - 1] / reach for r in walk["runs"][m]] for m in ("active", "random")}
+    figures = {f"active_coverage_reachable_{budget}": spread(at["active"]),
+               f"random_coverage_reachable_{budget}": spread(at["random"]),
+               f"active_minus_random_{budget}": spread(np.subtract(at["active"], at["random"])),
+               "active_reachable_share": {"median": reach, "low": reach, "high": reach, "n": 1}}
+    path = os.path.join(RESULTS, "fidelity.json")
+    old = json.load(open(path)) if os.path.exists(path) else {}
+    with open(path, "w") as f:
+        json.dump({**old, "figures": {**old.get("figures", {}), **figures},
+                   "active": {"command": "python bench/bench_active.py", "budget": budget, "reachable": reach,
+                              "seed_examples": [r["seed_example"] for r in walk["runs"]["active"]], "at_budget": at,
+                              "environment": environment()}}, f, indent=1, default=float)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_mocap(p)
@@ -323,6 +345,8 @@ def main(argv=None) -> int:
                    "results": results}, f, indent=1, default=float)
     plot(results, os.path.join(RESULTS, stem + ".png"))
     write_md(results, env, os.path.join(RESULTS, stem + ".md"), wall, peak)
+    if not args.quick:
+        fidelity_figures(results[0], args.budget)
     print(open(os.path.join(RESULTS, stem + ".md")).read())
     return 0
 

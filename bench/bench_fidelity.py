@@ -145,6 +145,7 @@ def markdown(r: dict) -> str:
     rows = "\n".join(f"| {k} | {100 * v['median']:.0f}% | {100 * v['low']:.0f}-{100 * v['high']:.0f}% | {v['n']} |"
                      if v.get("high", 2) <= 1 else f"| {k} | {v['median']:.3g} | {v['low']:.3g}-{v['high']:.3g} | {v['n']} |"
                      for k, v in sorted(r["figures"].items()) if isinstance(v, dict))
+    flags = "; ".join(f"{k}: **{v}**" for k, v in sorted(r["figures"].items()) if isinstance(v, bool))
     p = r.get("planning", {})
     bonus = "\n".join(f"| {b} | " + " | ".join(f"{100 * v[c]['median']:.0f}% ({100 * v[c]['low']:.0f}-{100 * v[c]['high']:.0f})"
                                                 for c in CASES) + " |" for b, v in p.get("pass_bonus", {}).items())
@@ -156,6 +157,8 @@ drawn apart from training; success within {p.get('steps')} decisions.  Median an
 | figure | median | seeds' range | seeds |
 | --- | ---: | ---: | ---: |
 {rows}
+
+{flags}
 
 Guidance by pass bonus (planning's success, median and seeds' range; the first row is the product's default):
 
