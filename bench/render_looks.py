@@ -6,7 +6,7 @@ character, on a floor marked every 50 cm, and the root's path seen from above.
 
     .venv/bin/python bench/render_looks.py [--mocap DIR] [--engines a,b] [--traces straight,turning]
                                            [--out bench/results/looks] [--tag after] [--clips 16_15,...]
-    (traces: straight, turning, stop, run)
+    (traces: straight, turning, stop, run, jump)
 
 Writes <out>/<tag>_<engine>_<trace>.png and prints, per run, the frames' range and the hips'
 height range (what the pictures should show).
@@ -25,8 +25,8 @@ MIX = ["16_05", "16_11", "16_13", "16_15", "16_16", "16_17", "16_19", "16_21", "
 
 
 def traces_csv(folder: str) -> dict:
-    """The 10 s straight and turning traces of bench_looks, a walk with a stop and a walk with a run
-    (3.0 m/s), as CSV files Play Trace reads."""
+    """The 10 s straight and turning traces of bench_looks, a walk with a stop, a walk with a run
+    (3.0 m/s) and a walk with a jump pressed 4 s in, as CSV files Play Trace reads."""
     n = 100
     straight = np.tile([0.0, 1.3, 0.0, 0.0], (n, 1))
     turning = straight.copy()
@@ -35,8 +35,10 @@ def traces_csv(folder: str) -> dict:
     stop[40:70] = 0.0  # 4 s walking, 3 s standing (the stick let go), 3 s walking again
     run = straight.copy()
     run[30:70, 1] = 3.0  # 3 s walking, 4 s running, 3 s walking again
+    jump = straight.copy()
+    jump[40:45, 3] = 1.0  # jump pressed for half a second, 4 s in
     out = {}
-    for name, samples in (("straight", straight), ("turning", turning), ("stop", stop), ("run", run)):
+    for name, samples in (("straight", straight), ("turning", turning), ("stop", stop), ("run", run), ("jump", jump)):
         path = os.path.join(folder, f"{name}.csv")
         with open(path, "w") as fh:
             fh.write("# rate: 10\nvx,vy,turn,airborne\n")
