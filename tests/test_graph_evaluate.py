@@ -611,6 +611,19 @@ def test_a_jump_flies_as_captured_and_crosses_the_chasm_its_flight_clears(mocap)
         assert ((xs.min() < 3.5) and (xs.max() > 4.5)) == crossed, (gap, xs.min(), xs.max())
 
 
+def test_the_default_graph_keeps_the_heads_and_tails_of_its_clips(mocap):
+    """A random dozen of subject 16's locomotion (no take dropped) lost each clip's head before its
+    first way in and tail after its last way out: 76% of its seconds kept, which Keep Every Clip did
+    not repair (it acted only on clips under 60% kept); now at least 90% (92-95% on six libraries)."""
+    from motionctl.io.library import import_library
+
+    names = ("18", "20", "21", "27", "29", "32", "35", "45", "47", "48", "53", "54")
+    clips = import_library([os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in names]).groups[0].database
+    g = build_graph(clips, GraphSettings())
+    assert g.stats["dropped_sources"] == []
+    assert g.stats["seconds_kept"] >= 0.9 * g.stats["seconds_total"], g.stats["seconds_kept"] / g.stats["seconds_total"]
+
+
 def test_the_default_graph_keeps_the_runs_it_was_given(mocap):
     """A dozen of subject 16's clips as the Library panel ticks them (walks, veers, turns, two runs, a
     jump): merging transitions and the branching budget cut the runs off (the paper's construction

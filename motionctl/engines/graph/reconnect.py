@@ -30,7 +30,7 @@ def _best_per_source(idx, score, other, k: int) -> np.ndarray:
     return idx[order[np.sort(first)[:k]]]
 
 
-def reconnect(frm, to, raw, clip_of, lengths, first, threshold: float, special=None, least: float = 0.6,
+def reconnect(frm, to, raw, clip_of, lengths, first, threshold: float, special=None, least: float = 0.8,
               rounds: int = 6, ways: int = 3):
     """Put back source clips that coalescing and branching cut off: while a clip has under ``least``
     of its frames in the largest strongly connected component, add raw candidate transitions (local
@@ -43,7 +43,11 @@ def reconnect(frm, to, raw, clip_of, lengths, first, threshold: float, special=N
     candidate together keeps 98% of the capture, while after coalescing the walk-run transitions
     (run poses change fast, so a rerouted end no longer matches) and the branching budget (spent on
     the cheaper walk-to-walk links) kept 40%: no run.  The added ends are not coalesced, for the
-    same reason, so some clips are shorter than Min Clip.  Returns (from, to) with the added ones."""
+    same reason, so some clips are shorter than Min Clip.  A clip also loses what lies before its
+    first way in and after its last way out: with ``least`` 0.6 random dozens of subject 16's clips
+    kept 76-91% of their seconds, with 0.8 92-95%.  The ways in and out come from other takes only
+    (a take's own frames cut a looping clip into pieces of a few frames).  Returns (from, to) with
+    the added ones."""
     cf, ct, cc = raw
     frm, to = np.asarray(frm), np.asarray(to)
     special = np.zeros(len(lengths), dtype=bool) if special is None else np.asarray(special, dtype=bool)
@@ -53,8 +57,8 @@ def reconnect(frm, to, raw, clip_of, lengths, first, threshold: float, special=N
         add_f, add_t = [], []
         for c in np.flatnonzero(share < least).tolist():  # per lost source clip (a few dozen), vectorised
             lo, n = first[c], lengths[c]
-            into = np.flatnonzero(keep[cf] & (clip_of[ct] == c))
-            out = np.flatnonzero((clip_of[cf] == c) & keep[ct])
+            into = np.flatnonzero(keep[cf] & (clip_of[ct] == c) & (clip_of[cf] != c))  # from other takes
+            out = np.flatnonzero((clip_of[cf] == c) & keep[ct] & (clip_of[ct] != c))
             if len(into) == 0 or len(out) == 0:
                 continue  # only through other lost clips: a later round, once they are back
             src_in, src_out = clip_of[cf[into]], clip_of[ct[out]]
