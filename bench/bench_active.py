@@ -29,7 +29,7 @@ import numpy as np
 
 from harness import ROOT, add_mocap, default_mocap  # noqa: E402,F401  (first: the checkout on the path)
 
-from harness import environment  # noqa: E402
+from harness import environment, merge_json  # noqa: E402
 from motionctl.engines.active import ActiveSettings  # noqa: E402
 from motionctl.engines.active.controller import Controller  # noqa: E402
 from motionctl.engines.active.learning import (  # noqa: E402
@@ -296,13 +296,9 @@ def fidelity_figures(walk: dict, budget: int) -> None:
                f"random_coverage_reachable_{budget}": spread(at["random"]),
                f"active_minus_random_{budget}": spread(np.subtract(at["active"], at["random"])),
                "active_reachable_share": {"median": reach, "low": reach, "high": reach, "n": 1}}
-    path = os.path.join(RESULTS, "fidelity.json")
-    old = json.load(open(path)) if os.path.exists(path) else {}
-    with open(path, "w") as f:
-        json.dump({**old, "figures": {**old.get("figures", {}), **figures},
-                   "active": {"command": "python bench/bench_active.py", "budget": budget, "reachable": reach,
-                              "seed_examples": [r["seed_example"] for r in walk["runs"]["active"]], "at_budget": at,
-                              "environment": environment()}}, f, indent=1, default=float)
+    merge_json("fidelity", figures, active={"command": "python bench/bench_active.py", "budget": budget,
+                                            "reachable": reach, "at_budget": at, "environment": environment(),
+                                            "seed_examples": [r["seed_example"] for r in walk["runs"]["active"]]})
 
 
 def main(argv=None) -> int:

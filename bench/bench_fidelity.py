@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from harness import ROOT, add_mocap, write_json, write_markdown  # noqa: E402  (first: the checkout on the path)
+from harness import add_mocap, merge_json, write_markdown  # noqa: E402  (first: the checkout on the path)
 
 from bench_fitted import CC, NAV, passes  # noqa: E402
 from harness import environment  # noqa: E402
@@ -124,19 +124,15 @@ def main():
         reach_runs = [reach_seed(cc, seed, args.placements) for seed in range(args.seeds)]
         figures["reach_success"] = spread([r["reach"] for r in reach_runs])
         figures["greedy_reach_success"] = spread([r["greedy_reach"] for r in reach_runs])
-    path = os.path.join(ROOT, "bench", "results", "fidelity.json")
-    old = json.load(open(path)) if os.path.exists(path) else {}
-    merged = {**old.get("figures", {}), **figures}
     bonus_table = {f"{b:g}": {case: spread([r[case] for r in rs]) for case in CASES} for b, rs in
                    [(PlannerSettings().pass_bonus, runs)] + list(other.items())}
-    results = {"command": "python bench/bench_fidelity.py" + (" --skip-reach" if args.skip_reach else ""),
-               "figures": merged, "planning": {"guidance_runs": runs, "reach_runs": reach_runs, "pass_bonus": bonus_table,
-                                               "other_bonus_runs": {f"{b:g}": rs for b, rs in other.items()},
-                                               "settings": to_dict(PlannerSettings(task="guidance")),
-                                               "placements": args.placements, "steps": STEPS,
-                                               "wall_seconds": time.perf_counter() - t0, "environment": env},
-               **{k: v for k, v in old.items() if k not in ("command", "figures", "planning")}}
-    write_json("fidelity", results)
+    results = merge_json("fidelity", figures,
+                         command="python bench/bench_fidelity.py" + (" --skip-reach" if args.skip_reach else ""),
+                         planning={"guidance_runs": runs, "reach_runs": reach_runs, "pass_bonus": bonus_table,
+                                   "other_bonus_runs": {f"{b:g}": rs for b, rs in other.items()},
+                                   "settings": to_dict(PlannerSettings(task="guidance")),
+                                   "placements": args.placements, "steps": STEPS,
+                                   "wall_seconds": time.perf_counter() - t0, "environment": env})
     write_markdown("fidelity", markdown(results))
     print(markdown(results))
 

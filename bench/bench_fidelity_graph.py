@@ -28,17 +28,17 @@ import time
 
 import numpy as np
 
-from harness import ROOT, add_mocap, write_json, write_markdown  # noqa: E402  (first: the checkout on the path)
+from harness import ROOT, add_mocap, merge_json, write_markdown  # noqa: E402  (first: the checkout on the path)
 
+from bench_active import JUMPS  # noqa: E402
 from bench_fidelity import spread  # noqa: E402
+from bench_field import TRIALS as LOCOMOTION  # noqa: E402  (the scoreboard's 49 clips of subject 16)
 from harness import environment  # noqa: E402
 from motionctl.engines.graph import GraphSettings, build_graph  # noqa: E402
 from motionctl.evaluate import Environment, Obstacle, coverage, embed, jump_reach, random_environment  # noqa: E402
 from motionctl.io.library import import_library  # noqa: E402
 from motionctl.settings import to_dict  # noqa: E402
 
-LOCOMOTION = ["08"] + [f"{i:02d}" for i in range(11, 59)]  # the scoreboard's 49 clips of subject 16
-JUMPS = ["01", "02", "03", "04", "05", "06", "07", "09", "10"]
 MIX_SEED = 36  # the mixes' draw, apart from any training seed
 WIDTHS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -131,10 +131,7 @@ def main():
         figures["same_model_across_threads"] = part["threads"]["same"]
     part.update(settings=to_dict(GraphSettings()), wall_seconds=time.perf_counter() - t0, environment=environment(),
                 command="python bench/bench_fidelity_graph.py" + (" --skip-threads" if args.skip_threads else ""))
-    path = os.path.join(ROOT, "bench", "results", "fidelity.json")
-    old = json.load(open(path)) if os.path.exists(path) else {}
-    results = {**old, "figures": {**old.get("figures", {}), **figures}, "graph": part}
-    write_json("fidelity", results)
+    merge_json("fidelity", figures, graph=part)
     write_markdown("fidelity_graph", markdown(part, figures))
     print(markdown(part, figures))
 

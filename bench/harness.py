@@ -52,6 +52,16 @@ def write_json(name: str, data: dict, folder: str | None = None, **dump) -> str:
     return path
 
 
+def merge_json(name: str, figures: dict, **sections) -> dict:
+    """Add ``figures`` and replace ``sections`` in ``bench/results/<name>.json``, keeping what other
+    benches wrote there (fidelity.json gathers the figures of several); returns what was written."""
+    path = result_path(name, "json")
+    old = json.load(open(path, encoding="utf-8")) if os.path.exists(path) else {}
+    merged = {**old, **sections, "figures": {**old.get("figures", {}), **figures}}
+    write_json(name, merged)
+    return merged
+
+
 def write_markdown(name: str, text, folder: str | None = None) -> str:
     """Write ``bench/results/<name>.md`` (or in ``folder``) from a string or a list of lines."""
     path = result_path(name, "md", folder)
