@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import fmath
+
 _AXIS = {"X": 0, "Y": 1, "Z": 2}
 
 
@@ -153,13 +155,13 @@ def to_euler(q: np.ndarray, order: str) -> np.ndarray:
     s = 1.0 if (i, j, k) in ((0, 1, 2), (1, 2, 0), (2, 0, 1)) else -1.0
     m = to_matrix(normalize(q))
     sb = np.clip(s * m[..., i, k], -1.0, 1.0)
-    b = np.arcsin(sb)
-    a = np.arctan2(-s * m[..., j, k], m[..., k, k])
-    c = np.arctan2(-s * m[..., i, j], m[..., i, i])
+    b = fmath.arcsin(sb)
+    a = fmath.arctan2(-s * m[..., j, k], m[..., k, k])
+    c = fmath.arctan2(-s * m[..., i, j], m[..., i, i])
     lock = np.abs(sb) > 1.0 - 1e-12
     if np.any(lock):
         # R_i(a) R_j(+-90) R_k(0): the remaining freedom is one angle about i.
-        a_lock = np.arctan2(s * m[..., k, j], m[..., j, j])
+        a_lock = fmath.arctan2(s * m[..., k, j], m[..., j, j])
         a = np.where(lock, a_lock, a)
         c = np.where(lock, 0.0, c)
     return np.stack((a, b, c), axis=-1)
@@ -182,7 +184,7 @@ def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
     dot = np.sum(a * b, axis=-1, keepdims=True)
     b = np.where(dot < 0, -b, b)
     dot = np.abs(dot)
-    theta = np.arccos(np.clip(dot, -1.0, 1.0))
+    theta = fmath.arccos(np.clip(dot, -1.0, 1.0))
     sin_theta = np.sin(theta)
     small = sin_theta < 1e-6
     safe = np.where(small, 1.0, sin_theta)
@@ -196,7 +198,7 @@ def log(q: np.ndarray) -> np.ndarray:
     q = q * np.where(q[..., :1] < 0, -1.0, 1.0)
     v = q[..., 1:]
     s = np.linalg.norm(v, axis=-1, keepdims=True)
-    angle = 2.0 * np.arctan2(s, q[..., :1])
+    angle = 2.0 * fmath.arctan2(s, q[..., :1])
     scale = np.where(s > 1e-12, angle / np.where(s > 1e-12, s, 1.0), 2.0)
     return v * scale
 
@@ -211,7 +213,7 @@ def exp(r: np.ndarray) -> np.ndarray:
 
 def angle(q: np.ndarray) -> np.ndarray:
     """Rotation angle in [0, pi] of unit quaternions."""
-    return 2.0 * np.arccos(np.clip(np.abs(q[..., 0]), 0.0, 1.0))
+    return 2.0 * fmath.arccos(np.clip(np.abs(q[..., 0]), 0.0, 1.0))
 
 
 def between(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -234,4 +236,4 @@ def between(u: np.ndarray, v: np.ndarray) -> np.ndarray:
 def yaw_about_z(q: np.ndarray, forward: np.ndarray) -> np.ndarray:
     """Heading angle (radians, about +Z from +Y, positive = turn left) of ``forward`` rotated by q."""
     f = rotate(q, np.broadcast_to(forward, q.shape[:-1] + (3,)))
-    return np.arctan2(-f[..., 0], f[..., 1])
+    return fmath.arctan2(-f[..., 0], f[..., 1])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import quat
+from . import fmath, quat
 from .body import rest_forward
 
 
@@ -38,7 +38,7 @@ def yaw_of(d) -> np.ndarray:
     """The yaw that faces ground direction(s) ``d`` [..., 2] (world, or a root frame's x right, y
     forward: then the turn to face it)."""
     d = np.asarray(d, dtype=float)
-    return np.arctan2(-d[..., 0], d[..., 1])
+    return fmath.arctan2(-d[..., 0], d[..., 1])
 
 
 def rotation_2d(yaw: float) -> np.ndarray:
@@ -74,7 +74,7 @@ def gaussian_smooth(x: np.ndarray, sigma: float, axis: int = 0) -> np.ndarray:
     if sigma <= 0:
         return x.copy()
     radius = int(np.ceil(3 * sigma))
-    k = np.exp(-0.5 * (np.arange(-radius, radius + 1) / sigma) ** 2)
+    k = fmath.exp(-0.5 * (np.arange(-radius, radius + 1) / sigma) ** 2)
     k /= k.sum()
     x = np.moveaxis(np.asarray(x, dtype=float), axis, 0)
     pad = np.concatenate((np.repeat(x[:1], radius, 0), x, np.repeat(x[-1:], radius, 0)), 0)

@@ -72,7 +72,11 @@ def test_every_engine_trains_the_recorded_model_on_this_stack_and_on_an_older_cp
     other kernels five engines' models differed (the planner's trees and figures were another
     model's: step displacements and costs 1e-16 off, from BLAS products, a floor fit and quaternion
     table products), and on numpy 2 fragments' values (a float32 mean) and active learning's RBF
-    scales (a tie broken by float noise)."""
+    scales (a tie broken by float noise).  On a CPU with AVX-512 the models are also trained with
+    numpy's AVX-512 code switched off, as an AVX2 CPU runs them: before ``motionctl.fmath`` and
+    stable sorts, five of six engines trained other models there (numpy's AVX-512 exp, log,
+    arctan2, arccos, power round the last bit differently; its AVX-512 argsort orders ties
+    differently)."""
     import json
     import subprocess
 
@@ -84,6 +88,13 @@ def test_every_engine_trains_the_recorded_model_on_this_stack_and_on_an_older_cp
     here = main(mocap)
     out, err = sse3.communicate(timeout=900)
     assert sse3.returncode == 0, err[-2000:]
+    wide = avx512_targets()
+    if wide:  # this CPU has AVX-512: train again with numpy's AVX-512 code switched off (an AVX2 CPU's numpy)
+        narrow = subprocess.run([sys.executable, script, mocap], capture_output=True, text=True, timeout=900,
+                                env={**os.environ, "NPY_DISABLE_CPU_FEATURES": " ".join(wide)})
+        assert narrow.returncode == 0, narrow.stderr[-2000:]
+        avx2 = json.loads(narrow.stdout.strip().splitlines()[-1])
+        assert {k for k in here if here[k] != avx2.get(k)} == set(), f"with and without numpy's AVX-512 code ({wide})"
     with open(RECORDED, encoding="utf-8") as fh:
         recorded = json.load(fh)
     assert len(recorded) >= 6 and here.keys() == recorded.keys()
@@ -92,3 +103,12 @@ def test_every_engine_trains_the_recorded_model_on_this_stack_and_on_an_older_cp
         f"{stack} trains other models than recorded (if meant: python tests/model_digests.py MOCAP --write)"
     there = json.loads(out.strip().splitlines()[-1])
     assert {k for k in here if here[k] != there.get(k)} == set(), f"{stack} with SSE3 kernels"
+
+
+def avx512_targets() -> list:
+    """numpy's AVX-512 code paths this CPU runs (names NPY_DISABLE_CPU_FEATURES takes; empty: none)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:  # numpy 1.26
+        from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    return [t for t in __cpu_dispatch__ if ("AVX512" in t or t == "X86_V4") and __cpu_features__.get(t)]

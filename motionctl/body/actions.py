@@ -63,7 +63,7 @@ def action_centres(clip: Clip) -> np.ndarray:
     else:
         return np.zeros(0, dtype=np.int64)
     gap = int(round(clip.fps))
-    order = np.argsort(-score)
+    order = np.argsort(-score, kind="stable")
     chosen = []
     threshold = np.percentile(score, 90)
     for f in order:

@@ -61,7 +61,7 @@ def _lowest_joints(skeleton: Skeleton) -> dict:
             mask = np.sign(rest[:, 0] * sign) > 0
             if not mask.any():
                 mask[:] = True
-            order = np.flatnonzero(mask)[np.argsort(rest[mask, 2])]
+            order = np.flatnonzero(mask)[np.argsort(rest[mask, 2], kind="stable")]
             result[side] = (int(order[min(1, len(order) - 1)]), int(order[0]))
     return result
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import quat
+from .. import fmath, quat
 from .bvh import write_bvh
 from ..clip import Clip
 from ..skeleton import Skeleton
@@ -136,7 +136,7 @@ def synthesize(gait: Gait, fps: float = FPS, heading0: float = 0.0, name: str = 
         airborne |= air
         root[air, 2] += 4 * height * s[air] * (1 - s[air]) + 0.05
         # Crouch before takeoff and after landing.
-        dip = 0.18 * (np.exp(-(((t - t0 + 0.15) / 0.12) ** 2)) + np.exp(-(((t - t0 - flight - 0.15) / 0.12) ** 2)))
+        dip = 0.18 * (fmath.exp(-(((t - t0 + 0.15) / 0.12) ** 2)) + fmath.exp(-(((t - t0 - flight - 0.15) / 0.12) ** 2)))
         root[:, 2] -= dip
 
     pelvis_yaw = (0.06 if not gait.run else 0.1) * np.sin(phase) * np.clip(speed / 0.5, 0, 1)
@@ -199,7 +199,7 @@ def synthesize(gait: Gait, fps: float = FPS, heading0: float = 0.0, name: str = 
         dist = np.linalg.norm(d, axis=1)
         u = d / dist[:, None]
         dist = np.minimum(dist, THIGH + SHIN - 1e-4)
-        alpha = np.arccos(np.clip((THIGH**2 + dist**2 - SHIN**2) / (2 * THIGH * dist), -1, 1))
+        alpha = fmath.arccos(np.clip((THIGH**2 + dist**2 - SHIN**2) / (2 * THIGH * dist), -1, 1))
         hinge = np.cross(facing, u)
         hinge /= np.linalg.norm(hinge, axis=1, keepdims=True)
         bend = np.cross(u, hinge)  # in the leg plane, pointing forward: the knee goes this way

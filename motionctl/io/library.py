@@ -414,7 +414,7 @@ def conform(clip: Clip, ref: Skeleton, names: list) -> tuple[Clip, bool]:
     sk = clip.skeleton
     _, ref_canon = _canonical(ref)
     order = np.array([names.index(n) for n in ref_canon])
-    inverse = np.argsort(order)
+    inverse = np.argsort(order, kind="stable")
     parents = np.array([inverse[sk.parents[o]] if sk.parents[o] >= 0 else -1 for o in order])
     end_parent = inverse[sk.end_parent]
     end_sort = np.argsort(end_parent, kind="stable")

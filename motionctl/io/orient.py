@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import quat
+from .. import fmath, quat
 from ..body.contacts import floor_height as _floor
 from ..body.parts import _child_subtrees, body_joints, body_points, branch_joint, head_joint, leg_ends, upper_body
 from ..skeleton import Skeleton, axis_conversion, end_site_positions, forward_kinematics
@@ -121,7 +121,7 @@ def guess_unit_scale(height_in_file_units: float) -> float:
     if not np.isfinite(height_in_file_units) or not height_in_file_units > 0:
         return 1.0
     scales = np.array(list(UNITS.values()))
-    return float(scales[np.argmin(np.abs(np.log(height_in_file_units * scales / HUMAN_HEIGHT)))])
+    return float(scales[np.argmin(np.abs(fmath.log(height_in_file_units * scales / HUMAN_HEIGHT)))])
 
 
 def sample_points(skeleton: Skeleton, root_pos: np.ndarray, local_rot: np.ndarray, local_pos=None,
@@ -311,7 +311,7 @@ def level_floor(skeleton: Skeleton, root_pos, local_rot, local_pos=None):
     grad, pivot = floor_tilt(points)
     normal = np.array([-grad[0], -grad[1], 1.0])
     normal /= np.linalg.norm(normal)
-    degrees = float(np.degrees(np.arccos(np.clip(normal[2], -1.0, 1.0))))
+    degrees = float(np.degrees(fmath.arccos(np.clip(normal[2], -1.0, 1.0))))
     if not MIN_TILT <= degrees <= MAX_TILT:
         return root_pos, local_rot, 0.0
     q = quat.between(normal, np.array([0.0, 0.0, 1.0]))

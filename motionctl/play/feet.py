@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import quat
+from .. import fmath, quat
 from ..body.ik import two_bone
 from ..body.parts import foot_joints
 from ..rootframe import heading, to_local, to_world
@@ -134,9 +134,9 @@ def leg_globals(legs: Legs, rot: np.ndarray, height: np.ndarray) -> tuple[np.nda
 
 def _spring(age: np.ndarray, halflife: float, fps: float) -> np.ndarray:
     """Share of a released offset left ``age`` frames later (critically damped, from rest)."""
-    y = 2.0 * np.log(2.0) / max(halflife, 1e-6)
+    y = 2.0 * fmath.log(2.0) / max(halflife, 1e-6)
     t = np.maximum(age, 0.0) / fps
-    return (1.0 + y * t) * np.exp(-y * t)
+    return (1.0 + y * t) * fmath.exp(-y * t)
 
 
 def _since(start: np.ndarray, values: np.ndarray, initial: np.ndarray) -> np.ndarray:
@@ -260,8 +260,8 @@ def heel_raise(hip: np.ndarray, toe: np.ndarray, v: np.ndarray, reach: np.ndarra
     big_a, big_b = np.sum(p * v_perp, -1), np.sum(p * w, -1)
     c = 0.5 * (reach ** 2 - np.sum(p * p, -1) - np.sum(v * v, -1)) - np.sum(p * v_par, -1)
     rho = np.maximum(np.hypot(big_a, big_b), 1e-9)
-    phi = np.arctan2(big_b, big_a)
-    spread = np.arccos(np.clip(c / rho, -1.0, 1.0))
+    phi = fmath.arctan2(big_b, big_a)
+    spread = fmath.arccos(np.clip(c / rho, -1.0, 1.0))
     best = np.full(len(v), np.inf)
     for theta in (phi + spread, phi - spread):
         theta = (theta + np.pi) % (2 * np.pi) - np.pi

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import quat
+from .. import fmath, quat
 from ..arrays import ranks
 from ..clip import Clip
 from ..errors import MotionctlError
@@ -319,7 +319,7 @@ def playback_rates(motion: np.ndarray, controls: np.ndarray, counts: np.ndarray,
     ok = np.isfinite(asked) & (data > MIN_RATE_SPEED) & (np.nan_to_num(asked) > MIN_RATE_SPEED) & (counts > 0)
     ratio = np.where(ok, np.nan_to_num(asked) / np.maximum(data, 1e-9), 1.0)
     rate = np.clip(ratio, 1.0 / feet.max_rate, feet.max_rate)
-    return np.where(ok, rate ** warp, 1.0)
+    return np.where(ok, fmath.power(rate, warp), 1.0)
 
 
 def _after(table, steps, single, heavy, rot, height, motion, contact, counts):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ... import quat
+from ... import fmath, quat
 from ...errors import MotionctlError
 from ...jobs import check_stop, progress_range
 from ...rootframe import to_local, wrap
@@ -337,7 +337,7 @@ class FieldModel(Model):
             local_axis = quat.rotate(quat.conj(parent_rot), axis)
             rot[j] = quat.normalize(quat.mul(quat.from_axis_angle(local_axis, angle), rot[j]))
             glob[j] = quat.mul(parent_rot, rot[j])
-        return disturbance * np.exp(-1.0 / (db.fps * PUSH_DECAY))
+        return disturbance * fmath.exp(-1.0 / (db.fps * PUSH_DECAY))
 
     def picture(self, width: int = 180, height: int = 120):
         """(RGBA [height, width, 4] rows bottom-up, caption): the mean value over the anchors as a

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ... import fmath
 from ...errors import MotionctlError
 from ...play.commands import (EVALUATION_PLAYER, PLAYER_STYLES, TRAINING_PLAYERS, PlayerSettings, Trace,  # noqa: F401
                               generate_trace, player_traces, read_trace, resample_trace, scale_player,
@@ -64,7 +65,7 @@ def ring_radii(speeds: np.ndarray, rings: int = 3, top_percentile: float = 95.0)
     others evenly spaced in log-magnitude (eq. 12's space), e.g. ~0.7, 1.9, 4 m/s."""
     top = float(np.percentile(speeds, top_percentile)) if len(speeds) else 1.0
     top = max(top, 0.1)
-    return np.expm1(np.log1p(top) * np.arange(1, rings + 1) / rings)
+    return fmath.expm1(fmath.log1p(top) * np.arange(1, rings + 1) / rings)
 
 
 def fitted_turns(turns: np.ndarray, percentile: float = 98.0, least: float = 1.3) -> tuple:

@@ -160,7 +160,7 @@ class FragmentModel:
         if len(new):
             d = column_distances(self.fragments, new, q, n_jobs=n_jobs, should_stop=should_stop)
             hubs = np.concatenate((self.hubs, new))
-            order = np.argsort(hubs)
+            order = np.argsort(hubs, kind="stable")
             self.hubs = hubs[order]
             self.hub_distances = np.concatenate((self.hub_distances, d), axis=2)[:, :, order]
             self._mq_key = None

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from ... import quat
+from ... import fmath, quat
 from ...arrays import ranks
 from ...errors import MotionctlError
 from ...jobs import Shared, check_memory, memory_budget, n_workers, parallel_map
@@ -250,9 +250,9 @@ def _successor_block(item, query, data, data_sq, pred, act, omegas, clip, start,
         per[j] = np.sqrt(np.einsum("bmtx,bmtx->bmt", diff, diff)).sum(axis=2)
     per[:, _stutters(clip, start, lo, hi, np.arange(r0, r1)[:, None], cand)] = np.inf
     total = np.tensordot(omegas, per, axes=1)
-    best = np.argpartition(total, k - 1, axis=1)[:, :k] if k < cand.shape[1] else np.argsort(total, axis=1)[:, :k]
+    best = np.argpartition(total, k - 1, axis=1)[:, :k] if k < cand.shape[1] else np.argsort(total, axis=1, kind="stable")[:, :k]
     cols = np.take_along_axis(cand, best, axis=1)
-    order = np.argsort(cols, axis=1)
+    order = np.argsort(cols, axis=1, kind="stable")
     cols = np.take_along_axis(cols, order, axis=1)
     best = np.take_along_axis(best, order, axis=1)
     return cols.astype(np.int32), np.take_along_axis(per, best[None], axis=2)
@@ -313,7 +313,7 @@ def quality_of(distances: np.ndarray, settings: QualitySettings | None = None) -
 def project_velocity(v: np.ndarray) -> np.ndarray:
     """P(v) = log(|v| + 1) v / |v| (eq. 12), 0 at v = 0; v [..., 2]."""
     mag = np.linalg.norm(v, axis=-1, keepdims=True)
-    scale = np.where(mag > 1e-12, np.log1p(mag) / np.where(mag > 1e-12, mag, 1.0), 1.0)
+    scale = np.where(mag > 1e-12, fmath.log1p(mag) / np.where(mag > 1e-12, mag, 1.0), 1.0)
     return v * scale
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ... import fmath
 from ...jobs import check_stop
 from ...rootframe import wrap
 from ...play.tasks import GridTask, speed_samples
@@ -68,7 +69,7 @@ def play(yaw: np.ndarray, n: np.ndarray, theta: np.ndarray, warps: np.ndarray, g
     t = np.arange(1, L + 1)
     live = t[None, :] <= n[:, None]  # [K, L]
     share = np.where(live, t[None, :] / np.maximum(n, 1)[:, None], 1.0)  # [K, L] of the warp applied
-    disc = np.where(live, gamma ** (t - 1.0)[None, :], 0.0)  # [K, L]
+    disc = np.where(live, fmath.power(gamma, t - 1.0)[None, :], 0.0)  # [K, L]
     turned = yaw[:, None, :] + warps[None, :, None] * share[:, None, :]  # [K, W, L]
     th = wrap(theta[..., None] - turned[..., None, :])  # [..., K, W, T, L]
     reward = -np.einsum("...kwtl,kl->...kwt", np.abs(th), disc) - WARP_COST * np.abs(warps)[:, None]
@@ -83,7 +84,7 @@ def task_of(speeds: np.ndarray) -> GridTask:
 def speed_cost(clip_speed: np.ndarray, n: np.ndarray, asked: np.ndarray, weight: float, gamma: float) -> np.ndarray:
     """[K, V] the discounted cost of playing each clip (ground speed ``clip_speed`` [K] m/s, ``n``
     [K] frames) when ``asked`` [V] m/s is wanted: ``weight``·|s - v| every frame."""
-    disc = (1.0 - gamma ** n.astype(float)) / (1.0 - gamma) if gamma < 1 else n.astype(float)
+    disc = (1.0 - fmath.power(gamma, n.astype(float))) / (1.0 - gamma) if gamma < 1 else n.astype(float)
     return weight * np.abs(clip_speed[:, None] - asked[None, :]) * disc[:, None]
 
 
@@ -111,7 +112,7 @@ def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: flo
     else:
         final = final[..., None]
     idx, wts = task.corners(final)  # [K, W, G, c]
-    end = gamma ** n.astype(float)  # [K]
+    end = fmath.power(gamma, n.astype(float))  # [K]
     src, dst = graph.edges[:, 0], graph.edges[:, 1]
     v = np.zeros((k, task.size))
     sweeps, change = 0, np.inf
@@ -143,7 +144,7 @@ def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, t
         final = np.stack(np.broadcast_arrays(final, speed), axis=-1)[..., 0, :]  # [C, W, 2]
     future = task.interpolate(np.broadcast_to(look.values[cands][:, None, :], final.shape[:2] + (look.values.shape[1],)),
                               final)
-    q = reward + (look.gamma ** n[cands].astype(float))[:, None] * future
+    q = reward + fmath.power(look.gamma, n[cands].astype(float))[:, None] * future
     best = np.unravel_index(int(np.argmax(q)), q.shape)
     return int(best[0]), float(look.warps[best[1]])
 

@@ -197,7 +197,7 @@ class Index:
         small = small[small < len(sstarts)]
         gap = np.maximum(slo[small] - q, 0.0) + np.maximum(q - shi[small], 0.0)
         lb = np.einsum("bd,bd->b", gap, gap)
-        order = np.argsort(lb)
+        order = np.argsort(lb, kind="stable")
         small, lb = small[order], lb[order]
         best, best_d = -1, bound
         n = len(self.x)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import fmath
 from ...rootframe import to_world, wrap
 
-LN2 = float(np.log(2.0))
+LN2 = float(fmath.log(2.0))
 
 
 def damping(halflife: float) -> float:
@@ -25,7 +26,7 @@ def decay(x, v, halflife: float, dt):
     ``dt`` may be an array of times (broadcast against x)."""
     y = damping(halflife)
     j1 = v + x * y
-    e = np.exp(-y * dt)
+    e = fmath.exp(-y * dt)
     return e * (x + j1 * dt), e * (v - j1 * y * dt)
 
 
@@ -38,7 +39,7 @@ def velocity_spring(v, a, goal, halflife: float, t):
     tt = t.reshape(t.shape + (1,) * np.ndim(v))
     j0 = v - goal
     j1 = a + j0 * y
-    e = np.exp(-y * tt)
+    e = fmath.exp(-y * tt)
     x = e * (-j1 / (y * y) + (-j0 - j1 * tt) / y) + j1 / (y * y) + j0 / y + goal * tt
     return x, e * (j0 + j1 * tt) + goal, e * (a - j1 * y * tt)
 
@@ -50,7 +51,7 @@ def angle_spring(angle, w, goal, halflife: float, t):
     t = np.asarray(t, dtype=float)
     j0 = wrap(angle - goal)
     j1 = w + j0 * y
-    e = np.exp(-y * t)
+    e = fmath.exp(-y * t)
     return goal + e * (j0 + j1 * t), e * (w - j1 * y * t)
 
 

@@ -239,7 +239,7 @@ def group_segments(seg: SegmentSet, size: int | None = None) -> Groups:
             d = seg.dx[fam] / np.maximum(seg.dx[fam].std(axis=0), 1e-6)
             d = d - d.mean(axis=0)
             axis = np.linalg.svd(d, full_matrices=False)[2][0]
-            order = fam[np.argsort(d @ axis)]
+            order = fam[np.argsort(d @ axis, kind="stable")]
             step = max(1, size - 1)
             for a in range(0, len(order) - 1, step):
                 g = order[a:a + size]

@@ -11,6 +11,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import dijkstra
 
+from ... import fmath
 from ...play.graph import ACTION_TYPES, MotionGraph
 from ...jobs import Shared, check_memory, check_stop, cluster, n_workers, parallel_map, progress_range
 from ...rootframe import to_world
@@ -42,7 +43,7 @@ def coverage_rgba(result) -> np.ndarray:
     img[~free] = (0.45, 0.08, 0.08, 1.0)
     img[free & (cov == 0)] = (0.35, 0.35, 0.35, 1.0)
     on = free & (cov > 0)
-    t = np.log1p(cov[on]) / max(np.log1p(cov.max()), 1e-9)
+    t = fmath.log1p(cov[on]) / max(fmath.log1p(cov.max()), 1e-9)
     img[on, 0] = 0.1 + 0.3 * t
     img[on, 1] = 0.4 + 0.6 * t
     img[on, 2] = 0.1 + 0.3 * t
