@@ -291,10 +291,15 @@ def fidelity_figures(walk: dict, budget: int) -> None:
     from bench_fidelity import spread
 
     reach = walk["any_completes"]
-    at = {m: [r["curve"][budget - 1] / reach for r in walk["runs"][m]] for m in ("active", "random")}
+
+    def at_n(method, n):  # a run that stopped short counts at its last example count
+        return [r["curve"][min(n, len(r["curve"])) - 1] / reach for r in walk["runs"][method]]
+
+    at = {m: at_n(m, budget) for m in ("active", "random")}
     figures = {f"active_coverage_reachable_{budget}": spread(at["active"]),
                f"random_coverage_reachable_{budget}": spread(at["random"]),
-               f"active_minus_random_{budget}": spread(np.subtract(at["active"], at["random"])),
+               **{f"active_minus_random_{n}": spread(np.subtract(at_n("active", n), at_n("random", n)))
+                  for n in sorted({5, 10, 20, budget}) if n <= budget},
                "active_reachable_share": {"median": reach, "low": reach, "high": reach, "n": 1}}
     merge_json("fidelity", figures, active={"command": "python bench/bench_active.py", "budget": budget,
                                             "reachable": reach, "at_budget": at, "environment": environment(),

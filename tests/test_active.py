@@ -84,6 +84,34 @@ def test_a_controller_reproduces_its_examples_and_blends_between_them(walk_pool)
     assert ctrl.n_examples == len(range(0, walk_pool.n, 3))
 
 
+def test_a_controller_completes_what_each_of_its_examples_completes_alone(walk_pool):
+    """Near each example's own task the controller plays at least as well as that example (where
+    the paper's map alone, blending neighbours that each meet u, misses some)."""
+    ctrl = controller_of(walk_pool, range(walk_pool.n))
+    task, rng = walk_pool.task, np.random.default_rng(0)
+    map_misses = 0
+    for ci, c in enumerate(ctrl.clusters):
+        f = np.repeat(np.array([e.features for e in c.examples]), 8, axis=0)
+        u = f + rng.uniform(-0.7, 0.7, f.shape) * task.tol  # each example alone completes these
+        assert np.all(task.errors(f, u) <= 1.0)
+        assert np.all(ctrl.errors(ci, u) <= 1.0)
+        w_map = c.map(task.normalise(u))
+        map_misses += int(np.sum(np.any(task.errors(ctrl.features(ci, w_map), u) > 1.0, axis=1)))
+    assert map_misses > 0
+
+
+def test_candidates_look_past_the_requests_the_performer_rejected(walk_pool):
+    from motionctl.engines.active.learning import REJECTED_RADIUS
+    ctrl = controller_of(walk_pool, [0, 5, 9])
+    first = [c for c in candidates(ctrl, np.random.default_rng(1), n_random=30) if c.metric != "transition"]
+    rejected = first[:6]
+    again = [c for c in candidates(ctrl, np.random.default_rng(1), n_random=30, rejected=rejected)
+             if c.metric != "transition"]
+    assert len(again) >= len(first) // 2
+    x = lambda k: ctrl.task.normalise(k.u)  # noqa: E731
+    assert all(np.linalg.norm(x(k) - x(r)) >= REJECTED_RADIUS for k in again for r in rejected)
+
+
 def test_coverage_on_a_hand_made_case(walk_pool):
     ctrl = controller_of(walk_pool, [0])
     f = ctrl.clusters[0].examples[0].features
@@ -132,6 +160,9 @@ def test_the_oracle_answers_with_the_matching_take_once_and_rejects_the_impossib
     far = Candidate("summed", 0, walk_pool.states[i] + np.float32(1.0), walk_pool.features[i].copy(), 0.0)
     assert oracle.answer(far) is None  # no take starts there
     assert oracle.answer(cand, current=0.5) is None  # nothing would do better than the controller already does
+    short_and_fast = walk_pool.task.low[:1].tolist() + walk_pool.task.high[1:2].tolist() + [0.0]  # 0.2 m at 1.8 m/s
+    assert not np.any(np.all(walk_pool.task.errors(walk_pool.features, short_and_fast) <= oracle.reject ** 2, axis=1))
+    assert oracle.answer(Candidate("summed", 0, walk_pool.states[i], np.array(short_and_fast), 0.0)) is None
     walk_pool.used[:] = False
 
 

@@ -74,9 +74,11 @@ def _badness(ctrl: Controller, ci: int, u: np.ndarray) -> dict:
 
 
 def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: int = NM_EVALS, per_metric: int = 3,
-               should_stop=None, progress=None) -> list:
+               should_stop=None, progress=None, rejected=()) -> list:
     """Every metric's ``per_metric`` worst random inputs per cluster, each refined by Nelder-Mead,
-    and the transition candidates, sorted by score (worst first)."""
+    and the transition candidates, sorted by score (worst first).  Task inputs within
+    ``REJECTED_RADIUS`` of a ``rejected`` request from the same start are searched no more (what the
+    performer said cannot be done is not the controller's to improve): the search looks past them."""
     task = ctrl.task
     out = []
     bounds = list(zip(task.low, task.high))
@@ -84,12 +86,25 @@ def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: i
         check_stop(should_stop, "suggesting")
         if progress:
             progress(ci / max(1, len(ctrl.clusters)), f"cluster {ci + 1} of {len(ctrl.clusters)}")
+        here = [task.normalise(r.u) for r in rejected
+                if float(distances_to(r.state[None], c.start_state)[0]) < ctrl.tolerance]
+        done = np.array(here).reshape(-1, task.dim)
+
+        def open_(u, done=done):
+            """bool [B]: task inputs no rejected request is near."""
+            x = task.normalise(np.atleast_2d(u))
+            return np.all(np.linalg.norm(x[:, None] - done[None], axis=-1) >= REJECTED_RADIUS, axis=1)
+
         u = task.sample(rng, n_random)
+        u = u[open_(u)]
+        if not len(u):
+            continue
         bad = _badness(ctrl, ci, u)
         for metric, score in bad.items():
-            for u0 in u[np.argsort(-score)[:per_metric]]:
+            for u0 in u[np.argsort(-score, kind="stable")[:per_metric]]:
                 def negative(v, metric=metric, ci=ci):
-                    return -float(_badness(ctrl, ci, np.clip(v, task.low, task.high)[None])[metric][0])
+                    v = np.clip(v, task.low, task.high)[None]
+                    return -float(_badness(ctrl, ci, v)[metric][0]) if open_(v)[0] else np.inf
 
                 res = minimize(negative, u0, method="Nelder-Mead", bounds=bounds,
                                options={"maxfev": nm_evals, "xatol": 1e-3, "fatol": 1e-3})
@@ -105,21 +120,29 @@ def start_pose(cluster) -> tuple:
     return cluster.aligned.rot[0, 0].copy(), float(cluster.aligned.height[0, 0])
 
 
-def transition_candidates(ctrl: Controller) -> list:
-    """End states of each cluster's average motion that no start state is within the tolerance of
-    (section 4.1), with u at the centre of the domain."""
+def transition_candidates(ctrl: Controller, per_cluster: int = 3) -> list:
+    """States the controller plays into that no cluster starts from (section 4.1): per cluster, the
+    end states of its average motion and of each example farther than the tolerance from every
+    start state, the ``per_cluster`` farthest, each with u what that motion did (the paper takes
+    the average motion's state and the centre of the domain; on walks a cluster's average ends
+    where it starts, while its fast or turning examples end in states nothing starts from, and
+    a walk asked at the centre from a fast walk's end is one no performer does)."""
     if not ctrl.clusters:
         return []
     out = []
-    centre = 0.5 * (ctrl.task.low + ctrl.task.high)
     starts = ctrl.starts
     for ci, c in enumerate(ctrl.clusters):
-        end = c.aligned.end_state.mean(axis=0)
-        d = float(distances_to(starts, end).min())
-        if d > ctrl.tolerance:
-            mean = blend(c.aligned, np.full((1, c.k), 1.0 / c.k))
-            out.append(Candidate("transition", ci, end.astype(np.float32), centre.copy(), d,
-                                 (mean.rot[0, -1].copy(), float(mean.height[0, -1]))))
+        mean = blend(c.aligned, np.full((1, c.k), 1.0 / c.k))
+        ends = np.vstack((c.aligned.end_state.mean(axis=0)[None], c.aligned.end_state[:c.k]))
+        feats = np.vstack((ctrl.task.features(ctrl.skeleton, mean, ctrl.fps), np.array([e.features for e in c.examples])))
+        d = distances(ends.astype(np.float32), starts).min(axis=1)
+        for j in np.argsort(-d, kind="stable")[:per_cluster]:
+            if d[j] <= ctrl.tolerance:
+                break
+            pose = (mean.rot[0, -1].copy(), float(mean.height[0, -1])) if j == 0 else \
+                (c.aligned.rot[j - 1, -1].copy(), float(c.aligned.height[j - 1, -1]))
+            u = np.clip(feats[j], ctrl.task.low, ctrl.task.high)
+            out.append(Candidate("transition", ci, ends[j].astype(np.float32), u, float(d[j]), pose))
     return out
 
 
@@ -266,14 +289,17 @@ class Oracle:
     request (start distance / tolerance + summed task error), as a performer does their best at
     what is asked; it rejects the request (None) when no unused example starts within
     ``tolerance`` of the state, when the best misses u by more than ``reject`` tolerances in some
-    metric, or when it would not do the task better than the controller already does
+    metric (3: a performer comes that close to what is asked or says it cannot be done; most of
+    the task box asks for no walk a person does, stride 0.2 m at 1.8 m/s, and a performer who
+    answered it anyway with their nearest walk gave the learner the same few walks again and
+    again), or when it would not do the task better than the controller already does
     (``current``: the controller's summed error there; a take that cannot help is not worth
     capturing).  ``accepts`` a pseudoexample that completes its task with no more skating than
     its sources (plus ``skate_margin``)."""
 
     pool: Pool
     tolerance: float = 0.12
-    reject: float = np.inf
+    reject: float = 3.0
     skate_margin: float = 0.02
 
     def answer(self, cand: Candidate, current: float = np.inf):
@@ -370,7 +396,7 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
     ``pseudo_tries`` task candidates, at most ``pseudo_per_example`` between two real examples."""
     t0 = time.perf_counter()
     ctrl = learner.ctrl
-    cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop))
+    cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop, rejected=learner.rejected))
     if not cands:
         return StepLog(step, "rejected", "none", "none", "every candidate is near a rejected request", ctrl.n_examples,
                        ctrl.n_pseudo, len(ctrl.clusters), None, time.perf_counter() - t0, 0)

@@ -81,7 +81,7 @@ class ActiveSession:
         """The candidates in the order the loop asks them (requests rejected before left out),
         and a pseudoexample for the first ``PSEUDO_SHOWN`` task candidates that have one."""
         cands = self.learner.order(candidates(self.ctrl, self.learner.rng, should_stop=should_stop,
-                                              progress=progress))
+                                              progress=progress, rejected=self.learner.rejected))
         if self.settings.pseudoexamples:
             shown = 0
             for cand in [c for c in cands if c.metric != "transition"][:2 * PSEUDO_SHOWN]:
