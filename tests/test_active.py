@@ -136,6 +136,25 @@ def test_nelder_mead_finds_the_largest_gap_between_examples(walk_pool):
     assert found == pytest.approx(best.score, rel=1e-6)
 
 
+def test_a_step_searches_again_past_what_the_performer_rejected(walk_pool):
+    """A performer who comes within 1.5 tolerances or refuses: every request of the first search is
+    refused; searching again past them finds one the pool answers within the same step."""
+    from motionctl.engines.active.learning import Learner, active_step
+
+    steps = []
+    for rounds in (1, 8):
+        walk_pool.used[:] = False
+        ctrl = Controller(walk_pool.task, walk_pool.clips[0].skeleton, 30)
+        for i in (12, 17, 21):
+            walk_pool.give(ctrl, i, walk_pool.states[i])
+        learner = Learner(ctrl, Oracle(walk_pool, reject=1.5), np.random.default_rng(0))
+        steps.append((active_step(learner, 0, None, rounds=rounds), ctrl.n_examples))
+    walk_pool.used[:] = False
+    (once, n_once), (again, n_again) = steps
+    assert once.action == "rejected" and n_once == 3
+    assert again.action == "example" and n_again == 4 and again.rejected > once.rejected
+
+
 def test_accepting_a_pseudoexample_changes_the_map(walk_pool):
     ctrl = controller_of(walk_pool, [0, 3, 6, 9])
     feats = ctrl.clusters[0].examples

@@ -36,6 +36,7 @@ METRICS = ("relative", "summed", "distance", "transition")  # the four metrics; 
 RANDOM_INPUTS = 200
 NM_EVALS = 60
 TAKE_MARGIN = 6  # frames a take runs before its example's start (and after its end state)
+SEARCH_ROUNDS = 8  # candidate searches in one automatic step while the oracle rejects every request
 REJECTED_RADIUS = 0.15  # normalised task-input distance around a rejected request not asked again (same start)
 
 
@@ -388,18 +389,41 @@ class Learner:
 
 
 def active_step(learner: Learner, step: int, sample: CoverageSample | None = None, should_stop=None,
-                pseudo_tries: int = 2) -> StepLog:
+                pseudo_tries: int = 2, rounds: int = SEARCH_ROUNDS) -> StepLog:
     """One automatic step: candidates; going down them in the user's order, the first whose
     pseudoexample the oracle accepts, or that the oracle answers with an example; the requests it
     rejects on the way are remembered and not asked again (asking costs nothing: it is the
-    performer saying "I cannot do that from there").  Pseudoexamples are tried for the first
-    ``pseudo_tries`` task candidates, at most ``pseudo_per_example`` between two real examples."""
+    performer saying "I cannot do that from there").  When it rejects every one, the search runs
+    again past them, up to ``rounds`` times (the box's impossible corners take a few rounds to
+    rule out).  Pseudoexamples are tried for the first ``pseudo_tries`` task candidates, at most
+    ``pseudo_per_example`` between two real examples."""
     t0 = time.perf_counter()
     ctrl = learner.ctrl
-    cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop, rejected=learner.rejected))
-    if not cands:
+    rejected = tried = 0
+    first = answered = None
+    for _ in range(rounds):
+        cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop, rejected=learner.rejected))
+        if not cands:
+            break
+        first = first or cands[0]
+        answered, r, t = _ask(learner, cands, pseudo_tries - tried)
+        rejected, tried = rejected + r, tried + t
+        if answered:
+            break
+    if first is None:
         return StepLog(step, "rejected", "none", "none", "every candidate is near a rejected request", ctrl.n_examples,
-                       ctrl.n_pseudo, len(ctrl.clusters), None, time.perf_counter() - t0, 0)
+                       ctrl.n_pseudo, len(ctrl.clusters), None, time.perf_counter() - t0, rejected)
+    cand, action, answer = answered or (first, "rejected", f"{rejected} requests, none within tolerance")
+    learner.answered(cand)
+    cov = float(coverage(ctrl, sample).mean()) if sample is not None else None
+    return StepLog(step, action, cand.describe(ctrl.task), cand.metric, answer, ctrl.n_examples, ctrl.n_pseudo,
+                   len(ctrl.clusters), cov, time.perf_counter() - t0, rejected)
+
+
+def _ask(learner: Learner, cands: list, pseudo_tries: int) -> tuple:
+    """Down the candidates: ((candidate, action, answer) of the first a pseudoexample or the oracle
+    answers, or None; requests rejected; pseudoexamples tried)."""
+    ctrl = learner.ctrl
     rejected = tried = 0
     for cand in cands:
         pseudo = None
@@ -408,9 +432,8 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
         if learner.oracle.accepts(pseudo):
             ctrl.add_pseudo(pseudo.cluster, pseudo.u, pseudo.w)
             learner.pseudo_since += 1
-            action = "pseudoexample"
-            answer = f"weights {np.round(pseudo.w, 2).tolist()} errors {np.round(pseudo.errors, 2).tolist()}"
-            break
+            return (cand, "pseudoexample", f"weights {np.round(pseudo.w, 2).tolist()} errors "
+                    f"{np.round(pseudo.errors, 2).tolist()}"), rejected, tried
         current = float(ctrl.errors(cand.cluster, cand.u[None]).sum()) if cand.metric != "transition" else np.inf
         i = learner.oracle.answer(cand, current)
         if i is None:
@@ -420,16 +443,9 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
         pool = learner.oracle.pool
         ci, new = pool.give(ctrl, i, cand.state)
         learner.pseudo_since = 0
-        action = "example"
-        answer = f"{pool.name(i)} frames {int(pool.keys[i][0])}-{int(pool.keys[i][-1])} -> " \
-                 f"{'new ' if new else ''}cluster {ci}"
-        break
-    else:
-        cand, action, answer = cands[0], "rejected", f"{rejected} requests, none within tolerance"
-    learner.answered(cand)
-    cov = float(coverage(ctrl, sample).mean()) if sample is not None else None
-    return StepLog(step, action, cand.describe(ctrl.task), cand.metric, answer, ctrl.n_examples, ctrl.n_pseudo,
-                   len(ctrl.clusters), cov, time.perf_counter() - t0, rejected)
+        return (cand, "example", f"{pool.name(i)} frames {int(pool.keys[i][0])}-{int(pool.keys[i][-1])} -> "
+                f"{'new ' if new else ''}cluster {ci}"), rejected, tried
+    return None, rejected, tried
 
 
 def baseline(ctrl: Controller, pool: Pool, budget: int, how: str, seed: int = 0, sample: CoverageSample | None = None,
