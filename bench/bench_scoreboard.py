@@ -289,6 +289,18 @@ def rfmt(s: dict) -> str:
     return f"{s['median']:.2f} / {s['p90']:.2f} ({100 * s['reached']:.0f}%)"
 
 
+def merged_note(r: dict) -> str:
+    """Which rows a later partial run measured again (``r["merged"]``: one such run's record, or a
+    list of them, oldest first), and at which commits."""
+    runs = r.get("merged") or []
+    runs = [runs] if isinstance(runs, dict) else runs
+    if not runs:
+        return ""
+    parts = [f"rows {', '.join(m['rows'])} at {m['environment'].get('commit', '?')[:7]} (`{m['command']}`, "
+             f"{m['wall_seconds']:.0f} s)" for m in runs]
+    return f"  Re-measured: {'; '.join(parts)}; the others at {r['environment'].get('commit', '?')[:7]}."
+
+
 def write(r: dict, quick: bool) -> None:
     name = "scoreboard_quick" if quick else "scoreboard"
     out = os.path.join(ROOT, "bench", "results")
@@ -300,10 +312,7 @@ def write(r: dict, quick: bool) -> None:
              f"16_08, 16_{TRIALS[1]} - 16_{TRIALS[-1]}); every engine at its defaults; wall "
              f"{r['wall_seconds']:.0f} s on {r['environment'].get('cores')} cores.  Each response cell: median / p90 "
              "of the trials reached (s) and the share reached (every trial counts: a miss is one not reached within "
-             "6 s, or, on the game pad, before the next command); other cells: median / p90." + (
-                 f"  Rows {', '.join(r['merged']['rows'])} re-measured at {r['merged']['environment'].get('commit', '?')[:7]} "
-                 f"(`{r['merged']['command']}`, {r['merged']['wall_seconds']:.0f} s), the others at "
-                 f"{r['environment'].get('commit', '?')[:7]}." if r.get("merged") else ""), "",
+             "6 s, or, on the game pad, before the next command); other cells: median / p90." + merged_note(r), "",
              "| engine | direction s | speed s | stop s | pad: direction | pad: speed | pad: stop | path error m | "
              "path s (ideal 29) | skating % | sliding cm | pose cm (p95) | run s / trace s | jump °/s | jump m/s | "
              "switches /s | ms per decision | ms per s | train s | file KB | held MB |",
