@@ -264,7 +264,9 @@ def main():
     matching = next((r for r in rows if r["variant"] == "matching"), None)
     for row in rows:
         row["targets"] = targets(row, matching)
-    results = {"command": "python bench/bench_scoreboard.py" + (" --quick" if args.quick else ""),
+    every = ",".join(list(ENGINES) + list(VARIANTS))
+    results = {"command": "python bench/bench_scoreboard.py" + (f" --engines {args.engines}" if args.engines != every else "")
+               + (" --quick" if args.quick else ""),
                "clips": [c.name for c in clips], "trials": {"angles": ANGLES, "speeds": SPEEDS, "stops": STOPS, "starts": STARTS},
                "seconds_of_capture": float(sum(c.n_frames / c.fps for c in clips)), "source": source, "rows": rows, "matching_search": search,
                "wall_seconds": time.perf_counter() - t_all, "environment": environment()}
