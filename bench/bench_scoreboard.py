@@ -292,10 +292,9 @@ def rfmt(s: dict) -> str:
 
 
 def merged_note(r: dict) -> str:
-    """Which rows a later partial run measured again (``r["merged"]``: one such run's record, or a
-    list of them, oldest first), and at which commits."""
+    """Which rows later partial runs measured again (``r["merged"]``: their records, oldest first),
+    and at which commits."""
     runs = r.get("merged") or []
-    runs = [runs] if isinstance(runs, dict) else runs
     if not runs:
         return ""
     parts = [f"rows {', '.join(m['rows'])} at {m['environment'].get('commit', '?')[:7]} (`{m['command']}`, "

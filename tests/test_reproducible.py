@@ -112,3 +112,25 @@ def avx512_targets() -> list:
     except ImportError:  # numpy 1.26
         from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__
     return [t for t in __cpu_dispatch__ if ("AVX512" in t or t == "X86_V4") and __cpu_features__.get(t)]
+
+
+def test_the_engine_package_calls_no_function_that_rounds_otherwise_on_avx512():
+    """What the models are trained from goes through ``motionctl.fmath`` and stable sorts: numpy's
+    own exp, log, power, arctan2, arccos, arcsin (and log1p, expm1) and an unstable argsort give
+    other bits on a CPU with AVX-512 (see the test above); a new call slips in easily."""
+    import re
+
+    from conftest import ROOT as root
+
+    risky = re.compile(r"\bnp\.(exp|log|log1p|expm1|power|arctan2|arccos|arcsin|tan|arctan|exp2|log2|cbrt)\(")
+    found = []
+    for folder, _, files in os.walk(os.path.join(root, "motionctl")):
+        for name in files:
+            path = os.path.join(folder, name)
+            if not name.endswith(".py") or path.endswith(os.path.join("motionctl", "fmath.py")):
+                continue
+            for i, line in enumerate(open(path, encoding="utf-8"), 1):
+                code = line.split("#")[0]
+                if risky.search(code) or ("argsort(" in code and "kind=" not in code):
+                    found.append(f"{os.path.relpath(path, root)}:{i}: {line.strip()}")
+    assert not found, "use motionctl.fmath / argsort(kind=\"stable\"):\n" + "\n".join(found)

@@ -23,6 +23,7 @@ import numpy as np
 from .. import quat
 from ..body.contacts import points_skating
 from ..errors import MotionctlError
+from ..rootframe import wrap
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def root_errors(pos_a, rot_a, pos_b, rot_b) -> dict:
     db = np.asarray(pos_b) - pos_b[0]
     cm = 100.0 * np.linalg.norm(da - db, axis=1)
     ya, yb = heading(rot_a), heading(rot_b)
-    deg = np.degrees(np.abs(np.angle(np.exp(1j * ((ya - ya[0]) - (yb - yb[0]))))))
+    deg = np.degrees(np.abs(wrap((ya - ya[0]) - (yb - yb[0]))))
     return {"root_cm_p95": float(np.percentile(cm, 95)), "root_cm_max": float(cm.max()),
             "yaw_deg_p95": float(np.percentile(deg, 95)), "yaw_deg_max": float(deg.max()),
             "travel_m": float(np.linalg.norm(da[-1, :2]))}

@@ -10,7 +10,7 @@ points are its examples (one-hot weights) and accepted pseudoexamples (any weigh
 A ``Controller`` is the clusters of one task: for a state and a task input it plays the cluster
 whose start state is nearest (among those within the state tolerance, the one with an example
 nearest in u), blending its examples with the map's weights, or playing the one data point that
-meets u with less task error where one does (``play``: our decision, DESIGN.md 3.4; measured, the
+meets u with less task error where one does (``blend_for``: our decision, DESIGN.md 3.4; measured, the
 map alone lost a third of what its examples complete on their own).  Task inputs are normalised
 to [0, 1] per dimension by the task's bounds wherever distances are taken.
 """
@@ -103,7 +103,7 @@ class Cluster:
     start_state: np.ndarray
     map: BlendMap | None = None
     start_pose: tuple = field(default=None)
-    point_features: np.ndarray | None = None  # [N, D] what each data point's weights play (Controller.play)
+    point_features: np.ndarray | None = None  # [N, D] what each data point's weights play (Controller.blend_for)
 
     @property
     def k(self) -> int:
@@ -170,10 +170,10 @@ class Controller:
         return int(np.argmin(err))
 
     def weights(self, ci: int, u: np.ndarray) -> np.ndarray:
-        """[B, K] the weights cluster ``ci`` plays at task inputs ``u`` [B, D] (``play``)."""
-        return self.play(ci, u)[0]
+        """[B, K] the weights cluster ``ci`` plays at task inputs ``u`` [B, D] (``blend_for``)."""
+        return self.blend_for(ci, u)[0]
 
-    def play(self, ci: int, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def blend_for(self, ci: int, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """([B, K] weights, [B, D] task errors) of cluster ``ci`` at task inputs ``u`` [B, D]: the
         map's blend, or the cluster's data point (an example, a pseudoexample) that meets u with
         a smaller largest task error, where one does (its motion is known; the map, fitted through
@@ -185,10 +185,10 @@ class Controller:
         if c.point_features is None:  # what each data point plays (its weights' blend), once per fit
             c.point_features = self.features(ci, c.w)
         point = self.task.errors(c.point_features[None], u[:, None])  # [B, N, D]
-        best = np.argmin(point.max(axis=2), axis=1)  # the largest error decides, as in the completion test
-        rows = np.arange(len(u))
-        better = point[rows, best].max(axis=1) < err.max(axis=1)
-        return np.where(better[:, None], c.w[best], w), np.where(better[:, None], point[rows, best], err)
+        worst = point.max(axis=2)  # the largest error decides, as in the completion test
+        best = np.argmin(worst, axis=1)
+        better = worst[np.arange(len(u)), best] < err.max(axis=1)
+        return np.where(better[:, None], c.w[best], w), np.where(better[:, None], point[np.arange(len(u)), best], err)
 
     def features(self, ci: int, w: np.ndarray, block: int = 256) -> np.ndarray:
         """[B, D] features of the cluster's blends with weights ``w`` [B, K] (blocked)."""
@@ -201,7 +201,7 @@ class Controller:
         """[B, D] task errors of the cluster at task inputs ``u`` [B, D] (its map's weights, or ``w``)."""
         u = np.atleast_2d(u)
         if w is None:
-            return self.play(ci, u)[1]
+            return self.blend_for(ci, u)[1]
         return self.task.errors(self.features(ci, w), u)
 
     def completes(self, states: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -87,25 +87,17 @@ def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: i
         check_stop(should_stop, "suggesting")
         if progress:
             progress(ci / max(1, len(ctrl.clusters)), f"cluster {ci + 1} of {len(ctrl.clusters)}")
-        here = [task.normalise(r.u) for r in rejected
-                if float(distances_to(r.state[None], c.start_state)[0]) < ctrl.tolerance]
-        done = np.array(here).reshape(-1, task.dim)
-
-        def open_(u, done=done):
-            """bool [B]: task inputs no rejected request is near."""
-            x = task.normalise(np.atleast_2d(u))
-            return np.all(np.linalg.norm(x[:, None] - done[None], axis=-1) >= REJECTED_RADIUS, axis=1)
-
+        done = refused_inputs(ctrl, rejected, c.start_state)
         u = task.sample(rng, n_random)
-        u = u[open_(u)]
+        u = u[is_open(ctrl, done, u)]
         if not len(u):
             continue
         bad = _badness(ctrl, ci, u)
         for metric, score in bad.items():
             for u0 in u[np.argsort(-score, kind="stable")[:per_metric]]:
-                def negative(v, metric=metric, ci=ci):
+                def negative(v, metric=metric, ci=ci, done=done):
                     v = np.clip(v, task.low, task.high)[None]
-                    return -float(_badness(ctrl, ci, v)[metric][0]) if open_(v)[0] else np.inf
+                    return -float(_badness(ctrl, ci, v)[metric][0]) if is_open(ctrl, done, v)[0] else np.inf
 
                 res = minimize(negative, u0, method="Nelder-Mead", bounds=bounds,
                                options={"maxfev": nm_evals, "xatol": 1e-3, "fatol": 1e-3})
@@ -114,6 +106,23 @@ def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: i
                 out.append(Candidate(metric, ci, c.start_state, best, float(max(-res.fun, start)), start_pose(c)))
     out += transition_candidates(ctrl)
     return sorted(out, key=lambda k: -k.score)
+
+
+def refused_inputs(ctrl: Controller, rejected: list, state: np.ndarray) -> np.ndarray:
+    """[R, D] the normalised task inputs of the ``rejected`` requests from a start within the state
+    tolerance of ``state``."""
+    if not rejected:
+        return np.zeros((0, ctrl.task.dim))
+    states = np.stack([r.state for r in rejected]).astype(np.float32)
+    near = distances_to(states, np.asarray(state, dtype=np.float32)) < ctrl.tolerance
+    return ctrl.task.normalise(np.stack([r.u for r in rejected])[near]).reshape(-1, ctrl.task.dim)
+
+
+def is_open(ctrl: Controller, done: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """bool [B]: task inputs ``u`` [B, D] farther than ``REJECTED_RADIUS`` (normalised) from every
+    refused input ``done`` [R, D] (``refused_inputs``): those asked again."""
+    x = ctrl.task.normalise(np.atleast_2d(u))
+    return np.all(np.linalg.norm(x[:, None] - done[None], axis=-1) >= REJECTED_RADIUS, axis=1)
 
 
 def start_pose(cluster) -> tuple:
@@ -383,9 +392,7 @@ class Learner:
         self.turn = (METRICS.index(cand.metric.split(":")[0]) + 1) % len(METRICS)
 
     def was_rejected(self, k: Candidate) -> bool:
-        x = self.ctrl.task.normalise(k.u)
-        return any(float(np.linalg.norm(x - self.ctrl.task.normalise(r.u))) < REJECTED_RADIUS and
-                   float(distances_to(r.state[None], k.state)[0]) < self.ctrl.tolerance for r in self.rejected)
+        return not is_open(self.ctrl, refused_inputs(self.ctrl, self.rejected, k.state), k.u)[0]
 
 
 def active_step(learner: Learner, step: int, sample: CoverageSample | None = None, should_stop=None,
