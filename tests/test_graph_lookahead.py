@@ -66,7 +66,10 @@ def test_value_iteration_converges_and_the_policy_turns(looking, clips):
                          else np.inf)
         met[name] = times
     assert np.all(np.isfinite(met["lookahead"]))  # looking ahead (and warping) it always gets there
-    assert np.mean(met["lookahead"]) < np.mean(met["greedy"])
+    # Greedy warps too and gets there (unwarped, choosing by where a clip's end faces, it reached
+    # 5% of the scoreboard's turns), but one clip ahead it gets there later.
+    assert np.all(np.isfinite(met["greedy"])), met
+    assert np.mean(met["lookahead"]) < np.mean(met["greedy"]), met
 
 
 def test_look_ahead_values_survive_save_and_load(looking, tmp_path):

@@ -64,16 +64,16 @@ class GraphSettings:
                              "take first (0 = all: larger graphs, slower evaluation)", min=0, max=64, group="Graph")
     block: int = internal(512, min=1, max=1 << 20)  # rows of the cost matrix per block
     policy: str = setting("lookahead", "Policy", "How the controller walks the graph", choices=(
-        ("greedy", "Greedy", "The successor whose end faces closest to the wanted heading (what a game starts from; "
-         "it rarely reaches a new direction: no look-ahead)"),
+        ("greedy", "Greedy", "One clip ahead: the successor and warp (up to Max Warp) whose own frames best follow "
+         "the wanted heading and speed, with no value beyond it (what a game starts from)"),
         ("lookahead", "Look Ahead", "Value iteration over the clips for the wanted heading, each clip warped up to "
          "Max Warp (paper 002's graph controller)")), group="Control")
-    max_warp: float = setting(np.radians(45.0), "Max Warp", "Look Ahead: the most a clip's facing may be turned "
-                              "while it plays", min=0.0, max=np.pi / 2, unit="ROTATION", group="Control")
-    speed_samples: int = setting(5, "Speed Samples", "Look Ahead: the asked speeds its values know, from standing "
+    max_warp: float = setting(np.radians(45.0), "Max Warp", "The most a clip's facing may be turned while it "
+                              "plays", min=0.0, max=np.pi / 2, unit="ROTATION", group="Control")
+    speed_samples: int = setting(5, "Speed Samples", "The asked speeds its values know, from standing "
                                  "to the graph's fastest clip; 0: it follows the heading alone (the paper's "
                                  "comparison)", min=0, max=12, group="Control")
-    speed_weight: float = setting(1.0, "Speed Weight", "Look Ahead with speeds: reward lost per m/s off the asked "
+    speed_weight: float = setting(1.0, "Speed Weight", "With speeds: reward lost per m/s off the asked "
                                   "speed, every frame (per radian off the heading it is 1)", min=0.0, max=10.0,
                                   group="Control")
     reconnect: bool = setting(True, "Keep Every Clip", "Put back source clips (runs, stops) that merging and "

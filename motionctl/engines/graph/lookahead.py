@@ -48,6 +48,7 @@ class Lookahead:
     sweeps: int = 0
     residual: float = 0.0
     seconds: float = 0.0
+    one_clip: bool = False  # Greedy: the next clip's reward per frame, no value beyond it
 
 
 def clip_yaws(root_paths: list) -> tuple[np.ndarray, np.ndarray]:
@@ -131,6 +132,17 @@ def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: flo
                      time.perf_counter() - t0)
 
 
+def greedy(n_clips: int, warps: np.ndarray, gamma: float, clip_speed: np.ndarray, speed_count: int,
+           speed_weight: float) -> Lookahead:
+    """A ``Lookahead`` that sees one clip ahead: ``choose`` by the next clip's own reward per
+    (discounted) frame, so a long clip is not worse for being long, with the same warps and speed
+    cost and no value beyond it: the Greedy policy."""
+    speeds = speed_samples(clip_speed, speed_count)
+    task = task_of(speeds)
+    return Lookahead(np.zeros((n_clips, task.size), dtype=np.float32), warps, gamma, speeds,
+                     speed_weight if task.speeds else 0.0, one_clip=True)
+
+
 def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, theta: float,
            penalty: np.ndarray, speed: float = 0.0, clip_speed: np.ndarray | None = None) -> tuple[int, float]:
     """(index into ``cands``, warp) of the best successor and warp from task state ``theta`` (and
@@ -138,15 +150,19 @@ def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, t
     ``penalty`` [C] a further cost of each candidate (and a tie-breaker)."""
     task = task_of(look.speeds)
     reward, final = play(yaw[cands], n[cands], np.array([[[theta]]]), look.warps, look.gamma)  # [C, W, 1]
-    reward = reward[..., 0] - penalty[:, None]
+    reward = reward[..., 0]
     if task.speeds:
         reward = reward - speed_cost(clip_speed[cands], n[cands], np.array([speed]), look.speed_weight, look.gamma)
         final = np.stack(np.broadcast_arrays(final, speed), axis=-1)[..., 0, :]  # [C, W, 2]
-    future = task.interpolate(np.broadcast_to(look.values[cands][:, None, :], final.shape[:2] + (look.values.shape[1],)),
-                              final)
-    q = reward + fmath.power(look.gamma, n[cands].astype(float))[:, None] * future
+    if look.one_clip:  # per discounted frame, so that a long clip is not worse for being long
+        frames = np.maximum(n[cands], 1).astype(float)
+        q = reward / ((1.0 - fmath.power(look.gamma, frames)) / (1.0 - look.gamma) if look.gamma < 1 else frames)[:, None]
+    else:
+        future = task.interpolate(np.broadcast_to(look.values[cands][:, None, :],
+                                                  final.shape[:2] + (look.values.shape[1],)), final)
+        q = reward + fmath.power(look.gamma, n[cands].astype(float))[:, None] * future
+    q = q - penalty[:, None]
     best = np.unravel_index(int(np.argmax(q)), q.shape)
     return int(best[0]), float(look.warps[best[1]])
 
-
-__all__ = ["WARP_COST", "Lookahead", "choose", "clip_yaws", "learn", "play"]
+__all__ = ["WARP_COST", "Lookahead", "choose", "clip_yaws", "greedy", "learn", "play"]
