@@ -70,6 +70,10 @@ class GraphSettings:
          "Max Warp (paper 002's graph controller)")), group="Control")
     max_warp: float = setting(np.radians(45.0), "Max Warp", "The most a clip's facing may be turned while it "
                               "plays", min=0.0, max=np.pi / 2, unit="ROTATION", group="Control")
+    warp_rate: float = setting(np.radians(90.0), "Warp Rate", "The fastest a warp may turn the facing, per "
+                               "second: a short clip warps less than Max Warp (the motion field's Turn Warp "
+                               "bounds it alike; 0: no bound, under which a one-frame clip turns 45° in a "
+                               "frame)", min=0.0, max=4 * np.pi, unit="ROTATION", group="Control")
     speed_samples: int = setting(5, "Speed Samples", "The asked speeds its values know, from standing "
                                  "to the graph's fastest clip; 0: it follows the heading alone (the paper's "
                                  "comparison)", min=0, max=12, group="Control")

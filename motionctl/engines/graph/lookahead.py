@@ -64,16 +64,17 @@ def clip_yaws(root_paths: list) -> tuple[np.ndarray, np.ndarray]:
 
 def play(yaw: np.ndarray, n: np.ndarray, theta: np.ndarray, warps: np.ndarray, gamma: float):
     """(discounted reward, final θ) of playing clips with frame yaws ``yaw`` [K, L], lengths ``n``
-    [K], from task states ``theta`` [..., K, 1, T] (broadcasting) under each warp [W]: arrays
-    [..., K, W, T]."""
+    [K], from task states ``theta`` [..., K, 1, T] (broadcasting) under each warp [W] (or each
+    clip's own [K, W]): arrays [..., K, W, T]."""
+    warps = np.broadcast_to(warps, (len(n),) + np.shape(warps)[-1:])  # [K, W]
     L = yaw.shape[1]
     t = np.arange(1, L + 1)
     live = t[None, :] <= n[:, None]  # [K, L]
     share = np.where(live, t[None, :] / np.maximum(n, 1)[:, None], 1.0)  # [K, L] of the warp applied
     disc = np.where(live, fmath.power(gamma, t - 1.0)[None, :], 0.0)  # [K, L]
-    turned = yaw[:, None, :] + warps[None, :, None] * share[:, None, :]  # [K, W, L]
+    turned = yaw[:, None, :] + warps[:, :, None] * share[:, None, :]  # [K, W, L]
     th = wrap(theta[..., None] - turned[..., None, :])  # [..., K, W, T, L]
-    reward = -np.einsum("...kwtl,kl->...kwt", np.abs(th), disc) - WARP_COST * np.abs(warps)[:, None]
+    reward = -np.einsum("...kwtl,kl->...kwt", np.abs(th), disc) - WARP_COST * np.abs(warps)[..., None]
     return reward, th[..., -1]
 
 
@@ -91,19 +92,21 @@ def speed_cost(clip_speed: np.ndarray, n: np.ndarray, asked: np.ndarray, weight:
 
 def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: float = 0.99, tol: float = 0.01,
           max_sweeps: int = 3000, should_stop=None, clip_speed: np.ndarray | None = None, speed_count: int = 0,
-          speed_weight: float = 1.0, edge_cost: np.ndarray | None = None) -> Lookahead:
+          speed_weight: float = 1.0, edge_cost: np.ndarray | None = None,
+          clip_warps: np.ndarray | None = None) -> Lookahead:
     """Value iteration over ``graph``'s clips (see the module docstring), their ``clip_yaws``
     ``yaws``; ``penalty`` [K] is a further cost of playing each clip (a jump or action nobody
     asked for).  With ``clip_speed`` [K] (m/s) and ``speed_count`` >= 2 the asked speed is part
     of the task (``speed_samples`` of the clips' speeds); ``edge_cost`` [E] a cost of taking each
-    of the graph's edges (a rough transition)."""
+    of the graph's edges (a rough transition); ``clip_warps`` [K, W] each clip's own levels of
+    ``warps`` [W] (a short clip may warp less: ``warp_limits``)."""
     t0 = time.perf_counter()
     speeds = speed_samples(clip_speed, speed_count) if clip_speed is not None else np.zeros(0)
     task = task_of(speeds)
     heads = task.headings()
     yaw, n = yaws
     k = graph.n
-    reward, final = play(yaw, n, heads[None, None, :], warps, gamma)  # [K, W, H]
+    reward, final = play(yaw, n, heads[None, None, :], warps if clip_warps is None else clip_warps, gamma)  # [K, W, H]
     reward = reward - penalty[:, None, None]
     if task.speeds:  # [K, W, H, V] flattened row-major to the task grid's (heading, speed)
         shape = reward.shape + (len(speeds),)
@@ -143,13 +146,26 @@ def greedy(n_clips: int, warps: np.ndarray, gamma: float, clip_speed: np.ndarray
                      speed_weight if task.speeds else 0.0, one_clip=True)
 
 
+def warp_limits(warps: np.ndarray, seconds: np.ndarray, rate: float) -> np.ndarray:
+    """[K, W] the ``warps`` [W] (rad) each clip of ``seconds`` [K] may play with when no warp may
+    turn the facing faster than ``rate`` rad/s: the levels scaled down for a short clip (0 or
+    inf: unbounded)."""
+    top = float(np.max(np.abs(warps))) if len(warps) else 0.0
+    if not rate or not np.isfinite(rate) or top == 0.0:
+        return np.broadcast_to(warps, (len(seconds), len(warps))).copy()
+    return warps[None, :] * np.minimum(1.0, rate * np.asarray(seconds, dtype=float) / top)[:, None]
+
+
 def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, theta: float,
-           penalty: np.ndarray, speed: float = 0.0, clip_speed: np.ndarray | None = None) -> tuple[int, float]:
+           penalty: np.ndarray, speed: float = 0.0, clip_speed: np.ndarray | None = None,
+           warps: np.ndarray | None = None) -> tuple[int, float]:
     """(index into ``cands``, warp) of the best successor and warp from task state ``theta`` (and
     the asked ``speed`` m/s, when the values know speed: ``clip_speed`` [K] the clips' own);
-    ``penalty`` [C] a further cost of each candidate (and a tie-breaker)."""
+    ``penalty`` [C] a further cost of each candidate (and a tie-breaker); ``warps`` [K, W] each
+    clip's own (``warp_limits``; default ``look.warps`` for all)."""
     task = task_of(look.speeds)
-    reward, final = play(yaw[cands], n[cands], np.array([[[theta]]]), look.warps, look.gamma)  # [C, W, 1]
+    mine = np.broadcast_to(look.warps, (len(cands), len(look.warps))) if warps is None else warps[cands]
+    reward, final = play(yaw[cands], n[cands], np.array([[[theta]]]), mine, look.gamma)  # [C, W, 1]
     reward = reward[..., 0]
     if task.speeds:
         reward = reward - speed_cost(clip_speed[cands], n[cands], np.array([speed]), look.speed_weight, look.gamma)
@@ -163,6 +179,6 @@ def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, t
         q = reward + fmath.power(look.gamma, n[cands].astype(float))[:, None] * future
     q = q - penalty[:, None]
     best = np.unravel_index(int(np.argmax(q)), q.shape)
-    return int(best[0]), float(look.warps[best[1]])
+    return int(best[0]), float(mine[best])
 
-__all__ = ["WARP_COST", "Lookahead", "choose", "clip_yaws", "greedy", "learn", "play"]
+__all__ = ["WARP_COST", "Lookahead", "choose", "clip_yaws", "greedy", "learn", "play", "warp_limits"]

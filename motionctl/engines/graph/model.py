@@ -79,6 +79,7 @@ class GraphController(Model):
         s = self.settings
         self.walker = look if look is not None else lookahead.greedy(
             self.graph.n, warp_values(s), s.discount, self.speed, s.speed_samples, s.speed_weight)
+        self.clip_warps = lookahead.warp_limits(self.walker.warps, self.graph.duration, s.warp_rate)
 
     def arrays(self):
         meta, arrays = self.graph.arrays()
@@ -162,7 +163,7 @@ class GraphController(Model):
             extra = extra + np.asarray(self.succ_cost[int(state.memory)])
         theta = float(wrap(command.desired_heading(state.yaw) - state.yaw))
         i, warp = lookahead.choose(self.walker, *self.yaws, cands, theta, extra, command.asked_speed(state.yaw),
-                                   self.speed)
+                                   self.speed, self.clip_warps)
         nxt = int(cands[i])
         step = Step(np.array([[g.source[nxt], g.start[nxt], g.end[nxt] - g.start[nxt], 1.0]]),
                     edit=np.array([0.0, 0.0, warp]))
@@ -196,6 +197,7 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
             progress(0.9, "value iteration over the graph's clips")
         yaws = model.yaws
         look = lookahead.learn(graph, yaws, model.unasked(np.arange(graph.n)), warp_values(s), s.discount,
+                               clip_warps=model.clip_warps,
                                should_stop=should_stop, clip_speed=model.speed, speed_count=s.speed_samples,
                                speed_weight=s.speed_weight, edge_cost=model.edge_cost())
         model.use_lookahead(look, yaws)
