@@ -118,3 +118,26 @@ def test_no_warp_turns_the_facing_faster_than_the_warp_rate(looking, clips):
     assert np.max(rates) <= bound + 1e-9 and np.any(rates > 0.5 * bound), np.degrees(rates.max())
     unbounded = warp_rates(fit(clips, GraphSettings(policy="lookahead", warp_rate=0.0)), clips)
     assert np.max(unbounded) > 2 * bound, np.degrees(unbounded.max())
+
+
+def test_held_jump_finds_its_way_to_a_jump_from_a_walk(mocap, tmp_path):
+    """Subject 16's forward jumps start from standing, a few clips away from any walk: Look Ahead
+    has a second table of values for while a jump is asked, in which a jump serves the request, so
+    a walking character asked to jump slows, stands and jumps (before, it walked on for ever: its
+    values knew no jump, and the bonus for one counted only among the next clip's successors)."""
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("05", "07", "15", "21")]
+    clips = list(import_library(files).groups[0].database.clips)
+    model = fit(clips, GraphSettings(policy="lookahead"))
+    assert model.jumps.any()
+    table = model.play(clips)
+    walks = [i for i, c in enumerate(clips) if c.name in ("16_15", "16_21")]
+    for ci in walks:
+        for asked in (True, False):
+            session = Session(model, table, frame=int(table.first[ci] + table.length[ci] // 2))
+            played = []
+            while session.n_frames < 5 * table.fps:
+                session.decide(Command(control=np.array([0.0, 1.3, 0.0, 1.0 if asked else 0.0])))
+                played.append(bool(model.jumps[int(session.memory)]))
+            assert any(played) == asked, (clips[ci].name, asked)
+    back = load_model(model.save(tmp_path / "jumps.npz"))
+    assert np.array_equal(back.look.jump_values, model.look.jump_values)

@@ -49,6 +49,7 @@ class Lookahead:
     residual: float = 0.0
     seconds: float = 0.0
     one_clip: bool = False  # Greedy: the next clip's reward per frame, no value beyond it
+    jump_values: np.ndarray | None = None  # [K, G] while a jump is asked (a graph with jumps)
 
 
 def clip_yaws(root_paths: list) -> tuple[np.ndarray, np.ndarray]:
@@ -93,46 +94,61 @@ def speed_cost(clip_speed: np.ndarray, n: np.ndarray, asked: np.ndarray, weight:
 def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: float = 0.99, tol: float = 0.01,
           max_sweeps: int = 3000, should_stop=None, clip_speed: np.ndarray | None = None, speed_count: int = 0,
           speed_weight: float = 1.0, edge_cost: np.ndarray | None = None,
-          clip_warps: np.ndarray | None = None) -> Lookahead:
+          clip_warps: np.ndarray | None = None, jump_penalty: np.ndarray | None = None,
+          jumps: np.ndarray | None = None) -> Lookahead:
     """Value iteration over ``graph``'s clips (see the module docstring), their ``clip_yaws``
     ``yaws``; ``penalty`` [K] is a further cost of playing each clip (a jump or action nobody
     asked for).  With ``clip_speed`` [K] (m/s) and ``speed_count`` >= 2 the asked speed is part
     of the task (``speed_samples`` of the clips' speeds); ``edge_cost`` [E] a cost of taking each
     of the graph's edges (a rough transition); ``clip_warps`` [K, W] each clip's own levels of
-    ``warps`` [W] (a short clip may warp less: ``warp_limits``)."""
+    ``warps`` [W] (a short clip may warp less: ``warp_limits``).  ``jump_penalty`` [K]: the cost
+    of each clip while a jump is asked (any clip but a jump: ``jumps`` [K] marks them), for a
+    second table of values (``jump_values``) that finds the way to a jump, which serves the
+    request: what follows a jump is worth what the first table says."""
     t0 = time.perf_counter()
     speeds = speed_samples(clip_speed, speed_count) if clip_speed is not None else np.zeros(0)
     task = task_of(speeds)
     heads = task.headings()
     yaw, n = yaws
     k = graph.n
-    reward, final = play(yaw, n, heads[None, None, :], warps if clip_warps is None else clip_warps, gamma)  # [K, W, H]
-    reward = reward - penalty[:, None, None]
+    base, final = play(yaw, n, heads[None, None, :], warps if clip_warps is None else clip_warps, gamma)  # [K, W, H]
     if task.speeds:  # [K, W, H, V] flattened row-major to the task grid's (heading, speed)
-        shape = reward.shape + (len(speeds),)
-        reward = (reward[..., None] - speed_cost(clip_speed, n, speeds, speed_weight, gamma)[:, None, None, :])
+        shape = base.shape + (len(speeds),)
+        base = (base[..., None] - speed_cost(clip_speed, n, speeds, speed_weight, gamma)[:, None, None, :])
         final = np.stack(np.broadcast_arrays(final[..., None], speeds), axis=-1).reshape(shape[0], shape[1], -1, 2)
-        reward = reward.reshape(shape[0], shape[1], -1)
+        base = base.reshape(shape[0], shape[1], -1)
     else:
         final = final[..., None]
     idx, wts = task.corners(final)  # [K, W, G, c]
     end = fmath.power(gamma, n.astype(float))  # [K]
     src, dst = graph.edges[:, 0], graph.edges[:, 1]
-    v = np.zeros((k, task.size))
-    sweeps, change = 0, np.inf
-    for sweeps in range(1, max_sweeps + 1):
-        check_stop(should_stop, "graph value iteration")
-        future = np.sum(v[np.arange(k)[:, None, None, None], idx] * wts, axis=-1)  # [K, W, T]
-        best = np.max(reward + end[:, None, None] * future, axis=1)  # [K, T]: the best warp into each clip
-        new = np.full_like(v, -np.inf)
-        np.maximum.at(new, src, best[dst] if edge_cost is None else best[dst] - edge_cost[:, None])
-        new = np.where(np.isfinite(new), new, v)
-        change = float(np.max(np.abs(new - v)))
-        v = new
-        if change < tol:
-            break
-    return Lookahead(v.astype(np.float32), warps, gamma, speeds, speed_weight if task.speeds else 0.0, sweeps, change,
-                     time.perf_counter() - t0)
+
+    def iterate(cost: np.ndarray, served: np.ndarray | None = None) -> tuple:
+        """(values, sweeps, residual) for per-clip ``cost``; ``served`` [K, T]: the future of a jump
+        clip's end (the request met, the values without it) while looking for one."""
+        reward = base - cost[:, None, None]
+        after = None if served is None else np.sum(served[np.arange(k)[:, None, None, None], idx] * wts, axis=-1)
+        v = np.zeros((k, task.size))
+        sweeps, change = 0, np.inf
+        for sweeps in range(1, max_sweeps + 1):
+            check_stop(should_stop, "graph value iteration")
+            future = np.sum(v[np.arange(k)[:, None, None, None], idx] * wts, axis=-1)  # [K, W, T]
+            if after is not None:
+                future = np.where(jumps[:, None, None], after, future)
+            best = np.max(reward + end[:, None, None] * future, axis=1)  # [K, T]: the best warp into each clip
+            new = np.full_like(v, -np.inf)
+            np.maximum.at(new, src, best[dst] if edge_cost is None else best[dst] - edge_cost[:, None])
+            new = np.where(np.isfinite(new), new, v)
+            change = float(np.max(np.abs(new - v)))
+            v = new
+            if change < tol:
+                break
+        return v.astype(np.float32), sweeps, change
+
+    v, sweeps, change = iterate(penalty)
+    jump_v = iterate(jump_penalty, v)[0] if jump_penalty is not None else None
+    return Lookahead(v, warps, gamma, speeds, speed_weight if task.speeds else 0.0, sweeps, change,
+                     time.perf_counter() - t0, jump_values=jump_v)
 
 
 def greedy(n_clips: int, warps: np.ndarray, gamma: float, clip_speed: np.ndarray, speed_count: int,
@@ -158,11 +174,12 @@ def warp_limits(warps: np.ndarray, seconds: np.ndarray, rate: float) -> np.ndarr
 
 def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, theta: float,
            penalty: np.ndarray, speed: float = 0.0, clip_speed: np.ndarray | None = None,
-           warps: np.ndarray | None = None) -> tuple[int, float]:
+           warps: np.ndarray | None = None, jump: bool = False) -> tuple[int, float]:
     """(index into ``cands``, warp) of the best successor and warp from task state ``theta`` (and
     the asked ``speed`` m/s, when the values know speed: ``clip_speed`` [K] the clips' own);
     ``penalty`` [C] a further cost of each candidate (and a tie-breaker); ``warps`` [K, W] each
-    clip's own (``warp_limits``; default ``look.warps`` for all)."""
+    clip's own (``warp_limits``; default ``look.warps`` for all); ``jump``: a jump is asked (the
+    values that find one, where the graph has them)."""
     task = task_of(look.speeds)
     mine = np.broadcast_to(look.warps, (len(cands), len(look.warps))) if warps is None else warps[cands]
     reward, final = play(yaw[cands], n[cands], np.array([[[theta]]]), mine, look.gamma)  # [C, W, 1]
@@ -174,8 +191,9 @@ def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, t
         frames = np.maximum(n[cands], 1).astype(float)
         q = reward / ((1.0 - fmath.power(look.gamma, frames)) / (1.0 - look.gamma) if look.gamma < 1 else frames)[:, None]
     else:
-        future = task.interpolate(np.broadcast_to(look.values[cands][:, None, :],
-                                                  final.shape[:2] + (look.values.shape[1],)), final)
+        values = look.jump_values if jump and look.jump_values is not None else look.values
+        future = task.interpolate(np.broadcast_to(values[cands][:, None, :], final.shape[:2] + (values.shape[1],)),
+                                  final)
         q = reward + fmath.power(look.gamma, n[cands].astype(float))[:, None] * future
     q = q - penalty[:, None]
     best = np.unravel_index(int(np.argmax(q)), q.shape)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import fmath
 from ...errors import MotionctlError
 from ...jobs import check_stop
 from ...rootframe import wrap
@@ -44,7 +45,8 @@ class GraphController(Model):
               "end": Array("i", 1, low=0, like="source"), "edges": Array("i", 2, low=0, high="len:source", tail=(2,)),
               "roughness": Array("f", 1, optional=True), "path#": Array("f", 2), "air#": Array("b", 1),
               "look_values": Array("f", 2, finite=False, optional=True), "look_warps": Array("f", 1, optional=True),
-              "look_speeds": Array("f", 1, optional=True), "look_speed_weight": Array("f", 0, optional=True)}
+              "look_speeds": Array("f", 1, optional=True), "look_speed_weight": Array("f", 0, optional=True),
+              "look_jump_values": Array("f", 2, finite=False, optional=True)}
 
     def __init__(self, settings, summary, graph: MotionGraph, heading_smooth: float = 0.2,
                  look: lookahead.Lookahead | None = None):
@@ -86,6 +88,8 @@ class GraphController(Model):
         if self.look is not None:
             arrays = {**arrays, "look_values": self.look.values, "look_warps": self.look.warps,
                       "look_speeds": self.look.speeds, "look_speed_weight": np.float64(self.look.speed_weight)}
+            if self.look.jump_values is not None:
+                arrays["look_jump_values"] = self.look.jump_values
         return meta, arrays
 
     @classmethod
@@ -93,7 +97,8 @@ class GraphController(Model):
         s = base["settings"]
         look = lookahead.Lookahead(np.asarray(z["look_values"]), np.asarray(z["look_warps"]), s.discount,
                                    np.asarray(z["look_speeds"]) if "look_speeds" in z else np.zeros(0),
-                                   float(z["look_speed_weight"]) if "look_speed_weight" in z else 0.0) \
+                                   float(z["look_speed_weight"]) if "look_speed_weight" in z else 0.0,
+                                   jump_values=np.asarray(z["look_jump_values"]) if "look_jump_values" in z else None) \
             if "look_values" in z else None
         # The graph's rate is the header's, checked on load (the graph's own copy had gone unchecked).
         return cls(s, base["summary"], MotionGraph.from_arrays({**meta, "fps": base["fps"]}, z), base["heading_smooth"],
@@ -120,7 +125,9 @@ class GraphController(Model):
             raise MotionctlError("a clip leads nowhere (every clip of a motion graph has a successor)")
         if self.look is not None:
             task = lookahead.task_of(self.look.speeds)  # ValueError (speeds not ascending): refused by load
-            if self.look.values.shape != (g.n, task.size) or len(self.look.warps) == 0:
+            jv = self.look.jump_values
+            if self.look.values.shape != (g.n, task.size) or len(self.look.warps) == 0 or \
+                    (jv is not None and jv.shape != self.look.values.shape):
                 raise MotionctlError(f"Look Ahead's table is {self.look.values.shape}, not {g.n} clips x {task.size} "
                                      "task samples")
 
@@ -138,6 +145,15 @@ class GraphController(Model):
         within = frame - table.first[src]
         hit = np.flatnonzero((g.source == src) & (g.start <= within) & (within < g.end))
         return int(hit[0]) if len(hit) else 0
+
+    def jump_asked_cost(self) -> np.ndarray:
+        """[K] the cost of playing each clip while a jump is asked, for Look Ahead's jump values:
+        ``unasked``'s every frame (discounted) until a jump, so the way to one (a walk slowing to
+        a stand, then the standing jump) is worth more than walking on at the asked speed."""
+        n = self.yaws[1].astype(float)
+        g = self.settings.discount
+        frames = (1.0 - fmath.power(g, n)) / (1.0 - g) if g < 1 else n
+        return self.unasked(np.arange(self.graph.n), True) * frames
 
     def unasked(self, clips: np.ndarray, jump: bool = False, action: str | None = None) -> np.ndarray:
         """Cost of each of ``clips`` for a jump or action nobody asked for (or none when one was)."""
@@ -163,7 +179,7 @@ class GraphController(Model):
             extra = extra + np.asarray(self.succ_cost[int(state.memory)])
         theta = float(wrap(command.desired_heading(state.yaw) - state.yaw))
         i, warp = lookahead.choose(self.walker, *self.yaws, cands, theta, extra, command.asked_speed(state.yaw),
-                                   self.speed, self.clip_warps)
+                                   self.speed, self.clip_warps, jump=bool(control[3] > 0.5))
         nxt = int(cands[i])
         step = Step(np.array([[g.source[nxt], g.start[nxt], g.end[nxt] - g.start[nxt], 1.0]]),
                     edit=np.array([0.0, 0.0, warp]))
@@ -199,7 +215,9 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
         look = lookahead.learn(graph, yaws, model.unasked(np.arange(graph.n)), warp_values(s), s.discount,
                                clip_warps=model.clip_warps,
                                should_stop=should_stop, clip_speed=model.speed, speed_count=s.speed_samples,
-                               speed_weight=s.speed_weight, edge_cost=model.edge_cost())
+                               speed_weight=s.speed_weight, edge_cost=model.edge_cost(),
+                               jump_penalty=model.jump_asked_cost() if model.jumps.any() else None,
+                               jumps=model.jumps)
         model.use_lookahead(look, yaws)
         model.info.update({"sweeps": look.sweeps, "residual": look.residual, "value_bytes": int(look.values.nbytes),
                            "speeds": [round(float(v), 3) for v in look.speeds],
