@@ -6,7 +6,7 @@ character, on a floor marked every 50 cm, and the root's path seen from above.
 
     .venv/bin/python bench/render_looks.py [--mocap DIR] [--engines a,b] [--traces straight,turning]
                                            [--out bench/results/looks] [--tag after] [--clips 16_15,...]
-    (traces: straight, turning, stop, run, jump)
+    (traces: straight, turning, stop, run, jump, jumphold)
 
 Writes <out>/<tag>_<engine>_<trace>.png and prints, per run, the frames' range and the hips'
 height range (what the pictures should show).
@@ -26,7 +26,8 @@ MIX = ["16_05", "16_11", "16_13", "16_15", "16_16", "16_17", "16_19", "16_21", "
 
 def traces_csv(folder: str) -> dict:
     """The 10 s straight and turning traces of bench_looks, a walk with a stop, a walk with a run
-    (3.0 m/s) and a walk with a jump pressed 4 s in, as CSV files Play Trace reads."""
+    (3.0 m/s), a walk with a jump pressed 4 s in and one with it held 2 s, as CSV files Play Trace
+    reads."""
     n = 100
     straight = np.tile([0.0, 1.3, 0.0, 0.0], (n, 1))
     turning = straight.copy()
@@ -37,8 +38,11 @@ def traces_csv(folder: str) -> dict:
     run[30:70, 1] = 3.0  # 3 s walking, 4 s running, 3 s walking again
     jump = straight.copy()
     jump[40:45, 3] = 1.0  # jump pressed for half a second, 4 s in
+    held = straight.copy()
+    held[40:60, 3] = 1.0  # jump held for 2 s, 4 s in (an engine whose jumps start from standing stops first)
     out = {}
-    for name, samples in (("straight", straight), ("turning", turning), ("stop", stop), ("run", run), ("jump", jump)):
+    for name, samples in (("straight", straight), ("turning", turning), ("stop", stop), ("run", run), ("jump", jump),
+                          ("jumphold", held)):
         path = os.path.join(folder, f"{name}.csv")
         with open(path, "w") as fh:
             fh.write("# rate: 10\nvx,vy,turn,airborne\n")
