@@ -18,6 +18,7 @@ from motionctl.errors import MotionctlError
 from motionctl.io.library import import_library
 from motionctl.play.session import Session
 from motionctl.play.commands import Command, PlaySettings
+from motionctl.rootframe import wrap
 
 
 def test_cubic_profile_values():
@@ -210,6 +211,38 @@ def test_fit_on_walks_learns_and_summarises(walk_clips):
     s = model.summary()
     assert s["examples"] == 5 and 0 < s["coverage"] <= s["coverage"] / max(s["coverage_normalised"], 1e-9) + 1e-9
     assert len(model.log) >= 4 and all(e["action"] in ("example", "pseudoexample", "rejected") for e in model.log)
+
+
+def test_a_walk_controller_warps_its_cycles_toward_the_heading_at_most_the_warp_rate(walk_clips):
+    """A cycle turns at most 45° (the walk task's box) in about a second: Warp Rate also turns its
+    facing toward the asked heading, by at most the rate over the cycle, so a 90° turn is made in
+    about a cycle rather than two or three (Warp Rate 0: the blend's own turn, the paper's)."""
+    model = fit(walk_clips, ActiveSettings(budget=8, mirror=True))
+    table = model.play(walk_clips)
+    rate = model.settings.warp_rate
+
+    def turn_time(warp_rate: float) -> float:
+        model.settings.warp_rate = warp_rate
+        times = []
+        for frame in (20, 200, 400):
+            session = Session(model, table, frame=frame, play=PlaySettings())
+            target = session.synth.yaw + np.radians(90)
+            while session.n_frames < 6 * table.fps and abs(wrap(target - session.synth.yaw)) > np.radians(5):
+                session.decide(Command(heading=target, speed=1.3))
+                step = session.steps[-1]
+                if warp_rate > 0:
+                    seconds = len(step.frames.height) / table.fps
+                    assert abs(step.edit[2]) <= warp_rate * seconds + 1e-9
+                else:
+                    assert step.edit is None
+            times.append(session.n_frames / table.fps)
+        return float(np.mean(times))
+
+    try:
+        warped, unwarped = turn_time(rate), turn_time(0.0)
+    finally:
+        model.settings.warp_rate = rate
+    assert warped < 2.0 and warped < 0.75 * unwarped, (warped, unwarped)
 
 
 def test_a_session_answers_rejects_accepts_and_continues_after_saving(walk_clips, tmp_path):

@@ -13,6 +13,7 @@ import numpy as np
 
 from ... import quat
 from ...errors import MotionctlError
+from ...rootframe import wrap
 from ...play.session import State
 from ...play.commands import Command
 from ...settings import internal, setting
@@ -41,6 +42,10 @@ class ActiveSettings:
                           min=0.01, max=1.0, unit="LENGTH", group="Advanced")
     pseudoexamples: bool = setting(True, "Pseudoexamples", "Try a blend of existing examples before asking for a "
                                    "capture", group="Advanced")
+    warp_rate: float = setting(np.radians(90.0), "Warp Rate", "Walk task: a cycle's facing may also turn by up "
+                               "to this much per second toward the asked heading, beyond the turn its blend "
+                               "makes (a cycle lasts about a second and turns at most 45°; as the graph's Warp "
+                               "Rate); 0: the blend's own turn only", min=0.0, max=np.pi, unit="ROTATION")
     search_seed: int = setting(0, "Search Seed", "Random seed of the candidate search and the coverage sample", min=0,
                                max=2**31 - 1, group="Advanced")
     fps: float = internal(30.0, min=10.0, max=240.0)
@@ -234,7 +239,18 @@ class ActiveModel(Model):
         rot, height, motion = to_frames(bl, self.task.n_keys)
         rot, height = _fade(rot, height, bl.rot[0, 0], float(bl.height[0, 0]), memory.rot, memory.height)
         end = (w @ c.aligned.end_state.astype(np.float64))[0].astype(np.float32)
-        return Step(frames=Frames(rot, height, motion)), ActiveMemory(end, rot[-1].copy(), float(height[-1]), ci)
+        return (Step(frames=Frames(rot, height, motion), edit=self._warp(state, command, bl)),
+                ActiveMemory(end, rot[-1].copy(), float(height[-1]), ci))
+
+    def _warp(self, state: State, command: Command, bl) -> np.ndarray | None:
+        """The facing turn (``Step.edit``) beyond what blend ``bl`` turns, toward the heading the
+        command asks at the cycle's end, at most Warp Rate over the cycle (walk task only)."""
+        rate = getattr(self.settings, "warp_rate", 0.0)
+        if self.task.name != "walk" or rate <= 0:
+            return None
+        seconds = float(bl.length[0]) / self.fps
+        rest = float(wrap(command.desired_heading(state.yaw, seconds) - state.yaw - float(bl.yaw[0, -1])))
+        return np.array([0.0, 0.0, float(np.clip(rest, -rate * seconds, rate * seconds))])
 
     def memory_key(self, memory):
         return memory.cluster
