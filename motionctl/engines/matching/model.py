@@ -81,6 +81,10 @@ class MatchingSettings:
                                        unit="TIME", group="Trajectory")
     rotation_halflife: float = setting(0.27, "Turn Response", "Half-life (s) of the spring for its facing",
                                        min=0.02, max=2.0, unit="TIME", group="Trajectory")
+    warp_rate: float = setting(np.radians(90.0), "Warp Rate", "The facing may also turn toward the predicted trajectory's by "
+                               "up to this much per second beyond what the playing frame turns (a game's root "
+                               "adjustment: capture with few turns still turns); 0: as captured",
+                               min=0.0, max=np.pi, unit="ROTATION", group="Trajectory")
     mirror: bool = setting(True, "Mirror Clips", "Add left/right mirrored clips (turns both ways)", group="Data")
     fps: float = setting(30.0, "Rate", "Frames per second of the database", min=10.0, max=120.0, group="Data",
                          ui=False)
@@ -289,6 +293,9 @@ class MatchingModel(Model):
         rot = quat.normalize(quat.mul(quat.exp(m.off_rot), table.local_rot[nxt]))
         height = table.height[nxt] + m.off_h[0]
         motion = (0.0 if held else table.motion[nxt]) + m.off_m  # a held pose does not glide
+        if s.warp_rate > 0:  # turn toward the simulated facing, beyond the frame's own turn
+            motion = motion.copy()
+            motion[2] += float(np.clip(wrap(m.sim_face - motion[2]), -s.warp_rate * dt, s.warp_rate * dt))
         self._simulate(m, goal_v, goal_face, motion, dt)
         return Step(frames=Frames(rot[None], np.array([height]), motion[None], table.contact[nxt][None]),
                     switch=jumped), m
