@@ -129,8 +129,23 @@ class PlanningController(Model):
         group."""
         x = self.task_state(state, command)
         group = 0 if state.memory is None else int(state.memory)
-        g, w, _ = self.planner.decide(group, x)
-        return Step(np.array(self.planner.blend(g, w), dtype=float)), g
+        problem = self.planner.problem
+        _, gs, ks = self.planner.decide_many(np.array([group]), np.atleast_2d(x))
+        g, k = int(gs[0]), int(ks[0])
+        w = problem.weights[g][k]
+        members = np.array(self.planner.blend(g, w), dtype=float)
+        return Step(members, edit=self._warp(x, problem.flat_dx[problem.offsets[g] + k], members)), g
+
+    def _warp(self, x: np.ndarray, dx: np.ndarray, members: np.ndarray) -> np.ndarray | None:
+        """Navigation: the facing turn (``Step.edit``) beyond the blend's own (``dx``'s yaw) that
+        brings task state x's heading error θ (facing minus desired) to 0, at most Warp Rate over
+        the step's length (its members' frames, weighted)."""
+        rate = getattr(self.settings, "warp_rate", 0.0)
+        if self.planner.problem.task.name != "navigation" or rate <= 0:
+            return None
+        seconds = float(members[:, 2] @ members[:, 3] / max(members[:, 3].sum(), 1e-9)) / self.fps
+        rest = float(wrap(-(x[0] + dx[2])))
+        return np.array([0.0, 0.0, float(np.clip(rest, -rate * seconds, rate * seconds))])
 
 
 def task_measure(planner: Planner, steps: int = ROLLOUT_STEPS, starts: int = 300, seed: int = 0) -> dict:

@@ -39,6 +39,10 @@ class PlannerSettings:
     speed_weight: float = setting(1.0, "Speed Weight", "Navigation with speed: reward lost per step per m/s off "
                                   "the asked speed (per radian off the direction it is γ)", min=0.0, max=100.0,
                                   group="Task")
+    warp_rate: float = setting(np.radians(90.0), "Warp Rate", "Navigation: each step's facing may also turn "
+                               "toward the asked heading by up to this much per second beyond its blend's own "
+                               "turn (as the other engines' Warp Rate and the field's Turn Warp); 0: the blend's "
+                               "turn only", min=0.0, max=np.pi, unit="ROTATION", group="Task")
     lam: float = setting(10.0, "λ", "Reach: reward for reaching the target", min=0.0, max=1000.0, group="Task")
     radius: float = setting(0.3, "Radius", "Reach: how close the hand's reach point must come", min=0.01, max=5.0,
                             unit="LENGTH", group="Task")
