@@ -13,7 +13,8 @@ from motionctl.body import mirror_clip
 from motionctl.engines import load_model, train_to_file
 from motionctl.engines.fragments import ControllerSettings, FragmentController, FragmentModel, PolicySettings, QualitySettings, Transitions, control_distance, control_quality, evaluate_controllers, fit, learn_user_model, optimal_path, paper_bins, project_velocity, solve, top_transitions
 from motionctl.play.commands import PlayerSettings, Trace, commands_from_controls, generate_trace, read_trace, write_trace
-from motionctl.play.commands import PlaySettings
+from motionctl.play.commands import Command, PlaySettings
+from motionctl.rootframe import wrap
 from motionctl.play.session import Session
 
 
@@ -396,3 +397,29 @@ def test_a_user_model_without_smoothing_is_a_distribution_in_every_row():
     assert np.isfinite(t).all() and np.allclose(t.sum(axis=1), 1.0)
     seen = bins.nearest(samples)
     assert t[seen[0], seen[0]] > 0.9  # a visited row is its counts
+
+
+def test_facing_a_heading_each_fragment_turns_its_way_and_warps_at_most_the_warp_rate(demo_model):
+    """Asked to face a heading, a fragment plays its own turn and its facing turns by at most Warp
+    Rate more over the fragment (as the other engines warp); without it the root follows the bin's
+    turning rate (1 rad/s), as far as planted feet take it (0.6 rad/s more): slower."""
+    _, clips = demo_model
+    model = fit(clips, ControllerSettings(held_out=0))
+    table = model.play(clips)
+    rate = model.settings.warp_rate
+    times = {}
+    for warp in (rate, 0.0):
+        model.settings.warp_rate = warp
+        got = []
+        for c in range(min(3, len(clips))):
+            session = Session(model, table, frame=int(table.first[c]) + 5, play=PlaySettings())
+            target = session.synth.yaw + 2.0
+            while session.n_frames < 6 * table.fps and abs(wrap(target - session.synth.yaw)) > np.radians(5):
+                session.decide(Command(heading=target, speed=1.2))
+                step = session.steps[-1]
+                if warp > 0:
+                    assert np.isnan(step.control[2]) and abs(step.edit[2]) <= warp * model.n_frames / model.fps + 1e-9
+            got.append(session.n_frames / table.fps)
+        times[warp] = float(np.mean(got))
+    model.settings.warp_rate = rate
+    assert times[rate] < 0.8 * times[0.0], times

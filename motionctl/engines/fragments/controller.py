@@ -48,6 +48,10 @@ class ControllerSettings:
          "quicker turns (on subject 16, 90° in 1.2 s rather than 1.6), rougher ones (poses further from the "
          "capture)")), group="Controller", shown_when=("bins", "paper"))
     kmeans_bins: int = setting(150, "Bins", "Number of k-means bins", min=2, max=1000, group="Controller")
+    warp_rate: float = setting(np.radians(90.0), "Warp Rate", "Facing a heading, each fragment's facing may also "
+                               "turn toward it by up to this much per second beyond the fragment's own turn (as "
+                               "the other engines' Warp Rate); 0: the root follows the bin's turning rate, as far "
+                               "as planted feet allow", min=0.0, max=np.pi, unit="ROTATION", group="Controller")
     traces: str = setting("players", "Training Traces", "How the player is expected to play", choices=TRACE_SOURCES,
                           group="Training traces")
     trace_files: tuple = setting((), "Trace Files", "Trace files (CSV or JSON) when Training Traces is Files",

@@ -54,6 +54,7 @@ class FragmentController(Model):
         self.n_frames = int(n_frames)
         self.decision_rate = self.fps / self.n_frames
         self.typical_speed = float(speed)
+        self.turns = None  # [F] each fragment's own turn, once bound (``on_bind``)
 
     @property
     def n(self) -> int:
@@ -108,7 +109,22 @@ class FragmentController(Model):
         control = command.local_control(state.yaw, self.bins.top_turn if far else MAX_TURN)
         f = self.first_fragment(control) if state.memory is None else int(self.table[state.memory,
                                                                                         self.bins.nearest(control)])
-        return Step.piece(int(self.clip[f]), int(self.start_frame[f]), self.n_frames, control), f
+        rate = getattr(self.settings, "warp_rate", 0.0)
+        if command.heading is None or rate <= 0 or self.turns is None:
+            return Step.piece(int(self.clip[f]), int(self.start_frame[f]), self.n_frames, control), f
+        # Facing a heading: the fragment turns its own way, and its facing by at most Warp Rate more.
+        seconds = self.n_frames / self.fps
+        rest = float(wrap(command.heading - state.yaw - self.turns[f]))
+        step = Step.piece(int(self.clip[f]), int(self.start_frame[f]), self.n_frames,
+                          np.array([control[0], control[1], np.nan, control[3]]))
+        step.edit = np.array([0.0, 0.0, float(np.clip(rest, -rate * seconds, rate * seconds))])
+        return step, f
+
+    def on_bind(self, table) -> None:
+        """Each fragment's own turn (rad) over its frames in ``table``: what Warp Rate adds to."""
+        first, length = table.first[self.clip], table.length[self.clip]
+        rows = first[:, None] + np.minimum(self.start_frame[:, None] + np.arange(self.n_frames), length[:, None] - 1)
+        self.turns = table.motion[rows, 2].sum(axis=1)
 
     def pieces(self, fragments) -> np.ndarray:
         """[K, 3] (clip, start frame, frame count) of fragment ids."""
