@@ -23,11 +23,8 @@ import numpy as np
 from harness import add_mocap, write_json, write_markdown  # noqa: E402  (first: the checkout on the path)
 
 import bench_scoreboard as sb  # noqa: E402
-from bench.bench_field import load  # noqa: E402
-from motionctl.evaluate.looks import PoseReference  # noqa: E402
 from motionctl.evaluate.scoreboard import response_time  # noqa: E402
 from motionctl.settings import from_flat  # noqa: E402
-from motionctl.play.synth import frame_table  # noqa: E402
 
 
 def warps_played(clips, source_table, flat: dict) -> np.ndarray:
@@ -55,9 +52,7 @@ def main():
     ap.add_argument("--rates", default="90,180", help="warp budgets to compare, °/s")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    clips = load(args.mocap)
-    source_table = frame_table(clips, clips[0].skeleton, 0.2)
-    reference = PoseReference.of(clips)
+    clips, source_table, reference = sb.capture(args.mocap)
     rates = [float(r) for r in args.rates.split(",")]
     configs = [("graph", "unbounded", {"warp_rate": 0.0})]
     for r in rates:

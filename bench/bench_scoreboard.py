@@ -233,6 +233,12 @@ def stats(row: dict) -> dict:
     return {**{k: spread(row[k]) for k in keys}, **{k: response_spread(row[k]) for k in RESPONSES}}
 
 
+def capture(mocap: str) -> tuple:
+    """(clips, their frame table, the pose reference) every scoreboard row is measured on."""
+    clips = load(mocap)
+    return clips, frame_table(clips, clips[0].skeleton, 0.2), PoseReference.of(clips)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_mocap(ap)
@@ -241,9 +247,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer trials (a smoke run; results go to scoreboard_quick)")
     args = ap.parse_args()
     t_all = time.perf_counter()
-    clips = load(args.mocap)
-    source_table = frame_table(clips, clips[0].skeleton, 0.2)
-    reference = PoseReference.of(clips)
+    clips, source_table, reference = capture(args.mocap)
     src, src_jumps = capture_looks(clips, reference), natural_jumps(clips)
     source = {"skating": src["skating"], "sliding_cm": src["sliding_cm"], "planted": src["planted"],
               "pose_distance_p95": src["pose_distance"]["p95"], "pose_distance_p50": src["pose_distance"]["p50"],

@@ -13,11 +13,10 @@ import numpy as np
 
 from ... import quat
 from ...errors import MotionctlError
-from ...rootframe import wrap
 from ...play.session import State
 from ...play.commands import Command
 from ...settings import internal, setting
-from ...play.synth import Frames, Step
+from ...play.synth import Frames, Step, facing_warp
 from ..base import Model
 from ..schema import Array
 from .controller import Cluster, Controller, Example
@@ -249,8 +248,7 @@ class ActiveModel(Model):
         if self.task.name != "walk" or rate <= 0:
             return None
         seconds = float(bl.length[0]) / self.fps
-        rest = float(wrap(command.desired_heading(state.yaw, seconds) - state.yaw - float(bl.yaw[0, -1])))
-        return np.array([0.0, 0.0, float(np.clip(rest, -rate * seconds, rate * seconds))])
+        return facing_warp(command.desired_heading(state.yaw, seconds) - state.yaw - float(bl.yaw[0, -1]), rate, seconds)
 
     def memory_key(self, memory):
         return memory.cluster

@@ -18,7 +18,7 @@ from ...jobs import check_stop, progress_range
 from ...play.session import State
 from ...play.commands import MAX_TURN, Command
 from ...rootframe import wrap
-from ...play.synth import Step
+from ...play.synth import Step, facing_warp
 from ..base import Model, clips_of, fingerprint
 from ..schema import Array
 from .control import (EVALUATION_PLAYER, TRAINING_PLAYERS, ControlBins, PlayerSettings, player_traces, read_trace,
@@ -113,11 +113,9 @@ class FragmentController(Model):
         if command.heading is None or rate <= 0 or self.turns is None:
             return Step.piece(int(self.clip[f]), int(self.start_frame[f]), self.n_frames, control), f
         # Facing a heading: the fragment turns its own way, and its facing by at most Warp Rate more.
-        seconds = self.n_frames / self.fps
-        rest = float(wrap(command.heading - state.yaw - self.turns[f]))
         step = Step.piece(int(self.clip[f]), int(self.start_frame[f]), self.n_frames,
                           np.array([control[0], control[1], np.nan, control[3]]))
-        step.edit = np.array([0.0, 0.0, float(np.clip(rest, -rate * seconds, rate * seconds))])
+        step.edit = facing_warp(command.heading - state.yaw - self.turns[f], rate, self.n_frames / self.fps)
         return step, f
 
     def on_bind(self, table) -> None:

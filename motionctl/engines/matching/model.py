@@ -36,7 +36,7 @@ from ...play.session import State
 from ...play.commands import DEFAULT_SPEED, Command
 from ...settings import setting
 from ...tags import canonical
-from ...play.synth import Frames, Step, frame_table
+from ...play.synth import Frames, Step, facing_warp, frame_table
 from ..base import Model, clips_of, working_set
 from ..schema import Array
 from . import springs
@@ -295,7 +295,7 @@ class MatchingModel(Model):
         motion = (0.0 if held else table.motion[nxt]) + m.off_m  # a held pose does not glide
         if s.warp_rate > 0:  # turn toward the simulated facing, beyond the frame's own turn
             motion = motion.copy()
-            motion[2] += float(np.clip(wrap(m.sim_face - motion[2]), -s.warp_rate * dt, s.warp_rate * dt))
+            motion[2] += facing_warp(m.sim_face - motion[2], s.warp_rate, dt)[2]
         self._simulate(m, goal_v, goal_face, motion, dt)
         return Step(frames=Frames(rot[None], np.array([height]), motion[None], table.contact[nxt][None]),
                     switch=jumped), m

@@ -14,7 +14,7 @@ import numpy as np
 from ...rootframe import to_world, wrap
 from ...play.session import State
 from ...play.commands import Command
-from ...play.synth import Step
+from ...play.synth import Step, facing_warp
 from ..base import Model, check_pieces, clips_of
 from ...errors import MotionctlError
 from ..schema import Array
@@ -144,8 +144,7 @@ class PlanningController(Model):
         if self.planner.problem.task.name != "navigation" or rate <= 0:
             return None
         seconds = float(members[:, 2] @ members[:, 3] / max(members[:, 3].sum(), 1e-9)) / self.fps
-        rest = float(wrap(-(x[0] + dx[2])))
-        return np.array([0.0, 0.0, float(np.clip(rest, -rate * seconds, rate * seconds))])
+        return facing_warp(-(x[0] + dx[2]), rate, seconds)
 
 
 def task_measure(planner: Planner, steps: int = ROLLOUT_STEPS, starts: int = 300, seed: int = 0) -> dict:
