@@ -259,3 +259,16 @@ def test_a_damaged_model_file_is_refused_by_its_arrays_schema(trained, tmp_path)
 
 def test_a_model_refuses_a_library_without_its_clips_or_with_other_motion(trained, clips):
     check_refuses_other_clips(trained[1], clips, trained[2])
+
+
+@pytest.mark.parametrize("name", sorted(n for n in ENGINES if ENGINES[n].Model.absent_settings))
+def test_a_file_saved_before_a_setting_plays_as_it_did(name):
+    """A model file from before a setting existed (Warp Rate) loads with the value that setting has
+    when off, how the file played when saved; a file that stores it keeps what it stores."""
+    model_cls = ENGINES[name].Model
+    stored = to_dict(ENGINES[name].Settings())
+    for key, then in model_cls.absent_settings.items():
+        assert stored[key] != then  # the default differs, so the test can tell them apart
+        old = model_cls.stored_settings("old.npz", {k: v for k, v in stored.items() if k != key})
+        assert getattr(old, key) == then
+        assert getattr(model_cls.stored_settings("new.npz", stored), key) == stored[key]

@@ -2,6 +2,7 @@
 warped clip against hand-computed cases, value iteration on real capture, the policy turning to
 a new direction, and the values surviving save and load."""
 
+import dataclasses
 import os
 
 import numpy as np
@@ -141,3 +142,17 @@ def test_held_jump_finds_its_way_to_a_jump_from_a_walk(mocap, tmp_path):
             assert any(played) == asked, (clips[ci].name, asked)
     back = load_model(model.save(tmp_path / "jumps.npz"))
     assert np.array_equal(back.look.jump_values, model.look.jump_values)
+
+
+def test_greedy_scores_a_clip_per_frame_so_a_long_clip_is_not_worse_for_being_long():
+    """One clip ahead, a 40-frame clip that turns all the way to the heading (1 rad) beats a 5-frame
+    clip that does not turn: summed over frames, the short one cost less for being short."""
+    from motionctl.engines.graph.lookahead import choose, greedy
+
+    yaw = np.zeros((2, 40))
+    yaw[0] = np.arange(1, 41) / 40.0  # turns to the heading over its 40 frames
+    n = np.array([40, 5])
+    look = greedy(2, np.zeros(1), 0.99, np.ones(2), 0, 0.0)
+    assert choose(look, yaw, n, np.arange(2), 1.0, np.zeros(2))[0] == 0
+    summed = dataclasses.replace(look, one_clip=False)  # the sum, with no values beyond (all 0)
+    assert choose(summed, yaw, n, np.arange(2), 1.0, np.zeros(2))[0] == 1

@@ -235,6 +235,7 @@ class Model:
     engine = ""
     Settings = None
     schema: dict | None = None  # {array name: schema.Array}: what a saved model's arrays must be
+    absent_settings: dict = {}  # {setting: value} for a file saved before the setting (how it played then)
     decision_rate = 10.0  # decisions per second (about; steps may vary in length)
     typical_speed = 1.3  # m/s: the speed its commands are measured at (certification)
 
@@ -319,6 +320,9 @@ class Model:
             if not isinstance(data, dict):
                 raise MotionctlError("not a table of options")
             settings = from_dict(cls.Settings, data)
+            for name, value in cls.absent_settings.items():  # a file from before the setting: as it played then
+                if name not in data:
+                    setattr(settings, name, value)
             validate(settings)
         except (MotionctlError, TypeError, ValueError, OverflowError, AttributeError) as exc:  # a list for a word...
             raise MotionFileError(path, f"its settings are not valid: {exc}") from None

@@ -96,8 +96,8 @@ class Session:
                 step.control[2] = np.nan  # facing a heading, the engine turns its own way: no yaw is forced
                 # (a turning stick's heading keeps the root turning with the stick, toward that heading)
         root, rot, self.synth, _, _ = synthesize(self.table, [step], self.synth, self.crossfade, self.warp, self.feet)
-        if asked.heading is not None and self.synth.lag is not None:  # never owe a turn past the heading asked
-            rest = float(wrap(asked.heading - self.synth.yaw))
+        rest = float(wrap(asked.heading - self.synth.yaw)) if asked.heading is not None else np.pi
+        if self.synth.lag is not None and abs(rest) < np.pi / 2:  # near the heading asked, owe no turn past it
             self.synth.lag[2] = float(np.clip(self.synth.lag[2], min(rest, 0.0), max(rest, 0.0)))
         self.steps.append(step)
         self.commands.append(command)

@@ -159,7 +159,9 @@ class Step:
 
 def facing_warp(turn: float, rate: float, seconds: float) -> np.ndarray:
     """``Step.edit`` turning a step's facing by ``turn`` (rad, wrapped), at most ``rate`` rad/s
-    over its ``seconds``: every engine's Warp Rate (the rest of a turn toward the asked heading)."""
+    over its ``seconds``: every engine's Warp Rate (the rest of a turn toward the asked heading).
+    The seconds are the step's captured length: Plant Feet may play a step up to ``max_rate``
+    faster, and its warp with it."""
     limit = rate * seconds
     return np.array([0.0, 0.0, float(np.clip(wrap(turn), -limit, limit))])
 

@@ -71,6 +71,7 @@ MAX_LENGTH = 100_000  # frames one example may last
 
 class ActiveModel(Model):
     engine = "active"
+    absent_settings = {"warp_rate": 0.0}  # a file saved before Warp Rate plays without it
     Settings = ActiveSettings
     schema = {**{f"c#_{name}": Array("f", n) for name, n in (("x", 2), ("w", 2), ("alpha", 2), ("start", 1),
                                                                 ("rot", 4), ("ground", 3), ("height", 2), ("yaw", 2),
@@ -244,10 +245,10 @@ class ActiveModel(Model):
     def _warp(self, state: State, command: Command, bl) -> np.ndarray | None:
         """The facing turn (``Step.edit``) beyond what blend ``bl`` turns, toward the heading the
         command asks at the cycle's end, at most Warp Rate over the cycle (walk task only)."""
-        rate = getattr(self.settings, "warp_rate", 0.0)
+        rate = self.settings.warp_rate
         if self.task.name != "walk" or rate <= 0:
             return None
-        seconds = float(bl.length[0]) / self.fps
+        seconds = max(1, int(round(float(bl.length[0])))) / self.fps  # the frames played (``to_frames``)
         return facing_warp(command.desired_heading(state.yaw, seconds) - state.yaw - float(bl.yaw[0, -1]), rate, seconds)
 
     def memory_key(self, memory):

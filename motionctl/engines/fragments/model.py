@@ -19,7 +19,7 @@ from ...play.session import State
 from ...play.commands import MAX_TURN, Command
 from ...rootframe import wrap
 from ...play.synth import Step, facing_warp
-from ..base import Model, clips_of, fingerprint
+from ..base import Model, check_pieces, clips_of, fingerprint
 from ..schema import Array
 from .control import (EVALUATION_PLAYER, TRAINING_PLAYERS, ControlBins, PlayerSettings, player_traces, read_trace,
                       scale_player)
@@ -39,6 +39,7 @@ class FragmentController(Model):
     """
 
     engine = "fragments"
+    absent_settings = {"warp_rate": 0.0}  # a file saved before Warp Rate plays without it
     Settings = ControllerSettings
     schema = {"table": Array("i", 2, low=0, high="len:clip"), "values": Array("f", 2, like="table"),
               "centres": Array("f", 2, tail=(4,)), "clip": Array("i", 1, low=0), "start": Array("i", 1, low=0, like="clip")}
@@ -109,7 +110,7 @@ class FragmentController(Model):
         control = command.local_control(state.yaw, self.bins.top_turn if far else MAX_TURN)
         f = self.first_fragment(control) if state.memory is None else int(self.table[state.memory,
                                                                                         self.bins.nearest(control)])
-        rate = getattr(self.settings, "warp_rate", 0.0)
+        rate = self.settings.warp_rate
         if command.heading is None or rate <= 0 or self.turns is None:
             return Step.piece(int(self.clip[f]), int(self.start_frame[f]), self.n_frames, control), f
         # Facing a heading: the fragment turns its own way, and its facing by at most Warp Rate more.
@@ -119,10 +120,13 @@ class FragmentController(Model):
         return step, f
 
     def on_bind(self, table) -> None:
-        """Each fragment's own turn (rad) over its frames in ``table``: what Warp Rate adds to."""
+        """Each fragment's own turn (rad) over its frames in ``table``: what Warp Rate adds to
+        (frames past its clip's end stand still, as the synthesis plays them)."""
+        check_pieces(table, self.clip, self.start_frame + 1, "fragments")
         first, length = table.first[self.clip], table.length[self.clip]
-        rows = first[:, None] + np.minimum(self.start_frame[:, None] + np.arange(self.n_frames), length[:, None] - 1)
-        self.turns = table.motion[rows, 2].sum(axis=1)
+        within = self.start_frame[:, None] + np.arange(self.n_frames)
+        rows = first[:, None] + np.minimum(within, length[:, None] - 1)
+        self.turns = np.where(within < length[:, None], table.motion[rows, 2], 0.0).sum(axis=1)
 
     def pieces(self, fragments) -> np.ndarray:
         """[K, 3] (clip, start frame, frame count) of fragment ids."""

@@ -73,10 +73,10 @@ class GraphSettings:
     warp_rate: float = setting(np.radians(90.0), "Warp Rate", "The fastest a warp may turn the facing, per "
                                "second: a short clip warps less than Max Warp (the motion field's Turn Warp "
                                "bounds it alike; 0: no bound, under which a one-frame clip turns 45° in a "
-                               "frame)", min=0.0, max=4 * np.pi, unit="ROTATION", group="Control")
-    speed_samples: int = setting(5, "Speed Samples", "The asked speeds its values know, from standing "
-                                 "to the graph's fastest clip; 0: it follows the heading alone (the paper's "
-                                 "comparison)", min=0, max=12, group="Control")
+                               "frame)", min=0.0, max=np.pi, unit="ROTATION", group="Control")
+    speed_samples: int = setting(5, "Speed Samples", "The asked speeds Look Ahead's values know (and "
+                                 "Greedy weighs), from standing to the graph's fastest clip; 0: it follows the "
+                                 "heading alone (the paper's comparison)", min=0, max=12, group="Control")
     speed_weight: float = setting(1.0, "Speed Weight", "With speeds: reward lost per m/s off the asked "
                                   "speed, every frame (per radian off the heading it is 1)", min=0.0, max=10.0,
                                   group="Control")

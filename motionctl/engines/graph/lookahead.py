@@ -13,6 +13,13 @@ stored per clip on the field's 18 heading samples (``GridTask("direction")``) an
 between them; a sweep is array arithmetic over (clip, warp, θ sample) and a maximum over each
 clip's successors, until no value moves by more than a tolerance.
 
+Warps are also bounded by a rate (``warp_limits``: a short clip may turn its facing less than
+Max Warp; unbounded, a one-frame clip turned 45° in a frame).  A graph with jump clips learns a
+second table, ``jump_values``, for while a jump is asked: every frame until a jump costs, and a
+jump serves the request (what follows it is worth the first table's values).  ``greedy`` is the
+Greedy policy's one-clip look: the next clip's reward per discounted frame, no value beyond it
+(its penalties, a jump or action nobody asked for and a rough transition, count once per clip).
+
 Speed (our extension; the paper's comparison knew only the heading): with ``speeds`` the task
 state is (θ, v) with v the asked speed, sampled from standing to the graph's fastest clip
 (``GridTask`` with speeds), and every frame of c' also costs ``speed_weight``·|s_c' - v| with
@@ -174,12 +181,13 @@ def warp_limits(warps: np.ndarray, seconds: np.ndarray, rate: float) -> np.ndarr
 
 def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, theta: float,
            penalty: np.ndarray, speed: float = 0.0, clip_speed: np.ndarray | None = None,
-           warps: np.ndarray | None = None, jump: bool = False) -> tuple[int, float]:
+           warps: np.ndarray | None = None, jump: bool = False, jumps: np.ndarray | None = None) -> tuple[int, float]:
     """(index into ``cands``, warp) of the best successor and warp from task state ``theta`` (and
     the asked ``speed`` m/s, when the values know speed: ``clip_speed`` [K] the clips' own);
     ``penalty`` [C] a further cost of each candidate (and a tie-breaker); ``warps`` [K, W] each
     clip's own (``warp_limits``; default ``look.warps`` for all); ``jump``: a jump is asked (the
-    values that find one, where the graph has them)."""
+    values that find one, where the graph has them, as ``learn`` made them: a candidate that is a
+    jump, ``jumps`` [K], serves the request and is followed by the ordinary values)."""
     task = task_of(look.speeds)
     mine = np.broadcast_to(look.warps, (len(cands), len(look.warps))) if warps is None else warps[cands]
     reward, final = play(yaw[cands], n[cands], np.array([[[theta]]]), mine, look.gamma)  # [C, W, 1]
@@ -191,9 +199,11 @@ def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, t
         frames = np.maximum(n[cands], 1).astype(float)
         q = reward / ((1.0 - fmath.power(look.gamma, frames)) / (1.0 - look.gamma) if look.gamma < 1 else frames)[:, None]
     else:
-        values = look.jump_values if jump and look.jump_values is not None else look.values
-        future = task.interpolate(np.broadcast_to(values[cands][:, None, :], final.shape[:2] + (values.shape[1],)),
-                                  final)
+        values = look.values[cands]
+        if jump and look.jump_values is not None:
+            served = jumps[cands] if jumps is not None else np.zeros(len(cands), dtype=bool)
+            values = np.where(served[:, None], values, look.jump_values[cands])
+        future = task.interpolate(np.broadcast_to(values[:, None, :], final.shape[:2] + (values.shape[1],)), final)
         q = reward + fmath.power(look.gamma, n[cands].astype(float))[:, None] * future
     q = q - penalty[:, None]
     best = np.unravel_index(int(np.argmax(q)), q.shape)

@@ -40,6 +40,7 @@ class GraphController(Model):
     """A motion graph and the greedy walk over it (see the module docstring)."""
 
     engine = "graph"
+    absent_settings = {"warp_rate": 0.0}  # a file saved before Warp Rate: warps unbounded, as its values were learned
     Settings = GraphSettings
     schema = {"source": Array("i", 1, low=0), "start": Array("i", 1, low=0, like="source"),
               "end": Array("i", 1, low=0, like="source"), "edges": Array("i", 2, low=0, high="len:source", tail=(2,)),
@@ -57,7 +58,6 @@ class GraphController(Model):
         for (a, _), c in zip(graph.edges.tolist(), self.edge_cost().tolist()):
             self.succ_cost[a].append(c)
         ends = np.array([p[-1] for p in graph.root_paths]).reshape(-1, 3) if graph.n else np.zeros((0, 3))
-        self.end_dx = ends
         duration = np.maximum(graph.duration, 1e-6)
         self.speed = np.linalg.norm(ends[:, :2], axis=1) / duration
         self.jumps = np.array([bool(set(t) & JUMPS) or (a is not None and a[0] in JUMPS)
@@ -128,7 +128,8 @@ class GraphController(Model):
             jv = self.look.jump_values
             if self.look.values.shape != (g.n, task.size) or len(self.look.warps) == 0 or \
                     (jv is not None and jv.shape != self.look.values.shape):
-                raise MotionctlError(f"Look Ahead's table is {self.look.values.shape}, not {g.n} clips x {task.size} "
+                shape = self.look.values.shape if jv is None or self.look.values.shape != (g.n, task.size) else jv.shape
+                raise MotionctlError(f"Look Ahead's table is {shape}, not {g.n} clips x {task.size} "
                                      "task samples")
 
     def on_bind(self, table) -> None:
@@ -146,14 +147,14 @@ class GraphController(Model):
         hit = np.flatnonzero((g.source == src) & (g.start <= within) & (within < g.end))
         return int(hit[0]) if len(hit) else 0
 
-    def jump_asked_cost(self) -> np.ndarray:
+    def jump_asked_cost(self, action: str | None = None) -> np.ndarray:
         """[K] the cost of playing each clip while a jump is asked, for Look Ahead's jump values:
         ``unasked``'s every frame (discounted) until a jump, so the way to one (a walk slowing to
         a stand, then the standing jump) is worth more than walking on at the asked speed."""
         n = self.yaws[1].astype(float)
         g = self.settings.discount
         frames = (1.0 - fmath.power(g, n)) / (1.0 - g) if g < 1 else n
-        return self.unasked(np.arange(self.graph.n), True) * frames
+        return self.unasked(np.arange(self.graph.n), True, action) * frames
 
     def unasked(self, clips: np.ndarray, jump: bool = False, action: str | None = None) -> np.ndarray:
         """Cost of each of ``clips`` for a jump or action nobody asked for (or none when one was)."""
@@ -174,12 +175,16 @@ class GraphController(Model):
             c = int(state.memory)
             natural = (g.source[cands] == g.source[c]) & (g.start[cands] == g.end[c])
         control = command.local_control(state.yaw)
-        extra = self.unasked(cands, bool(control[3] > 0.5), command.action) - 1e-6 * natural
+        jump = bool(control[3] > 0.5)
+        if jump and self.look is not None and self.look.jump_values is not None:  # as its jump values were learned
+            extra = self.jump_asked_cost(command.action)[cands] - 1e-6 * natural
+        else:
+            extra = self.unasked(cands, jump, command.action) - 1e-6 * natural
         if state.memory is not None:  # a rough transition costs, as in Look Ahead's values
             extra = extra + np.asarray(self.succ_cost[int(state.memory)])
         theta = float(wrap(command.desired_heading(state.yaw) - state.yaw))
         i, warp = lookahead.choose(self.walker, *self.yaws, cands, theta, extra, command.asked_speed(state.yaw),
-                                   self.speed, self.clip_warps, jump=bool(control[3] > 0.5))
+                                   self.speed, self.clip_warps, jump=jump, jumps=self.jumps)
         nxt = int(cands[i])
         step = Step(np.array([[g.source[nxt], g.start[nxt], g.end[nxt] - g.start[nxt], 1.0]]),
                     edit=np.array([0.0, 0.0, warp]))

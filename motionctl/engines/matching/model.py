@@ -132,6 +132,7 @@ class MatchingModel(Model):
     """Normalised features of every captured frame and the matching loop (see the module docstring)."""
 
     engine = "matching"
+    absent_settings = {"warp_rate": 0.0}  # a file saved before Warp Rate plays without it
     Settings = MatchingSettings
     schema = {"features": Array("f", 2), "offset": Array("f", 1), "scale": Array("f", 1, finite=False, like="offset")}
 

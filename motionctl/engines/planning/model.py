@@ -33,6 +33,7 @@ class PlanningController(Model):
     """A trained planner (``Planner``: groups of step segments and their value functions)."""
 
     engine = "planning"
+    absent_settings = {"warp_rate": 0.0}  # a file saved before Warp Rate plays without it
     Settings = PlannerSettings
     schema = {"grid_low": Array("f", 1), "grid_high": Array("f", 1, like="grid_low"), "grid_values": Array("f", None),
               "kind": Array("i", 1, low=0), "transition": Array("f", 2), "g#_dx": Array("f", 2),
@@ -140,7 +141,7 @@ class PlanningController(Model):
         """Navigation: the facing turn (``Step.edit``) beyond the blend's own (``dx``'s yaw) that
         brings task state x's heading error θ (facing minus desired) to 0, at most Warp Rate over
         the step's length (its members' frames, weighted)."""
-        rate = getattr(self.settings, "warp_rate", 0.0)
+        rate = self.settings.warp_rate
         if self.planner.problem.task.name != "navigation" or rate <= 0:
             return None
         seconds = float(members[:, 2] @ members[:, 3] / max(members[:, 3].sum(), 1e-9)) / self.fps
