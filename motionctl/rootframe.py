@@ -123,5 +123,14 @@ def positions_in_root_frame(clip, smooth_seconds: float = 0.2) -> np.ndarray:
     return to_root_frame(pos, ground, yaw)
 
 
-__all__ = ["wrap", "yaw_of", "displacement", "gaussian_smooth", "heading", "integrate", "positions_in_root_frame", "root_frame",
+def facing_warp(turn: float, rate: float, seconds: float) -> np.ndarray:
+    """``Step.edit`` turning a step's facing by ``turn`` (rad, wrapped), at most ``rate`` rad/s
+    over its ``seconds``: every engine's Warp Rate (the rest of a turn toward the asked heading).
+    The seconds are the step's captured length: Plant Feet may play a step up to
+    ``play.feet``'s ``max_rate`` faster, and its warp with it."""
+    limit = rate * seconds
+    return np.array([0.0, 0.0, float(np.clip(wrap(turn), -limit, limit))])
+
+
+__all__ = ["facing_warp", "wrap", "yaw_of", "displacement", "gaussian_smooth", "heading", "integrate", "positions_in_root_frame", "root_frame",
            "root_motion", "rotation_2d", "to_local", "to_root_frame", "to_world"]

@@ -22,7 +22,7 @@ from ..arrays import ranks
 from ..clip import Clip
 from ..errors import MotionctlError
 from ..body.contacts import foot_points, point_contacts, rest_heights
-from ..rootframe import displacement, heading, integrate, root_frame, to_local, to_world, wrap
+from ..rootframe import displacement, heading, integrate, root_frame, to_local, to_world
 from ..skeleton import Skeleton
 from .feet import HEEL_LIFT, FeetSettings, FeetState, Legs, leg_globals, plant
 
@@ -155,15 +155,6 @@ class Step:
         """(clip, start, count) of the heaviest member: whose continuation the next step fades from."""
         row = self.members[int(np.argmax(self.members[:, 3]))]
         return int(row[0]), int(row[1]), int(row[2])
-
-
-def facing_warp(turn: float, rate: float, seconds: float) -> np.ndarray:
-    """``Step.edit`` turning a step's facing by ``turn`` (rad, wrapped), at most ``rate`` rad/s
-    over its ``seconds``: every engine's Warp Rate (the rest of a turn toward the asked heading).
-    The seconds are the step's captured length: Plant Feet may play a step up to ``max_rate``
-    faster, and its warp with it."""
-    limit = rate * seconds
-    return np.array([0.0, 0.0, float(np.clip(wrap(turn), -limit, limit))])
 
 
 @dataclass
@@ -518,5 +509,5 @@ def synthesize_clip(table: FrameTable, pieces, crossfade: int = 3, controls=None
     return to_clip(table, root, rot, name)
 
 
-__all__ = ["FrameTable", "Frames", "Step", "SynthState", "blend_frames", "correct", "facing_warp", "playback_rates", "retime", "frame_table", "pieces_to_steps",
+__all__ = ["FrameTable", "Frames", "Step", "SynthState", "blend_frames", "correct", "playback_rates", "retime", "frame_table", "pieces_to_steps",
            "synthesize", "synthesize_clip", "to_clip"]

@@ -16,7 +16,8 @@ from ...errors import MotionctlError
 from ...play.session import State
 from ...play.commands import Command
 from ...settings import internal, setting
-from ...play.synth import Frames, Step, facing_warp
+from ...rootframe import facing_warp, heading
+from ...play.synth import Frames, Step
 from ..base import Model
 from ..schema import Array
 from .controller import Cluster, Controller, Example
@@ -204,7 +205,6 @@ class ActiveModel(Model):
         clip = int(np.searchsorted(table.first, frame, side="right") - 1)
         last = table.first[clip] + table.length[clip] - 1
         rows = np.minimum(frame + np.arange(STATE_FRAMES), last)
-        from ...rootframe import heading
         from ...skeleton import forward_kinematics
         r = table.local_rot[rows].copy()
         r[:, 0] = quat.mul(heading(table.yaw[rows]), r[:, 0])

@@ -17,8 +17,8 @@ from ...errors import MotionctlError
 from ...jobs import check_stop, progress_range
 from ...play.session import State
 from ...play.commands import MAX_TURN, Command
-from ...rootframe import wrap
-from ...play.synth import Step, facing_warp
+from ...rootframe import facing_warp, wrap
+from ...play.synth import Step
 from ..base import Model, check_pieces, clips_of, fingerprint
 from ..schema import Array
 from .control import (EVALUATION_PLAYER, TRAINING_PLAYERS, ControlBins, PlayerSettings, player_traces, read_trace,

@@ -31,12 +31,12 @@ import numpy as np
 from ... import quat
 from ...errors import MotionctlError
 from ...jobs import check_stop
-from ...rootframe import to_local, to_world, wrap, yaw_of
+from ...rootframe import facing_warp, to_local, to_world, wrap, yaw_of
 from ...play.session import State
 from ...play.commands import DEFAULT_SPEED, Command
 from ...settings import setting
 from ...tags import canonical
-from ...play.synth import Frames, Step, facing_warp, frame_table
+from ...play.synth import Frames, Step, frame_table
 from ..base import Model, clips_of, working_set
 from ..schema import Array
 from . import springs

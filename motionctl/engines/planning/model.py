@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...rootframe import to_world, wrap
+from ...rootframe import facing_warp, to_world, wrap
 from ...play.session import State
 from ...play.commands import Command
-from ...play.synth import Step, facing_warp
+from ...play.synth import Step
 from ..base import Model, check_pieces, clips_of
 from ...errors import MotionctlError
 from ..schema import Array
