@@ -15,7 +15,7 @@ from motionctl.engines.graph.lookahead import WARP_COST, play
 from motionctl.io.library import import_library
 from motionctl.rootframe import wrap
 from motionctl.play.session import Session
-from motionctl.play.commands import Command
+from motionctl.play.commands import Command, PlaySettings
 
 TRIALS = ("15", "17", "19", "13")  # CMU 16: walk, 90° left, 90° right, veer right
 
@@ -156,3 +156,14 @@ def test_greedy_scores_a_clip_per_frame_so_a_long_clip_is_not_worse_for_being_lo
     assert choose(look, yaw, n, np.arange(2), 1.0, np.zeros(2))[0] == 0
     summed = dataclasses.replace(look, one_clip=False)  # the sum, with no values beyond (all 0)
     assert choose(summed, yaw, n, np.arange(2), 1.0, np.zeros(2))[0] == 1
+
+
+def test_a_drive_facing_a_heading_records_the_turn_asked_not_a_gap(looking, clips):
+    """Facing a heading, the engine turns its own way (no yaw forced: the step's turn is NaN), but
+    the controls a session records, which Drive saves as a trace, hold the turning rate asked."""
+    session = Session(looking, looking.play(clips), frame=150, play=PlaySettings())
+    for _ in range(6):
+        session.decide(Command(heading=session.synth.yaw + 2.0, speed=1.3))
+    assert any(np.isnan(step.control[2]) for step in session.steps)
+    recorded = np.array(session.controls)
+    assert np.all(np.isfinite(recorded)) and np.all(recorded[:, 2] > 0)  # turning left, as asked

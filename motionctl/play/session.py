@@ -89,6 +89,7 @@ class Session:
         """One decision for ``command``: the model's step, synthesized; returns its frames
         (root [n, 3], rot [n, J, 4]) and keeps them for the clip."""
         asked = self._catching_up(self._steering(self._standing(command)))
+        yaw = self.synth.yaw
         step, self.memory = self.model.decide(self.state, asked)
         if step.control is None:
             step.control = asked.local_control(self.synth.yaw)
@@ -101,7 +102,8 @@ class Session:
             self.synth.lag[2] = float(np.clip(self.synth.lag[2], min(rest, 0.0), max(rest, 0.0)))
         self.steps.append(step)
         self.commands.append(command)
-        self.controls.append(step.control)
+        # what the player asked, as a trace records it (a turn left to the engine: the asked turning rate)
+        self.controls.append(np.where(np.isfinite(step.control), step.control, asked.local_control(yaw)))
         self.roots.append(root)
         self._frames += len(root)
         self.rots.append(rot)

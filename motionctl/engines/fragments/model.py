@@ -111,9 +111,10 @@ class FragmentController(Model):
         f = self.first_fragment(control) if state.memory is None else int(self.table[state.memory,
                                                                                         self.bins.nearest(control)])
         rate = self.settings.warp_rate
-        if command.heading is None or rate <= 0 or self.turns is None:
+        if command.heading is None or command.control[2] != 0 or rate <= 0 or self.turns is None:
             return Step.piece(int(self.clip[f]), int(self.start_frame[f]), self.n_frames, control), f
-        # Facing a heading: the fragment turns its own way, and its facing by at most Warp Rate more.
+        # Facing a heading (not a turning stick's, whose rate the root follows): the fragment turns
+        # its own way, and its facing by at most Warp Rate more.
         step = Step.piece(int(self.clip[f]), int(self.start_frame[f]), self.n_frames,
                           np.array([control[0], control[1], np.nan, control[3]]))
         step.edit = facing_warp(command.heading - state.yaw - self.turns[f], rate, self.n_frames / self.fps)
