@@ -170,6 +170,25 @@ def test_targets_beyond_the_box_are_seen_at_its_edge_in_their_direction():
     assert NavigationTask().in_view(np.array([[3.0]]))[0, 0] == 3.0
 
 
+def test_a_jump_clips_flight_is_no_step_but_its_standing_is(mocap):
+    """No planning task asks a jump, so the steps of a jump clip (CMU 16_05, a forward jump) that
+    hold its flight are left out (asked to stop on a mix with it, navigation played one); its
+    standing steps stay, and a walk's steps are all kept."""
+    from motionctl.body import foot_contacts
+
+    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("05", "15")]
+    clips = list(import_library(files).groups[0].database.clips)
+    seg = cut_segments(clips)
+    for ci, clip in enumerate(seg.clips):
+        air = ~foot_contacts(clip).any(axis=1)
+        flying = [bool(np.any(np.convolve(air[a:b], np.ones(3), "valid") >= 3))  # 0.1 s off the ground
+                  for a, b in zip(seg.start[seg.clip == ci], seg.end[seg.clip == ci])]
+        if "16_05" in clip.name:
+            assert len(flying) >= 2 and not any(flying), (clip.name, flying)
+        else:
+            assert len(flying) >= 6
+
+
 def test_segments_are_steps_with_their_displacement(walks):
     seg = cut_segments(walks[:3])
     assert seg.n > 20 and np.all(seg.kind == 0)

@@ -1,7 +1,9 @@
 """Clip preparation for planning controllers (paper 001, section 4).
 
 Clips are cut into steps at foot strikes (or at given segments); action clips (pick, reach,
-punch...) also yield one action segment around each action centre.  Every segment gets its
+punch...) also yield one action segment around each action centre; a jump clip's steps through
+its flight are left out (no planning task asks a jump, and asked to stop on a mix of subject 16's
+clips with a forward jump, navigation played one).  Every segment gets its
 ``dx`` (root displacement and heading change in its start frame), its transition rewards to every
 other segment from joint differences in the blend region, and a place in one or more
 parameterised groups: segments with similar motion and nearby dx, whose blends the controller
@@ -22,9 +24,21 @@ from ...errors import MotionctlError
 from ...rootframe import displacement, to_local
 from ...settings import internal, setting
 from ...play.synth import frame_table
-from ...tags import FOOT_ACTIONS, HAND_ACTIONS, canonical_set
+from ...tags import FOOT_ACTIONS, HAND_ACTIONS, JUMPS, canonical_set
 
 ACTION_TAGS = HAND_ACTIONS | FOOT_ACTIONS  # clips that yield an action segment around each action centre
+MIN_FLIGHT = 0.1  # s with both feet off the ground: a jump clip's flight
+
+
+def _flight(contacts: np.ndarray, frames: int) -> np.ndarray:
+    """bool [F]: frames in a run of at least ``frames`` with neither foot planted (a jump's flight)."""
+    air = ~contacts.any(axis=1)
+    edges = np.diff(np.concatenate(([0], air.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    out = np.zeros(len(air), dtype=bool)
+    for a, b in zip(starts[ends - starts >= frames], ends[ends - starts >= frames]):  # a few flights per clip
+        out[a:b] = True
+    return out
 
 
 @dataclass
@@ -108,7 +122,11 @@ def cut_segments(clips, settings: SegmentSettings | None = None) -> SegmentSet:
             continue
         contacts = foot_contacts(c, s.contacts)
         cuts = _regular_cuts(np.concatenate(([0], strike_frames(contacts), [c.n_frames])), lo, hi)
-        rows += [(i, int(a), int(b), 0, -1) for a, b in zip(cuts[:-1], cuts[1:]) if b - a >= 2]
+        steps = [(a, b) for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()) if b - a >= 2]
+        if canonical_set(c.tags) & JUMPS:  # no task asks a jump: its flight is no step (a stop played one)
+            flight = _flight(contacts, int(round(MIN_FLIGHT * s.fps)))
+            steps = [(a, b) for a, b in steps if not flight[a:b].any()]
+        rows += [(i, int(a), int(b), 0, -1) for a, b in steps]
         if canonical_set(c.tags) & ACTION_TAGS:
             for centre in action_centres(c):
                 a = max(0, int(centre - s.action_before * s.fps))
