@@ -89,10 +89,10 @@ class Session:
         """One decision for ``command``: the model's step, synthesized; returns its frames
         (root [n, 3], rot [n, J, 4]) and keeps them for the clip."""
         asked = self._catching_up(self._steering(self._standing(command)))
-        yaw = self.synth.yaw
+        wanted = asked.local_control(self.synth.yaw)
         step, self.memory = self.model.decide(self.state, asked)
         if step.control is None:
-            step.control = asked.local_control(self.synth.yaw)
+            step.control = wanted.copy()
             if asked.heading is not None and self.feet is not None and self._steer is None:
                 step.control[2] = np.nan  # facing a heading, the engine turns its own way: no yaw is forced
                 # (a turning stick's heading keeps the root turning with the stick, toward that heading)
@@ -103,7 +103,7 @@ class Session:
         self.steps.append(step)
         self.commands.append(command)
         # what the player asked, as a trace records it (a turn left to the engine: the asked turning rate)
-        self.controls.append(np.where(np.isfinite(step.control), step.control, asked.local_control(yaw)))
+        self.controls.append(np.where(np.isfinite(step.control), step.control, wanted))
         self.roots.append(root)
         self._frames += len(root)
         self.rots.append(rot)

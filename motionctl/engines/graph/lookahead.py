@@ -91,11 +91,16 @@ def task_of(speeds: np.ndarray) -> GridTask:
     return GridTask("direction", speeds=tuple(float(x) for x in speeds)) if len(speeds) >= 2 else GridTask("direction")
 
 
+def discounted_frames(n: np.ndarray, gamma: float) -> np.ndarray:
+    """Σ γ^t over each clip's ``n`` frames: what a reward earned every frame adds up to."""
+    n = np.asarray(n, dtype=float)
+    return (1.0 - fmath.power(gamma, n)) / (1.0 - gamma) if gamma < 1 else n
+
+
 def speed_cost(clip_speed: np.ndarray, n: np.ndarray, asked: np.ndarray, weight: float, gamma: float) -> np.ndarray:
     """[K, V] the discounted cost of playing each clip (ground speed ``clip_speed`` [K] m/s, ``n``
     [K] frames) when ``asked`` [V] m/s is wanted: ``weight``·|s - v| every frame."""
-    disc = (1.0 - fmath.power(gamma, n.astype(float))) / (1.0 - gamma) if gamma < 1 else n.astype(float)
-    return weight * np.abs(clip_speed[:, None] - asked[None, :]) * disc[:, None]
+    return weight * np.abs(clip_speed[:, None] - asked[None, :]) * discounted_frames(n, gamma)[:, None]
 
 
 def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: float = 0.99, tol: float = 0.01,
@@ -196,8 +201,7 @@ def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, t
         reward = reward - speed_cost(clip_speed[cands], n[cands], np.array([speed]), look.speed_weight, look.gamma)
         final = np.stack(np.broadcast_arrays(final, speed), axis=-1)[..., 0, :]  # [C, W, 2]
     if look.one_clip:  # per discounted frame, so that a long clip is not worse for being long
-        frames = np.maximum(n[cands], 1).astype(float)
-        q = reward / ((1.0 - fmath.power(look.gamma, frames)) / (1.0 - look.gamma) if look.gamma < 1 else frames)[:, None]
+        q = reward / discounted_frames(np.maximum(n[cands], 1), look.gamma)[:, None]
     else:
         values = look.values[cands]
         if jump and look.jump_values is not None:
@@ -209,4 +213,4 @@ def choose(look: Lookahead, yaw: np.ndarray, n: np.ndarray, cands: np.ndarray, t
     best = np.unravel_index(int(np.argmax(q)), q.shape)
     return int(best[0]), float(mine[best])
 
-__all__ = ["WARP_COST", "Lookahead", "choose", "clip_yaws", "greedy", "learn", "play", "warp_limits"]
+__all__ = ["WARP_COST", "Lookahead", "choose", "clip_yaws", "discounted_frames", "greedy", "learn", "play", "warp_limits"]

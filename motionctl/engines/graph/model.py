@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import fmath
 from ...errors import MotionctlError
 from ...jobs import check_stop
 from ...rootframe import wrap
@@ -62,7 +61,7 @@ class GraphController(Model):
         self.speed = np.linalg.norm(ends[:, :2], axis=1) / duration
         self.jumps = np.array([bool(set(t) & JUMPS) or (a is not None and a[0] in JUMPS)
                                for t, a in zip(graph.types, graph.actions)], dtype=bool)
-        self.action = [a[0] if a is not None else "" for a in graph.actions]
+        self.action = np.array([a[0] if a is not None else "" for a in graph.actions], dtype=str)  # per clip
         self.decision_rate = float(1.0 / np.mean(duration)) if graph.n else 1.0
         self.typical_speed = float(np.median(self.speed)) if graph.n else 1.3
         self.yaws = None
@@ -151,14 +150,12 @@ class GraphController(Model):
         """[K] the cost of playing each clip while a jump is asked, for Look Ahead's jump values:
         ``unasked``'s every frame (discounted) until a jump, so the way to one (a walk slowing to
         a stand, then the standing jump) is worth more than walking on at the asked speed."""
-        n = self.yaws[1].astype(float)
-        g = self.settings.discount
-        frames = (1.0 - fmath.power(g, n)) / (1.0 - g) if g < 1 else n
+        frames = lookahead.discounted_frames(self.yaws[1], self.settings.discount)
         return self.unasked(np.arange(self.graph.n), True, action) * frames
 
     def unasked(self, clips: np.ndarray, jump: bool = False, action: str | None = None) -> np.ndarray:
         """Cost of each of ``clips`` for a jump or action nobody asked for (or none when one was)."""
-        acts = np.array([self.action[c] for c in clips])
+        acts = self.action[clips]
         return (JUMP_PENALTY * (self.jumps[clips] != jump)
                 + ACTION_PENALTY * np.where(action is None, (acts != "") & ~self.jumps[clips], acts != (action or "")))
 

@@ -130,12 +130,9 @@ class PlanningController(Model):
         group."""
         x = self.task_state(state, command)
         group = 0 if state.memory is None else int(state.memory)
-        problem = self.planner.problem
-        _, gs, ks = self.planner.decide_many(np.array([group]), np.atleast_2d(x))
-        g, k = int(gs[0]), int(ks[0])
-        w = problem.weights[g][k]
+        g, w, _, dx = self.planner.decide(group, x)
         members = np.array(self.planner.blend(g, w), dtype=float)
-        return Step(members, edit=self._warp(x, problem.flat_dx[problem.offsets[g] + k], members)), g
+        return Step(members, edit=self._warp(x, dx, members)), g
 
     def _warp(self, x: np.ndarray, dx: np.ndarray, members: np.ndarray) -> np.ndarray | None:
         """Navigation: the facing turn (``Step.edit``) beyond the blend's own (``dx``'s yaw) that

@@ -71,12 +71,13 @@ class Planner:
     def n_groups(self) -> int:
         return self.problem.n_groups
 
-    def decide(self, group: int, x, exact: bool = False, greedy: bool = False) -> tuple[int, np.ndarray, float]:
-        """(next group, blend weights over its members, Q) for the state (group, x)."""
+    def decide(self, group: int, x, exact: bool = False, greedy: bool = False) -> tuple:
+        """(next group, blend weights over its members, Q, the blend's dx) for the state (group, x)."""
         x = np.atleast_2d(np.asarray(x, dtype=float))
         q, g, k = q_values(self.problem, np.array([group]), x, None if greedy else self.value,
                            0.0 if greedy else self.discount, exact)
-        return int(g[0]), self.problem.weights[int(g[0])][int(k[0])], float(q[0])
+        g, k = int(g[0]), int(k[0])
+        return g, self.problem.weights[g][k], float(q[0]), self.problem.flat_dx[self.problem.offsets[g] + k]
 
     def decide_many(self, group, x, exact: bool = False, greedy: bool = False):
         """(Q [N], next group [N], blend index [N]) for states (group [N], x [N, n])."""
