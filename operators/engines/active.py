@@ -210,9 +210,9 @@ def show_candidate(context) -> None:
     PoseWriter(ghost).write(rot, (0.0, 0.0, height))
     marker = request_marker(context)
     point, heading = session.task.mark(cand.u)
-    marker.empty_display_type = "SINGLE_ARROW" if session.task.name == "walk" else "PLAIN_AXES"
+    marker.empty_display_type = "SINGLE_ARROW" if session.task.steers else "PLAIN_AXES"
     marker.location = (ghost.location.x + point[0], ghost.location.y + point[1], ghost.location.z)
-    marker.rotation_euler = (-math.pi / 2, 0.0, heading) if session.task.name == "walk" else (0.0, 0.0, 0.0)
+    marker.rotation_euler = (-math.pi / 2, 0.0, heading) if session.task.steers else (0.0, 0.0, 0.0)
     marker["motionctl_request"] = cand.describe(session.task)
     ghost.hide_viewport = marker.hide_viewport = False
     context.view_layer.update()

@@ -7,7 +7,7 @@ import bpy
 from bpy.props import BoolProperty, CollectionProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
 from bpy.types import Panel, PropertyGroup, UIList
 
-from ...motionctl.engines.active import ENGINE
+from ...motionctl.engines.active import ENGINE, TASKS
 from ...operators.common import model_entry
 from ...operators.controller import picture_name
 from ...operators.engines.active import on_candidate_index, teaching_session
@@ -127,8 +127,9 @@ class MOTIONCTL_PT_active(MotionPanel, Panel):
         row.operator("motionctl.active_auto", icon="AUTO")
         row.prop(a, "auto_steps")
         if a.candidates:
-            layout.label(text=f"Requests ({a.task}: " + ("stride m, speed m/s, turn rad" if a.task == "walk"
-                                                          else "forward m, left m") + "; worst first)")
+            task = TASKS.get(a.task)
+            units = ", ".join(f"{n} {u}" for n, u in zip(task.names, task.units)) if task else ""
+            layout.label(text=f"Requests ({a.task}: {units}; worst first)")
             layout.template_list("MOTIONCTL_UL_active_candidates", "", a, "candidates", a, "candidate_index", rows=5)
             if 0 <= a.candidate_index < len(a.candidates):
                 item = a.candidates[a.candidate_index]

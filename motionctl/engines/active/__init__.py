@@ -1,9 +1,9 @@
 """Active learning (paper 003: Cooper, Hertzmann & Popović 2007; DESIGN.md 3.4).
 
-Modules: ``motion`` (states, examples on a common phase, time-aligned blends), ``tasks`` (the walk
-and the jump: inputs, example windows, features, task errors), ``controller`` (clusters and their
-RBF blend maps), ``learning`` (candidates, pseudoexamples, the oracle, coverage, the loop) and
-``model`` (the engine: ``fit`` and ``ActiveModel``).
+Modules: ``motion`` (states, examples on a common phase, time-aligned blends), ``tasks`` (the walk,
+locomotion and the jump: inputs, example windows, features, task errors), ``controller`` (clusters
+and their RBF blend maps), ``candidates`` (the requests), ``learning`` (pseudoexamples, the
+oracle, coverage, the loop) and ``model`` (the engine: ``fit`` and ``ActiveModel``).
 """
 
 from ..base import Engine

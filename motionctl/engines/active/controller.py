@@ -163,6 +163,22 @@ class Controller:
         pick = np.where(within.sum(axis=1) > 1, np.argmin(du, axis=1), near)
         return np.where(within.any(axis=1) | (not strict), pick, -1)
 
+    def pick(self, state: np.ndarray, u: np.ndarray) -> int:
+        """The cluster a playing character in ``state`` [D] plays for task input ``u`` [D]: the
+        least sum of its start's distance and the largest task error of its blend at u, both in
+        tolerances (``blend_for``), so a near start that does u wins and a farther one that does
+        it (its pose difference faded out at the join) beats a near one that cannot: a walk asked
+        to run, when the capture holds no walk that becomes a run.  (Coverage, the paper's test,
+        still needs a start within the tolerance: ``choose``.)"""
+        d = distances(np.asarray(state)[None], self.starts)[0] / self.tolerance
+        best, cost = -1, np.inf
+        for ci in np.argsort(d, kind="stable"):  # nearest first: a cluster no nearer than the best cost cannot win
+            if d[ci] >= cost:
+                break
+            c = d[ci] + np.sqrt(self.blend_for(int(ci), np.asarray(u)[None])[1].max())
+            best, cost = (int(ci), c) if c < cost else (best, cost)
+        return best
+
     def best_for(self, u: np.ndarray) -> int:
         """The cluster whose blend meets task input ``u`` [D] best (its normalised task error),
         wherever it starts: a character with no state yet, at its first decision."""
@@ -226,7 +242,7 @@ class Controller:
         wins = self.task.windows(clip, foot_contacts(clip))
         if not wins:
             raise MotionctlError(f"clip {clip.name!r} holds no {self.task.name} example "
-                                 f"({'a right heel strike to the next' if self.task.name == 'walk' else 'a take-off and landing'})")
+                                 f"({'a right heel strike to the next' if self.task.steers else 'a take-off and landing'})")
         if state is not None:
             d = distances_to(src.states[[int(k[0]) for k in wins]], state)
             keys = wins[int(np.argmin(d))]

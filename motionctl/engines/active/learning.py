@@ -1,10 +1,6 @@
-"""Active learning (paper 003, section 4): candidates, pseudoexamples, the oracle, coverage.
+"""Active learning (paper 003, section 4): pseudoexamples, the oracle, coverage, the loop (the
+requests it makes: ``candidates``).
 
-- ``candidates``: for every cluster start state, random task inputs scored by each metric (task
-  error relative to the nearest example, per task metric; summed task error; distance from the
-  existing examples), the worst of each refined by Nelder-Mead maximising its badness; plus
-  transition candidates: the end state of each cluster's average motion when no start state is
-  within the tolerance of it.  Sorted by score within each metric.
 - ``pseudoexample``: Nelder-Mead over a cluster's blend weights minimising the summed task error
   at the candidate's u, from the best of its examples and the current prediction.
 - ``Pool`` and ``Oracle``: capture the controller has not been given, cut into the task's
@@ -26,134 +22,17 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize
 
+from ... import quat
 from ...errors import MotionctlError
-from ...jobs import check_stop
+from ...rootframe import heading, root_frame
 from ...body.contacts import foot_contacts, foot_skating
+from .candidates import (METRICS, REJECTED_RADIUS, Candidate, candidates, is_open, refused_inputs,  # noqa: F401
+                         start_candidates, start_pose, transition_candidates)
 from .controller import Controller, skating_of
-from .motion import STATE_FRAMES, Aligned, align, blend, distances, distances_to, source_of, to_frames
+from .motion import HEADING_SMOOTH, STATE_FRAMES, Aligned, align, blend, distances, distances_to, source_of, to_frames
 
-METRICS = ("relative", "summed", "distance", "transition")  # the four metrics; "relative" per task metric
-RANDOM_INPUTS = 200
-NM_EVALS = 60
 TAKE_MARGIN = 6  # frames a take runs before its example's start (and after its end state)
 SEARCH_ROUNDS = 8  # candidate searches in one automatic step while the oracle rejects every request
-REJECTED_RADIUS = 0.15  # normalised task-input distance around a rejected request not asked again (same start)
-
-
-@dataclass(eq=False)
-class Candidate:
-    """A request: start ``state`` (cluster ``cluster``'s start, or a transition's end state, with
-    ``pose`` (rot [J, 4], height) to show), task input ``u``, the ``metric`` that found it and its
-    ``score`` (higher is worse); ``pseudo`` when a suggestion proposed one for it."""
-
-    metric: str
-    cluster: int
-    state: np.ndarray
-    u: np.ndarray
-    score: float
-    pose: tuple = None
-    pseudo: Pseudo | None = None  # a blend of existing examples proposed in place of a capture
-
-    def describe(self, task) -> str:
-        parts = ", ".join(f"{n} {v:.2f} {unit}" for n, v, unit in zip(task.names, self.u, task.units))
-        return f"{self.metric}: {parts} (score {self.score:.2f})"
-
-
-def _badness(ctrl: Controller, ci: int, u: np.ndarray) -> dict:
-    """Every metric's badness at task inputs ``u`` [B, D] of cluster ``ci``."""
-    c = ctrl.clusters[ci]
-    err = ctrl.errors(ci, u)
-    x = ctrl.task.normalise(u)
-    dist = np.linalg.norm(x[:, None] - c.x[None, :c.k], axis=-1)
-    near = np.argmin(dist, axis=1)
-    feats = np.array([e.features for e in c.examples])
-    near_err = ctrl.task.errors(feats[near], u)
-    out = {f"relative:{n}": err[:, i] - near_err[:, i] for i, n in enumerate(ctrl.task.names)}
-    out["summed"] = err.sum(axis=1)
-    out["distance"] = dist.min(axis=1)
-    return out
-
-
-def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: int = NM_EVALS, per_metric: int = 3,
-               should_stop=None, progress=None, rejected=()) -> list:
-    """Every metric's ``per_metric`` worst random inputs per cluster, each refined by Nelder-Mead,
-    and the transition candidates, sorted by score (worst first).  Task inputs within
-    ``REJECTED_RADIUS`` of a ``rejected`` request from the same start are searched no more (what the
-    performer said cannot be done is not the controller's to improve): the search looks past them."""
-    task = ctrl.task
-    out = []
-    bounds = list(zip(task.low, task.high))
-    for ci, c in enumerate(ctrl.clusters):
-        check_stop(should_stop, "suggesting")
-        if progress:
-            progress(ci / max(1, len(ctrl.clusters)), f"cluster {ci + 1} of {len(ctrl.clusters)}")
-        done = refused_inputs(ctrl, rejected, c.start_state)
-        u = task.sample(rng, n_random)
-        u = u[is_open(ctrl, done, u)]
-        if not len(u):
-            continue
-        bad = _badness(ctrl, ci, u)
-        for metric, score in bad.items():
-            for u0 in u[np.argsort(-score, kind="stable")[:per_metric]]:
-                def negative(v, metric=metric, ci=ci, done=done):
-                    v = np.clip(v, task.low, task.high)[None]
-                    return -float(_badness(ctrl, ci, v)[metric][0]) if is_open(ctrl, done, v)[0] else np.inf
-
-                res = minimize(negative, u0, method="Nelder-Mead", bounds=bounds,
-                               options={"maxfev": nm_evals, "xatol": 1e-3, "fatol": 1e-3})
-                start = -negative(u0)
-                best = np.clip(res.x, task.low, task.high) if -res.fun >= start else u0
-                out.append(Candidate(metric, ci, c.start_state, best, float(max(-res.fun, start)), start_pose(c)))
-    out += transition_candidates(ctrl)
-    return sorted(out, key=lambda k: -k.score)
-
-
-def refused_inputs(ctrl: Controller, rejected: list, state: np.ndarray) -> np.ndarray:
-    """[R, D] the normalised task inputs of the ``rejected`` requests from a start within the state
-    tolerance of ``state``."""
-    if not rejected:
-        return np.zeros((0, ctrl.task.dim))
-    states = np.stack([r.state for r in rejected]).astype(np.float32)
-    near = distances_to(states, np.asarray(state, dtype=np.float32)) < ctrl.tolerance
-    return ctrl.task.normalise(np.stack([r.u for r in rejected])[near]).reshape(-1, ctrl.task.dim)
-
-
-def is_open(ctrl: Controller, done: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """bool [B]: task inputs ``u`` [B, D] farther than ``REJECTED_RADIUS`` (normalised) from every
-    refused input ``done`` [R, D] (``refused_inputs``): those asked again."""
-    x = ctrl.task.normalise(np.atleast_2d(u))
-    return np.all(np.linalg.norm(x[:, None] - done[None], axis=-1) >= REJECTED_RADIUS, axis=1)
-
-
-def start_pose(cluster) -> tuple:
-    """(rot [J, 4], height) of a cluster's start (its first example's first pose)."""
-    return cluster.aligned.rot[0, 0].copy(), float(cluster.aligned.height[0, 0])
-
-
-def transition_candidates(ctrl: Controller, per_cluster: int = 3) -> list:
-    """States the controller plays into that no cluster starts from (section 4.1): per cluster, the
-    end states of its average motion and of each example farther than the tolerance from every
-    start state, the ``per_cluster`` farthest, each with u what that motion did (the paper takes
-    the average motion's state and the centre of the domain; on walks a cluster's average ends
-    where it starts, while its fast or turning examples end in states nothing starts from, and
-    a walk asked at the centre from a fast walk's end is one no performer does)."""
-    if not ctrl.clusters:
-        return []
-    out = []
-    starts = ctrl.starts
-    for ci, c in enumerate(ctrl.clusters):
-        mean = blend(c.aligned, np.full((1, c.k), 1.0 / c.k))
-        ends = np.vstack((c.aligned.end_state.mean(axis=0)[None], c.aligned.end_state[:c.k]))
-        feats = np.vstack((ctrl.task.features(ctrl.skeleton, mean, ctrl.fps), np.array([e.features for e in c.examples])))
-        d = distances(ends.astype(np.float32), starts).min(axis=1)
-        for j in np.argsort(-d, kind="stable")[:per_cluster]:
-            if d[j] <= ctrl.tolerance:
-                break
-            pose = (mean.rot[0, -1].copy(), float(mean.height[0, -1])) if j == 0 else \
-                (c.aligned.rot[j - 1, -1].copy(), float(c.aligned.height[j - 1, -1]))
-            u = np.clip(feats[j], ctrl.task.low, ctrl.task.high)
-            out.append(Candidate("transition", ci, ends[j].astype(np.float32), u, float(d[j]), pose))
-    return out
 
 
 @dataclass
@@ -278,6 +157,15 @@ class Pool:
         """Hand example ``i`` to the controller as a take (trimmed there at ``state``); it is used."""
         self.used[i] = True
         return ctrl.add_example(self.take(i), state, name=self.name(i), offset=self._span(i, TAKE_MARGIN)[0])
+
+    def pose(self, i: int) -> tuple:
+        """(rot [J, 4], height) of example ``i``'s first pose (what the panel shows of its start)."""
+        clip = self.clips[self.clip[i]]
+        k = int(self.keys[i][0])
+        yaw = root_frame(clip, HEADING_SMOOTH)[1][k]
+        rot = clip.local_rot[k].copy()
+        rot[0] = quat.mul(heading(-yaw), rot[0])  # the root relative to its heading, as clusters hold it
+        return rot, float(clip.root_pos[k, 2])
 
     def name(self, i: int) -> str:
         """The name of example ``i``'s clip."""
@@ -409,7 +297,8 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
     rejected = tried = 0
     first = answered = None
     for _ in range(rounds):
-        cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop, rejected=learner.rejected))
+        cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop, rejected=learner.rejected,
+                                         library=learner.oracle.pool))
         if not cands:
             break
         first = first or cands[0]
@@ -434,14 +323,15 @@ def _ask(learner: Learner, cands: list, pseudo_tries: int) -> tuple:
     rejected = tried = 0
     for cand in cands:
         pseudo = None
-        if cand.metric != "transition" and learner.pseudo_since < learner.pseudo_per_example and tried < pseudo_tries:
+        if cand.cluster >= 0 and cand.metric != "transition" and learner.pseudo_since < learner.pseudo_per_example and tried < pseudo_tries:
             pseudo, tried = pseudoexample(ctrl, cand), tried + 1
         if learner.oracle.accepts(pseudo):
             ctrl.add_pseudo(pseudo.cluster, pseudo.u, pseudo.w)
             learner.pseudo_since += 1
             return (cand, "pseudoexample", f"weights {np.round(pseudo.w, 2).tolist()} errors "
                     f"{np.round(pseudo.errors, 2).tolist()}"), rejected, tried
-        current = float(ctrl.errors(cand.cluster, cand.u[None]).sum()) if cand.metric != "transition" else np.inf
+        current = float(ctrl.errors(cand.cluster, cand.u[None]).sum()) if cand.metric not in ("transition", "start") \
+            else np.inf
         i = learner.oracle.answer(cand, current)
         if i is None:
             learner.rejected.append(cand)

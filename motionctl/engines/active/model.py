@@ -3,6 +3,13 @@ active learning against an oracle drawing from the library (what the panel's *Au
 ``ActiveModel`` plays it through the common interface: each decision blends one cluster's
 examples for the task input the command asks for (a walk cycle, a jump) and plays it as frames,
 fading out the small pose difference at the join.
+
+Speed and stop (issue 35; the paper's walk has a speed from a slow walk up and no stand): the
+default task, ``locomotion``, is the walk's u over 0-4.5 m/s, its examples the capture's walk and
+run cycles, stops, stands and starts (``tasks.LocomotionTask``); a command's speed is the u's
+speed (a stop asks 0: a stop cycle, then stands), and each cycle is played by the cluster whose
+start is near the character's state and which does u (``Controller.pick``), so a walk asked to
+run reaches a run cluster though the capture holds no walk that becomes a run.
 """
 
 from __future__ import annotations
@@ -29,9 +36,12 @@ FADE = 6  # frames over which a new blend's pose difference to the last pose fad
 
 @dataclass
 class ActiveSettings:
-    task: str = setting("walk", "Task", "What the controller learns: a walk following stride, speed and turn, or a jump "
-                        "to a spot", choices=[("walk", "Walk", "Stride length, speed and turn per stride (paper 003)"),
-                                              ("jump", "Jump", "Jump to a spot: forward and sideways distance")])
+    task: str = setting("locomotion", "Task", "What the controller learns: a walk following stride, speed and turn, "
+                        "locomotion from standing to running, or a jump to a spot",
+                        choices=[("walk", "Walk", "Stride length, speed and turn per stride (paper 003)"),
+                                 ("locomotion", "Walk, Run and Stop", "The walk's stride, speed and turn over the "
+                                  "capture's whole speed range, with stops, standing and starts"),
+                                 ("jump", "Jump", "Jump to a spot: forward and sideways distance")])
     budget: int = setting(20, "Examples", "How many captured examples active learning may ask for", min=1, max=200)
     seed_clip: str = setting("", "Seed Clip", "The clip whose first example starts learning (empty: the first that "
                              "holds one)")
@@ -87,8 +97,8 @@ class ActiveModel(Model):
         lengths = np.concatenate([c.aligned.length for c in controller.clusters])
         self.decision_rate = float(fps / max(np.mean(lengths), 1.0))
         feats = controller.example_features()
-        self.typical_speed = float(np.median(feats[:, 1])) if controller.task.name == "walk" else 1.0
-        if controller.task.name == "walk" and len(feats) >= 2 and np.ptp(feats[:, 1]) > 1e-3:
+        self.typical_speed = float(np.median(feats[:, 1])) if controller.task.steers else 1.0
+        if controller.task.steers and len(feats) >= 2 and np.ptp(feats[:, 1]) > 1e-3:
             self._stride = np.polyfit(feats[:, 1], feats[:, 0], 1)
         else:
             self._stride = np.array([0.0, float(np.median(feats[:, 0]))])
@@ -219,8 +229,9 @@ class ActiveModel(Model):
         return ActiveMemory(c.start_state.copy(), c.aligned.rot[0, 0].copy(), float(c.aligned.height[0, 0]), ci)
 
     def decide(self, state: State, command: Command):
-        """One blend: the cluster whose start is nearest the character's state, its examples
-        weighted by the map at the command's task input, time-aligned and played as frames."""
+        """One blend: the cluster that starts near the character's state and does the command's
+        task input (``Controller.pick``), its examples weighted by the map there, time-aligned
+        and played as frames."""
         if self.ctrl.skeleton is None:
             raise MotionctlError("the controller plays on no clips yet: bind it to its frame table (Model.play(clips))")
         target = None
@@ -232,7 +243,7 @@ class ActiveModel(Model):
             ci = memory.cluster
         else:
             memory = state.memory
-            ci = int(self.ctrl.choose(memory.state[None], u[None], strict=False)[0])
+            ci = self.ctrl.pick(memory.state, u)
         w = self.ctrl.weights(ci, u[None])
         c = self.ctrl.clusters[ci]
         bl = blend(c.aligned, w)
@@ -246,7 +257,7 @@ class ActiveModel(Model):
         """The facing turn (``Step.edit``) beyond what blend ``bl`` turns, toward the heading the
         command asks at the cycle's end, at most Warp Rate over the cycle (walk task only)."""
         rate = self.settings.warp_rate
-        if self.task.name != "walk" or rate <= 0:
+        if not self.task.steers or rate <= 0:
             return None
         seconds = max(1, int(round(float(bl.length[0])))) / self.fps  # the frames played (``to_frames``)
         return facing_warp(command.desired_heading(state.yaw, seconds) - state.yaw - float(bl.yaw[0, -1]), rate, seconds)

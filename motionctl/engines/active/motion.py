@@ -48,7 +48,10 @@ class Source:
         return len(self.height)
 
 
-def source_of(clip, heading_smooth: float = 0.2) -> Source:
+HEADING_SMOOTH = 0.2  # s: the root frame's heading smoothing (rootframe.root_frame)
+
+
+def source_of(clip, heading_smooth: float = HEADING_SMOOTH) -> Source:
     """A clip as a Source (its states computed for every frame)."""
     ground, yaw = root_frame(clip, heading_smooth)
     rot = clip.local_rot.copy()

@@ -81,10 +81,10 @@ class ActiveSession:
         """The candidates in the order the loop asks them (requests rejected before left out),
         and a pseudoexample for the first ``PSEUDO_SHOWN`` task candidates that have one."""
         cands = self.learner.order(candidates(self.ctrl, self.learner.rng, should_stop=should_stop,
-                                              progress=progress, rejected=self.learner.rejected))
+                                              progress=progress, rejected=self.learner.rejected, library=self.pool))
         if self.settings.pseudoexamples:
             shown = 0
-            for cand in [c for c in cands if c.metric != "transition"][:2 * PSEUDO_SHOWN]:
+            for cand in [c for c in cands if c.cluster >= 0 and c.metric != "transition"][:2 * PSEUDO_SHOWN]:
                 cand.pseudo = pseudoexample(self.ctrl, cand)
                 shown += cand.pseudo is not None
                 if shown >= PSEUDO_SHOWN:
@@ -191,7 +191,7 @@ class ActiveSession:
                "pool_coverage": float(reach.mean()),
                "coverage_normalised": float(done.mean() / max((done | reach).mean(), 1e-9)),
                "pool_examples": self.pool.n}
-        if self.task.name == "walk":
+        if self.task.steers:
             out["top_speed"] = float(self.ctrl.example_features()[:, 1].max())
         return out
 

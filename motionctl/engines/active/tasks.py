@@ -8,6 +8,13 @@ motion *completes* the task when every error is at most 1 (the coverage test).
 - ``walk``: the paper's parameterised walk: one gait cycle from a right heel strike to the next
   (the left strike between); u = stride length (the largest horizontal distance between the
   ankles in the cycle, m), speed (m/s over the cycle) and turn per stride (radians, + left).
+- ``locomotion``: the walk's u over the whole speed range the capture holds, standing to running
+  (0 to 4.5 m/s; stride up to 1.6 m), with three more kinds of example beside the gait cycles (of
+  walks and of runs alike): a *stop* (the last right heel strike and left strike before standing,
+  to where it stands), a *stand* (half a second of standing) and a *start* (from standing to the
+  first left strike and the right strike after it).  Their features are the walk's, so a stand is
+  speed 0 and a stop its mean speed; the paper's walk has no speed below a slow walk and no stop
+  (its catching controller's "stand" task is this stand, given the walk's u).
 - ``jump``: a jump to a spot: from standing, take off, land, settle; u = where the feet land
   (forward and to the left, m, in the start's root frame).
 """
@@ -32,7 +39,7 @@ class Task(PlayTask):
     units: tuple = ()
     low = high = tol = np.zeros(0)
     n_keys = 2
-    allow_restart = False  # may a new blend start while the last one plays (the paper's walk: yes)
+    steers = False  # a stick steers it: u holds a speed and a turn (the walk-like tasks)
 
     @property
     def dim(self) -> int:
@@ -91,18 +98,11 @@ class WalkTask(Task):
     tol = np.array([0.05, 0.1, 0.1])
     angular = np.array([False, False, True])
     n_keys = 3
-    allow_restart = True
+    steers = True
     min_cycle, max_cycle = 0.6, 1.6  # s
 
     def windows(self, clip, contacts) -> list:
-        left, right = _starts(contacts[:, 0]), _starts(contacts[:, 1])
-        out = []
-        lo, hi = self.min_cycle * clip.fps, self.max_cycle * clip.fps
-        for a, b in zip(right[:-1], right[1:]):
-            mid = left[(left > a) & (left < b)]
-            if lo <= b - a <= hi and len(mid) == 1 and b < clip.n_frames:
-                out.append(np.array([a, mid[0], b]))
-        return out
+        return cycles(contacts, self.min_cycle * clip.fps, self.max_cycle * clip.fps, clip.n_frames)
 
     def features(self, skeleton, bl: Blend, fps: float) -> np.ndarray:
         feet = foot_joints(skeleton)
@@ -126,6 +126,55 @@ class WalkTask(Task):
             return np.array([0.0, length]), 0.0
         r = length / turn
         return np.array([-r * (1.0 - np.cos(turn)), r * np.sin(turn)]), turn
+
+
+def cycles(contacts, lo: float, hi: float, n_frames: int) -> list:
+    """Gait cycles: right heel strike, the one left strike, the next right strike, lasting
+    ``lo``-``hi`` frames."""
+    left, right = _starts(contacts[:, 0]), _starts(contacts[:, 1])
+    out = []
+    for a, b in zip(right[:-1], right[1:]):
+        mid = left[(left > a) & (left < b)]
+        if lo <= b - a <= hi and len(mid) == 1 and b < n_frames:
+            out.append(np.array([a, mid[0], b]))
+    return out
+
+
+def standing(clip, contacts, speed: float, least: int) -> list:
+    """[(first, end), ...] frame spans at least ``least`` long where both feet are down and the
+    hips move under ``speed`` m/s (over a third of a second)."""
+    w = max(1, round(clip.fps / 3))
+    step = np.r_[0.0, np.linalg.norm(np.diff(clip.root_pos[:, :2], axis=0), axis=1)] * clip.fps
+    slow = np.convolve(step, np.ones(w) / w, mode="same") < speed
+    still = np.diff(np.r_[0, (slow & contacts.all(axis=1)).astype(np.int8), 0])
+    return [(a, b) for a, b in zip(np.flatnonzero(still == 1), np.flatnonzero(still == -1)) if b - a >= least]
+
+
+class LocomotionTask(WalkTask):
+    name = "locomotion"
+    low = np.array([0.1, 0.0, -np.pi / 4])
+    high = np.array([1.6, 4.5, np.pi / 4])
+    min_cycle, max_cycle = 0.5, 1.6  # s: a sprint's cycle is about 0.6 s
+    stand_speed, stand_least, stand_length, max_stop = 0.2, 0.3, 0.5, 2.0  # m/s, s, s, s
+
+    def windows(self, clip, contacts) -> list:
+        fps, n = clip.fps, clip.n_frames
+        out = cycles(contacts, self.min_cycle * fps, self.max_cycle * fps, n)
+        left, right = _starts(contacts[:, 0]), _starts(contacts[:, 1])
+        longest = self.max_stop * fps
+        for a, b in standing(clip, contacts, self.stand_speed, max(2, round(self.stand_least * fps))):
+            e = min(b - 1, a + round(self.stand_length * fps))
+            out.append(np.array([a, (a + e) // 2, e]))  # a stand
+            stop = [(r, left[(left > r) & (left < a)]) for r in right[(right < a) & (right >= a - longest)]]
+            stop = [(r, ls[0]) for r, ls in stop if len(ls)]
+            if a > 0 and stop:  # the last right strike with a left strike before it stands
+                out.append(np.array([stop[-1][0], stop[-1][1], a]))
+            k0 = max(a, b - round(fps / 5))
+            lefts = left[left > b]
+            rights = right[right > lefts[0]] if len(lefts) else right[:0]
+            if len(rights) and rights[0] - k0 <= longest and rights[0] < n:  # a start
+                out.append(np.array([k0, lefts[0], rights[0]]))
+        return sorted(out, key=lambda k: tuple(k))
 
 
 class JumpTask(Task):
@@ -174,7 +223,7 @@ class JumpTask(Task):
         return np.array([-float(u[1]), float(u[0])]), 0.0
 
 
-TASKS = {"walk": WalkTask(), "jump": JumpTask()}
+TASKS = {"walk": WalkTask(), "locomotion": LocomotionTask(), "jump": JumpTask()}
 
 
 def task_named(name: str) -> Task:
@@ -183,4 +232,4 @@ def task_named(name: str) -> Task:
     return TASKS[name]
 
 
-__all__ = ["TASKS", "JumpTask", "Task", "WalkTask", "task_named"]
+__all__ = ["TASKS", "JumpTask", "LocomotionTask", "Task", "WalkTask", "task_named"]
