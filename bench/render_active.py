@@ -46,6 +46,7 @@ def main():
     scene = bpy.context.scene
     st = scene.motionctl
     st.engines.active.seed_clip = WALKS[0]
+    st.engines.active.task = "walk"  # the paper's walk (the picture's request; the default is Walk, Run and Stop)
     assert bpy.ops.motionctl.active_start() == {"FINISHED"}
     st.active.auto_steps = args.auto
     assert bpy.ops.motionctl.active_auto() == {"FINISHED"}
