@@ -93,14 +93,15 @@ class Command:
     def local_control(self, yaw: float, max_turn: float = MAX_TURN) -> np.ndarray:
         """[4] the control in the character's frame facing ``yaw``: the stick as given, or, with a
         heading, what a player steering toward it gives: walk forward and turn toward it, fully
-        (``max_turn``, rad/s) until about 10° off, then eased.  (Asked for a sideways velocity toward the
+        (``max_turn``, rad/s) until about 10° off, then eased (plus the turn a steered stick's
+        heading moves at, ``Session._steering``).  (Asked for a sideways velocity toward the
         heading instead, controllers that follow a stick strafe and never turn round; and a gentle
         turn falls in the no-turn bin of a fragment controller short of the heading.)"""
         if self.heading is None:
             return self.control.copy()
         rel = float(wrap(self.heading - yaw))
         speed = self.speed if self.speed is not None else (np.hypot(*self.control[:2]) or DEFAULT_SPEED)
-        turn = float(np.clip(TURN_GAIN * rel, -max_turn, max_turn))
+        turn = float(np.clip(self.control[2] + TURN_GAIN * rel, -max_turn, max_turn))  # a steered stick's rate, and on to it
         return np.array([0.0, speed, turn, self.control[3]])
 
     def asked_speed(self, yaw: float) -> float:

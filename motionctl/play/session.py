@@ -21,7 +21,7 @@ import numpy as np
 from ..clip import Clip
 from ..jobs import check_stop
 from ..rootframe import to_local, wrap
-from .commands import TURN_LOOK, Command, PlaySettings
+from .commands import Command, PlaySettings
 from .feet import FeetSettings
 from .synth import FrameTable, SynthState, synthesize, to_clip
 
@@ -90,12 +90,19 @@ class Session:
         (root [n, 3], rot [n, J, 4]) and keeps them for the clip."""
         asked = self._catching_up(self._steering(self._standing(command)))
         wanted = asked.local_control(self.synth.yaw)
+        if self._steer is not None:  # a turning stick: the root turns at the stick's rate (the heading asked leads it)
+            wanted[2] = float(command.control[2])
         step, self.memory = self.model.decide(self.state, asked)
         if step.control is None:
             step.control = wanted.copy()
             if asked.heading is not None and self.feet is not None and self._steer is None:
                 step.control[2] = np.nan  # facing a heading, the engine turns its own way: no yaw is forced
-                # (a turning stick's heading keeps the root turning with the stick, toward that heading)
+        elif self._steer is not None and np.isfinite(step.control[2]):
+            step.control = np.array(step.control, dtype=float)
+            step.control[2] = wanted[2]
+        if step.edit is not None and np.isfinite(step.control[2]) and self.warp > 0:
+            # the root follows the control's turn here; the engine's facing warp would turn it twice
+            step.edit = np.array(step.edit, dtype=float) * np.array([1.0, 1.0, 1.0 - self.warp])
         root, rot, self.synth, _, _ = synthesize(self.table, [step], self.synth, self.crossfade, self.warp, self.feet)
         rest = float(wrap(asked.heading - self.synth.yaw)) if asked.heading is not None else np.pi
         if self.synth.lag is not None and abs(rest) < np.pi / 2:  # near the heading asked, owe no turn past it
@@ -126,12 +133,15 @@ class Session:
 
     def _steering(self, command: Command) -> Command:
         """A turning stick (a turn, no heading or goal) asks the facing to turn at its rate: said as a
-        heading turning at that rate from where the character faced when the turning began, asked
-        ``TURN_LOOK`` ahead, at the stick's speed.  Asked instead as "where you face now, plus a
+        heading turning at that rate from where the character faced when the turning began, at the
+        stick's speed, the stick's turn kept in the command (so ``Command.local_control`` knows the
+        heading moves on).  Asked instead as "where you face now, plus a
         little" at every decision, the heading ran on ahead of an engine that turns quickly: the
         look-ahead graph turned twice as fast as the stick asked, and the root forced to the stick's
-        rate twisted the planted legs.  The heading never leads the facing by more than MAX_LEAD, so
-        an engine that cannot keep up is not owed a whole circle."""
+        rate twisted the planted legs.  Asked half a second ahead (``TURN_LOOK``), engines faced
+        that far ahead of the stick (the field and matching 10-18° on bench_looks' turning trace,
+        1.6-3.5° now).  The heading never leads the facing by more than MAX_LEAD, so an engine that
+        cannot keep up is not owed a whole circle."""
         turn = float(command.control[2])
         if (command.heading is not None or command.target is not None or command.gate is not None
                 or command.line is not None or abs(turn) < 1e-6):
@@ -142,7 +152,7 @@ class Session:
         heading = yaw + float(np.clip(wrap(heading - yaw), -MAX_LEAD, MAX_LEAD))
         self._steer = (heading, self._frames)
         speed = float(np.hypot(*command.control[:2]))
-        return replace(command, heading=heading + turn * TURN_LOOK, speed=speed)
+        return replace(command, heading=heading, speed=speed)
 
     def _catching_up(self, command: Command) -> Command:
         """What the model is asked: a stick's command with the lag the root still owes it
