@@ -79,10 +79,31 @@ def test_start_candidates_ask_for_the_library_starts_no_cluster_starts_from(pool
     near = distances(np.stack([c.state for c in asked]), np.stack([c.state for c in asked]))
     assert np.all(near[~np.eye(3, dtype=bool)] > ctrl.tolerance)  # three different places
     assert any(c.metric == "start" for c in candidates(ctrl, np.random.default_rng(0), n_random=20, library=pool))
+    # a refused start is not asked again: the next ask from elsewhere
+    again = start_candidates(ctrl, pool, 3, rejected=asked)
+    assert again and all(distances(c.state, np.stack([a.state for a in asked])).min() > ctrl.tolerance for c in again)
     # once a cluster starts there, it is not asked again
     i = int(np.argmin(distances(asked[0].state, pool.states)))
     ctrl.add_example(pool.take(i), pool.states[i])
     assert all(distances(c.state, asked[0].state).min() > ctrl.tolerance for c in start_candidates(ctrl, pool, 3))
+
+
+def test_a_stand_handed_over_is_the_stand_the_pool_cut(pools):
+    """The controller cuts a take (the example with a few frames either side) into windows again:
+    a take's first frames must not read as standing (zero-padded smoothing made every stand start
+    6 frames early, moving at twice the speed)."""
+    pool = pools["locomotion"]
+    stands = np.flatnonzero(pool.features[:, 1] < 0.2)
+    assert len(stands) >= 4
+    pool.used[:] = False
+    try:
+        for i in stands:
+            ctrl = Controller(pool.task, pool.clips[0].skeleton, 30)
+            pool.give(ctrl, int(i), pool.states[i])
+            e = ctrl.clusters[0].examples[0]
+            assert e.clip == pool.name(i) and np.array_equal(e.keys, pool.keys[i]), (pool.name(i), e.keys, pool.keys[i])
+    finally:
+        pool.used[:] = False
 
 
 def test_a_playing_character_takes_a_far_cluster_only_when_no_near_one_does_the_task(pools):

@@ -100,9 +100,6 @@ class Session:
         elif self._steer is not None and np.isfinite(step.control[2]):
             step.control = np.array(step.control, dtype=float)
             step.control[2] = wanted[2]
-        if step.edit is not None and np.isfinite(step.control[2]) and self.warp > 0:
-            # the root follows the control's turn here; the engine's facing warp would turn it twice
-            step.edit = np.array(step.edit, dtype=float) * np.array([1.0, 1.0, 1.0 - self.warp])
         root, rot, self.synth, _, _ = synthesize(self.table, [step], self.synth, self.crossfade, self.warp, self.feet)
         rest = float(wrap(asked.heading - self.synth.yaw)) if asked.heading is not None else np.pi
         if self.synth.lag is not None and abs(rest) < np.pi / 2:  # near the heading asked, owe no turn past it

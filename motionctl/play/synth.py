@@ -281,11 +281,11 @@ def synthesize(table: FrameTable, steps, state: SynthState | None = None, crossf
         within = ranks(counts)
     data_motion = motion
     lag = np.zeros(3) if state.lag is None else state.lag
+    edits = np.array([s.edit if s.edit is not None else np.zeros(3) for s in steps], dtype=float).reshape(-1, 3)
     if warp > 0:
-        motion, lag = correct(motion, ctrl, counts, table.fps, warp, lag, feet)
+        motion, lag, edits[:, 2] = correct(motion, ctrl, counts, table.fps, warp, lag, feet, edits[:, 2])
     last = heavy[-1]
     end_clip, end_frame = (int(last[0]), int(last[1] + last[2])) if last[0] >= 0 else (-1, -1)
-    edits = np.array([s.edit if s.edit is not None else np.zeros(3) for s in steps], dtype=float).reshape(-1, 3)
     ground, facing = _path(motion, state, (edits, step_of, within, counts) if np.any(edits) else None)
     d_ground0 = state.ground if state.data_ground is None else state.data_ground
     d_yaw0 = state.yaw if state.data_yaw is None else state.data_yaw
@@ -384,10 +384,16 @@ def retime(rot, height, motion, contact, counts, rates, phase: float, after):
 
 
 def correct(motion: np.ndarray, controls: np.ndarray, counts: np.ndarray, fps: float, warp: float, lag: np.ndarray,
-            feet: FeetSettings | None) -> tuple[np.ndarray, np.ndarray]:
+            feet: FeetSettings | None, turns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Root motion [N, 3] of steps of ``counts`` frames moved toward their ``controls`` [S, 4]
-    (rows of nan: none; a nan turn: the turning left to the engine), and the lag left [3] (dx, dy
-    in the last frame's root frame, dyaw).
+    (rows of nan: none; a nan turn: the turning left to the engine), the lag left [3] (dx, dy
+    in the last frame's root frame, dyaw), and what is left of the engines' facing warps
+    ``turns`` [S] (``Step.edit``'s yaw) to add after.
+
+    Where the root follows a control's turn, the engine's warp toward its heading would turn the
+    character a second time: it is dropped, except for the part of the control's turn that the
+    planted feet cannot give (a stick turning faster than ``FeetSettings.max_turn``), up to that
+    (without feet: ``1 - warp`` of it, the share the control leaves the capture).
 
     Without ``feet`` every frame moves as its control says (``warp``: the share of the control's
     motion, the rest the capture's).  With ``feet``, each step's correction (the lag carried in,
@@ -399,12 +405,14 @@ def correct(motion: np.ndarray, controls: np.ndarray, counts: np.ndarray, fps: f
     motion = motion.copy()
     lag = np.asarray(lag, dtype=float).copy()
     dt = 1.0 / fps
+    turns = np.zeros(len(counts)) if turns is None else np.asarray(turns, dtype=float).copy()
+    forced = np.isfinite(controls[:, 0]) & np.isfinite(controls[:, 2])  # the root follows these steps' turns
     if feet is None:  # every frame exactly as the control says (the feet slide where they must)
         has = np.repeat(np.isfinite(controls[:, 0]), counts)
         c = np.repeat(controls, counts, axis=0)[has]
         c[:, 2] = np.where(np.isfinite(c[:, 2]), c[:, 2], motion[has, 2] / dt)
         motion[has] = (1 - warp) * motion[has] + warp * c[:, :3] * dt
-        return motion, np.zeros(3)
+        return motion, np.zeros(3), np.where(forced, (1 - warp) * turns, turns)
     start = 0
     for i, n in enumerate(np.asarray(counts, dtype=np.int64)):
         a, start = start, start + n
@@ -423,6 +431,10 @@ def correct(motion: np.ndarray, controls: np.ndarray, counts: np.ndarray, fps: f
         if size > limit:
             give[:2] *= limit / size
         give[2] = np.clip(give[2], -feet.max_turn * n * dt, feet.max_turn * n * dt)
+        if forced[i]:  # the engine's warp gives what the feet could not, never more
+            short = warp * need[2] - give[2]
+            give[2] += float(np.clip(turns[i], min(short, 0.0), max(short, 0.0)))
+            turns[i] = 0.0
         seg += give / n
         lag = need - give
         lag[:2] = to_local(lag[:2], seg[:, 2].sum())
@@ -430,7 +442,7 @@ def correct(motion: np.ndarray, controls: np.ndarray, counts: np.ndarray, fps: f
         if size > feet.max_lag:
             lag[:2] *= feet.max_lag / size
         lag[2] = np.clip(lag[2], -feet.max_lag_turn, feet.max_lag_turn)
-    return motion, lag
+    return motion, lag, turns
 
 
 UNKNOWN = object()  # engine frames without contacts

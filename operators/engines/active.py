@@ -15,6 +15,8 @@ because an engine of this name is registered.
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 
 import bpy
@@ -49,10 +51,12 @@ def start_job(database: str, clip_tags: dict, settings_obj, model_path: str, out
               should_stop=None) -> dict:
     """A new session (seeded from the seed clip), or one continuing the model at ``model_path``."""
     clips = load_clips(database, clip_tags)
+    model = ActiveModel.load(model_path) if model_path else None
+    if model is not None:  # it goes on learning its own task (a model saved before the default changed: Walk)
+        settings_obj = dataclasses.replace(settings_obj, task=model.ctrl.task.name)
     if progress:
         progress(0.1, f"cutting {len(clips)} clips into {settings_obj.task} examples")
-    if model_path:
-        model = ActiveModel.load(model_path)
+    if model is not None:
         session = ActiveSession(clips, settings_obj, controller=model.ctrl, log=model.log)
     else:
         session = ActiveSession(clips, settings_obj)

@@ -91,11 +91,11 @@ def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: i
                 out.append(Candidate(metric, ci, c.start_state, best, float(max(-res.fun, start)), start_pose(c)))
     out += transition_candidates(ctrl)
     if library is not None:
-        out += start_candidates(ctrl, library, per_metric)
+        out += start_candidates(ctrl, library, per_metric, rejected)
     return sorted(out, key=lambda k: -k.score)
 
 
-def start_candidates(ctrl: Controller, library, n: int = 3) -> list:
+def start_candidates(ctrl: Controller, library, n: int = 3, rejected=()) -> list:
     """States the task starts from that the controller cannot start from: of the ``library``'s
     example start states (a ``Pool``: what its capture does, the states coverage asks from; its
     examples not yet given) those farther than the tolerance from every cluster's start, the ``n`` with the most such starts
@@ -103,11 +103,16 @@ def start_candidates(ctrl: Controller, library, n: int = 3) -> list:
     example there does.  Section 4.1's transition candidates take the states the controller
     plays into; a controller seeded with a walk never plays into a run or a stand when the
     capture holds no walk that becomes one, and these ask for them (pool-based active learning:
-    the learner sees the library's starts, not which motion answers them)."""
+    the learner sees the library's starts, not which motion answers them).  Starts within the
+    tolerance of a ``rejected`` start request are not asked again."""
     if not ctrl.clusters:
         return []
     states = library.states
-    far = np.flatnonzero((distances(states, ctrl.starts).min(axis=1) > ctrl.tolerance) & ~library.used)
+    far = (distances(states, ctrl.starts).min(axis=1) > ctrl.tolerance) & ~library.used
+    refused = [r.state for r in rejected if r.metric == "start"]
+    if refused:  # the performer said no from there: ask from elsewhere
+        far &= distances(states, np.stack(refused)).min(axis=1) > ctrl.tolerance
+    far = np.flatnonzero(far)
     if not len(far):
         return []
     near = distances(states[far], states[far]) <= ctrl.tolerance

@@ -170,8 +170,8 @@ class Controller:
         it (its pose difference faded out at the join) beats a near one that cannot: a walk asked
         to run, when the capture holds no walk that becomes a run.  (Coverage, the paper's test,
         still needs a start within the tolerance: ``choose``.)"""
-        d = distances(np.asarray(state)[None], self.starts)[0] / self.tolerance
-        best, cost = -1, np.inf
+        d = np.nan_to_num(distances(np.asarray(state)[None], self.starts)[0] / self.tolerance, nan=np.inf)
+        best, cost = int(np.argmin(d)), np.inf  # (a state or u that is not numbers: the nearest start, or the first)
         for ci in np.argsort(d, kind="stable"):  # nearest first: a cluster no nearer than the best cost cannot win
             if d[ci] >= cost:
                 break

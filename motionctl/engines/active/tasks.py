@@ -10,8 +10,8 @@ motion *completes* the task when every error is at most 1 (the coverage test).
   ankles in the cycle, m), speed (m/s over the cycle) and turn per stride (radians, + left).
 - ``locomotion``: the walk's u over the whole speed range the capture holds, standing to running
   (0 to 4.5 m/s; stride up to 1.6 m), with three more kinds of example beside the gait cycles (of
-  walks and of runs alike): a *stop* (the last right heel strike and left strike before standing,
-  to where it stands), a *stand* (half a second of standing) and a *start* (from standing to the
+  walks and of runs alike): a *stop* (from the last right heel strike with a left strike after it
+  before standing, to where it stands; a closing right step may fall inside), a *stand* (half a second of standing) and a *start* (from standing to the
   first left strike and the right strike after it).  Their features are the walk's, so a stand is
   speed 0 and a stop its mean speed; the paper's walk has no speed below a slow walk and no stop
   (its catching controller's "stand" task is this stand, given the walk's u).
@@ -144,8 +144,10 @@ def standing(clip, contacts, speed: float, least: int) -> list:
     """[(first, end), ...] frame spans at least ``least`` long where both feet are down and the
     hips move under ``speed`` m/s (over a third of a second)."""
     w = max(1, round(clip.fps / 3))
-    step = np.r_[0.0, np.linalg.norm(np.diff(clip.root_pos[:, :2], axis=0), axis=1)] * clip.fps
-    slow = np.convolve(step, np.ones(w) / w, mode="same") < speed
+    step = np.linalg.norm(np.diff(clip.root_pos[:, :2], axis=0), axis=1) * clip.fps
+    step = np.r_[step[:1], step] if len(step) else np.zeros(clip.n_frames)
+    padded = np.pad(step, (w // 2, w - 1 - w // 2), mode="edge")  # a clip's (or a take's) ends are not still
+    slow = np.convolve(padded, np.ones(w) / w, mode="valid") < speed
     still = np.diff(np.r_[0, (slow & contacts.all(axis=1)).astype(np.int8), 0])
     return [(a, b) for a, b in zip(np.flatnonzero(still == 1), np.flatnonzero(still == -1)) if b - a >= least]
 
@@ -174,7 +176,7 @@ class LocomotionTask(WalkTask):
             rights = right[right > lefts[0]] if len(lefts) else right[:0]
             if len(rights) and rights[0] - k0 <= longest and rights[0] < n:  # a start
                 out.append(np.array([k0, lefts[0], rights[0]]))
-        return sorted(out, key=lambda k: tuple(k))
+        return [np.array(k) for k in sorted({tuple(int(x) for x in k) for k in out})]  # (two stands may share a stop)
 
 
 class JumpTask(Task):
