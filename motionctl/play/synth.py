@@ -279,8 +279,7 @@ def synthesize(table: FrameTable, steps, state: SynthState | None = None, crossf
         rot, height, motion, contact, counts, phase = retime(rot, height, motion, contact, counts, rates, phase, after)
         step_of = np.repeat(np.arange(len(steps)), counts)
         within = ranks(counts)
-    data_motion = motion
-    lag = np.zeros(3) if state.lag is None else state.lag
+    data_motion, lag = motion, (np.zeros(3) if state.lag is None else state.lag)
     edits = np.array([s.edit if s.edit is not None else np.zeros(3) for s in steps], dtype=float).reshape(-1, 3)
     if warp > 0:
         motion, lag, edits[:, 2] = correct(motion, ctrl, counts, table.fps, warp, lag, feet, edits[:, 2])
@@ -386,14 +385,11 @@ def retime(rot, height, motion, contact, counts, rates, phase: float, after):
 def correct(motion: np.ndarray, controls: np.ndarray, counts: np.ndarray, fps: float, warp: float, lag: np.ndarray,
             feet: FeetSettings | None, turns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Root motion [N, 3] of steps of ``counts`` frames moved toward their ``controls`` [S, 4]
-    (rows of nan: none; a nan turn: the turning left to the engine), the lag left [3] (dx, dy
-    in the last frame's root frame, dyaw), and what is left of the engines' facing warps
-    ``turns`` [S] (``Step.edit``'s yaw) to add after.
-
-    Where the root follows a control's turn, the engine's warp toward its heading would turn the
-    character a second time: it is dropped, except for the part of the control's turn that the
-    planted feet cannot give (a stick turning faster than ``FeetSettings.max_turn``), up to that
-    (without feet: ``1 - warp`` of it, the share the control leaves the capture).
+    (rows of nan: none; a nan turn: the turning left to the engine), the lag left [3] (dx, dy in
+    the last frame's root frame, dyaw), and the engines' facing warps ``turns`` [S] (``Step.edit``'s
+    yaw) left to add after: where the root follows a control's turn a warp would turn the character
+    twice, so only what the planted feet cannot give of the turn is taken from it (without feet:
+    ``1 - warp`` of it is left).
 
     Without ``feet`` every frame moves as its control says (``warp``: the share of the control's
     motion, the rest the capture's).  With ``feet``, each step's correction (the lag carried in,
@@ -405,8 +401,7 @@ def correct(motion: np.ndarray, controls: np.ndarray, counts: np.ndarray, fps: f
     motion = motion.copy()
     lag = np.asarray(lag, dtype=float).copy()
     dt = 1.0 / fps
-    turns = np.zeros(len(counts)) if turns is None else np.asarray(turns, dtype=float).copy()
-    forced = np.isfinite(controls[:, 0]) & np.isfinite(controls[:, 2])  # the root follows these steps' turns
+    turns, forced = np.zeros(len(counts)) if turns is None else np.array(turns, dtype=float), np.isfinite(controls[:, 2])
     if feet is None:  # every frame exactly as the control says (the feet slide where they must)
         has = np.repeat(np.isfinite(controls[:, 0]), counts)
         c = np.repeat(controls, counts, axis=0)[has]
