@@ -8,7 +8,7 @@ import numpy as np
 from ..clip import Clip
 from ..skeleton import forward_kinematics
 from ..tags import FOOT_ACTIONS, canonical_set
-from .contacts import foot_contacts
+from .contacts import foot_contacts, true_runs
 from .parts import chest_of, foot_joints, hand_joints, head_of
 
 def detect_calibration_frames(clip: Clip, max_seconds: float = 0.1, root_speed: float = 20.0,
@@ -79,9 +79,7 @@ def flight(clip: Clip, centres=None) -> np.ndarray:
     (``foot_contacts``) that holds a jump centre (``centres``, default the clip's own
     ``action_centres``; with none given and none found, the longest such run).  Only this part of a
     jump may pass over a chasm: the run-up and the landing are on the ground."""
-    air = ~foot_contacts(clip).any(axis=1)
-    edges = np.flatnonzero(np.diff(np.r_[0, air.astype(np.int8), 0]))
-    runs = edges.reshape(-1, 2)  # [start, stop) of each airborne run
+    runs = true_runs(~foot_contacts(clip).any(axis=1))  # [start, stop) of each airborne run
     out = np.zeros(clip.n_frames, dtype=bool)
     if len(runs) == 0:
         return out

@@ -104,6 +104,11 @@ def run_length(mask: np.ndarray) -> np.ndarray:
     return np.where(mask, at - last_false, 0)
 
 
+def true_runs(mask: np.ndarray) -> np.ndarray:
+    """[K, 2] (start, stop) of each run of True in a bool [F] ``mask`` (stop exclusive)."""
+    return np.flatnonzero(np.diff(np.r_[0, np.asarray(mask).astype(np.int8), 0])).reshape(-1, 2)
+
+
 def ground_speed(points: np.ndarray, fps: float, window: float) -> np.ndarray:
     """[F, ...] ground speed (m/s) of points [F, ..., 3], over ``window`` seconds centred on each
     frame (the clip's ends repeat)."""

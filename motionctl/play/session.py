@@ -90,7 +90,7 @@ class Session:
         (root [n, 3], rot [n, J, 4]) and keeps them for the clip."""
         asked = self._catching_up(self._steering(self._standing(command)))
         wanted = asked.local_control(self.synth.yaw)
-        if self._steer is not None:  # a turning stick: the root turns at the stick's rate (the heading asked leads it)
+        if self._steer is not None:  # a turning stick: the root turns at the stick's rate
             wanted[2] = float(command.control[2])
         step, self.memory = self.model.decide(self.state, asked)
         if step.control is None:

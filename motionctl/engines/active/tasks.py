@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...body import foot_joints
+from ...body.contacts import true_runs
 from ...errors import MotionctlError
 from ...play.tasks import Task as PlayTask
 from ...rootframe import to_world, wrap
@@ -148,8 +149,7 @@ def standing(clip, contacts, speed: float, least: int) -> list:
     step = np.r_[step[:1], step] if len(step) else np.zeros(clip.n_frames)
     padded = np.pad(step, (w // 2, w - 1 - w // 2), mode="edge")  # a clip's (or a take's) ends are not still
     slow = np.convolve(padded, np.ones(w) / w, mode="valid") < speed
-    still = np.diff(np.r_[0, (slow & contacts.all(axis=1)).astype(np.int8), 0])
-    return [(a, b) for a, b in zip(np.flatnonzero(still == 1), np.flatnonzero(still == -1)) if b - a >= least]
+    return [(int(a), int(b)) for a, b in true_runs(slow & contacts.all(axis=1)) if b - a >= least]
 
 
 class LocomotionTask(WalkTask):

@@ -19,6 +19,7 @@ import numpy as np
 from ... import quat
 from ...arrays import same_everywhere_matmul
 from ...body import ContactSettings, action_centres, foot_contacts, hand_joints
+from ...body.contacts import true_runs
 from ..base import working_set
 from ...errors import MotionctlError
 from ...rootframe import displacement, to_local
@@ -32,12 +33,9 @@ MIN_FLIGHT = 0.1  # s with both feet off the ground: a jump clip's flight
 
 def _flight(contacts: np.ndarray, frames: int) -> np.ndarray:
     """bool [F]: frames in a run of at least ``frames`` with neither foot planted (a jump's flight)."""
-    air = ~contacts.any(axis=1)
-    edges = np.diff(np.concatenate(([0], air.astype(np.int8), [0])))
-    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-    out = np.zeros(len(air), dtype=bool)
-    for a, b in zip(starts[ends - starts >= frames], ends[ends - starts >= frames]):  # a few flights per clip
-        out[a:b] = True
+    out = np.zeros(len(contacts), dtype=bool)
+    for a, b in true_runs(~contacts.any(axis=1)):  # a few flights per clip
+        out[a:b] = b - a >= frames
     return out
 
 
