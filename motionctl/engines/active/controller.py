@@ -9,9 +9,12 @@ points are its examples (one-hot weights) and accepted pseudoexamples (any weigh
 
 A ``Controller`` is the clusters of one task: for a state and a task input it plays the cluster
 whose start state is nearest (among those within the state tolerance, the one with an example
-nearest in u), blending its examples with the map's weights, or playing the one data point that
-meets u with less task error where one does (``blend_for``: our decision, DESIGN.md 3.4; measured, the
-map alone lost a third of what its examples complete on their own).  Task inputs are normalised
+nearest in u), blending its examples with the map's weights, or with whichever meets u with a
+smaller largest task error of the one data point nearest doing it and the blend whose features,
+taken as linear in the weights, meet u (``blend_for``, ``simplex_weights``: our decisions, DESIGN.md
+3.4; measured, the map alone lost a third of what its examples complete on their own, and through
+a few examples its linear part extrapolates: one example beside another cost a cluster three
+quarters of the task inputs it completed).  Task inputs are normalised
 to [0, 1] per dimension by the task's bounds wherever distances are taken.
 """
 
@@ -29,6 +32,7 @@ from .tasks import Task
 SCALES = np.linspace(1.0, 3.0, 5)  # the per-dimension scale search of section 4.2
 EVAL_OFFSETS = np.array([-1.0, -0.5, 0.5, 1.0])  # evaluation samples along a dimension, in units of α
 TIE = 1e-9  # relative: task errors of the scale search closer than this are equal (the smaller scale wins)
+LOCALITY = 1.0  # simplex_weights: cost of blending an example one box-width (normalised u) away, in squared tolerances
 
 
 def profile(x: np.ndarray) -> np.ndarray:
@@ -69,6 +73,39 @@ class BlendMap:
             w[empty] = self.w[near]
             total[empty] = w[empty].sum(axis=1, keepdims=True)
         return w / total
+
+
+def _onto_simplex(v: np.ndarray) -> np.ndarray:
+    """[B, K] each row's Euclidean projection onto {w >= 0, sum w = 1} (sort-based, all rows at once)."""
+    s = -np.sort(-v, axis=1)
+    excess = np.cumsum(s, axis=1) - 1.0
+    rho = np.sum(s - excess / np.arange(1, v.shape[1] + 1) > 0, axis=1)
+    return np.maximum(v - (excess[np.arange(len(v)), rho - 1] / rho)[:, None], 0.0)
+
+
+def simplex_weights(task: Task, features: np.ndarray, u: np.ndarray, locality: float = LOCALITY,
+                    iters: int = 150) -> np.ndarray:
+    """[B, K] blend weights (>= 0, summing to 1) whose features, taken as the weighted sum of the
+    examples' ``features`` [K, D], meet task inputs ``u`` [B, D] best: the least summed task error
+    plus ``locality`` times the weighted squared distance (normalised u) of each example from u, so
+    that of the blends that meet u the one of the nearest examples is played.  Accelerated
+    projected gradient (FISTA) onto the simplex, every query at once."""
+    u = np.atleast_2d(u)
+    a = features / task.tol  # [K, D]
+    b = u / task.tol
+    far = locality * np.sum((task.normalise(u)[:, None] - task.normalise(features)[None]) ** 2, axis=-1)  # [B, K]
+    step = 1.0 / (2.0 * np.linalg.eigvalsh(a @ a.T).max() + 1e-9)
+    w = np.full((len(u), len(a)), 1.0 / len(a))
+    y, t = w, 1.0
+    for _ in range(iters):
+        nxt = _onto_simplex(y - step * (2.0 * (y @ a - b) @ a.T + far))
+        t_next = (1.0 + np.sqrt(1.0 + 4.0 * t * t)) / 2.0
+        y = nxt + (t - 1.0) / t_next * (nxt - w)
+        done = np.abs(nxt - w).max() < 1e-7
+        w, t = nxt, t_next
+        if done:
+            break
+    return w
 
 
 def nearest_alpha(x: np.ndarray) -> np.ndarray:
@@ -190,10 +227,12 @@ class Controller:
         return self.blend_for(ci, u)[0]
 
     def blend_for(self, ci: int, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """([B, K] weights, [B, D] task errors) of cluster ``ci`` at task inputs ``u`` [B, D]: the
-        map's blend, or the cluster's data point (an example, a pseudoexample) that meets u with
-        a smaller largest task error, where one does (its motion is known; the map, fitted through
-        every data point, can blend neighbours that each meet u alone into one that does not)."""
+        """([B, K] weights, [B, D] task errors) of cluster ``ci`` at task inputs ``u`` [B, D]: of
+        the map's blend and the cluster's data point (an example, a pseudoexample), the one with
+        the smallest largest task error, and where that misses u the blend of ``simplex_weights``
+        when it does better (the map, fitted through every data point, can blend neighbours that
+        each meet u alone into one that does not, and its linear part, fitted through a few close
+        examples, blends far past them where u lies between examples farther apart)."""
         u = np.atleast_2d(u)
         c = self.clusters[ci]
         w = c.map(self.task.normalise(u))
@@ -204,7 +243,15 @@ class Controller:
         worst = point.max(axis=2)  # the largest error decides, as in the completion test
         best = np.argmin(worst, axis=1)
         better = worst[np.arange(len(u)), best] < err.max(axis=1)
-        return np.where(better[:, None], c.w[best], w), np.where(better[:, None], point[np.arange(len(u)), best], err)
+        w, err = np.where(better[:, None], c.w[best], w), np.where(better[:, None], point[np.arange(len(u)), best], err)
+        miss = np.flatnonzero(err.max(axis=1) > 1.0)  # the fit is sought where neither completes u
+        if c.k < 2 or not len(miss):
+            return w, err
+        fit = simplex_weights(self.task, c.point_features[:c.k], u[miss])
+        fit_err = self.task.errors(self.features(ci, fit), u[miss])
+        keep = fit_err.max(axis=1) < err[miss].max(axis=1)
+        w[miss[keep]], err[miss[keep]] = fit[keep], fit_err[keep]
+        return w, err
 
     def features(self, ci: int, w: np.ndarray, block: int = 256) -> np.ndarray:
         """[B, D] features of the cluster's blends with weights ``w`` [B, K] (blocked)."""
