@@ -10,7 +10,7 @@ import pytest
 from motionctl.body import mirror_clip
 from motionctl.clip import resample
 from motionctl.engines.active import ActiveSettings, fit
-from motionctl.engines.active.controller import BlendMap, Controller, profile
+from motionctl.engines.active.controller import BlendMap, Controller, profile, simplex_weights
 from motionctl.engines.active.learning import (
     Candidate, CoverageSample, Oracle, Pool, candidates, coverage, pseudoexample)
 from motionctl.engines.active.tasks import task_named
@@ -99,6 +99,43 @@ def test_a_controller_completes_what_each_of_its_examples_completes_alone(walk_p
         w_map = c.map(task.normalise(u))
         map_misses += int(np.sum(np.any(task.errors(ctrl.features(ci, w_map), u) > 1.0, axis=1)))
     assert map_misses > 0
+
+
+def test_simplex_weights_meet_what_a_convex_blend_of_the_features_does():
+    task, rng = task_named("walk"), np.random.default_rng(1)
+    feats = task.sample(rng, 7)
+    true = rng.dirichlet(np.ones(7), 50)
+    w = simplex_weights(task, feats, true @ feats, locality=0.0)
+    assert np.all(w >= 0) and np.allclose(w.sum(axis=1), 1.0)
+    assert np.all(task.errors(w @ feats, true @ feats) < 0.01)
+    far = task.high + 10 * task.tol  # outside the hull: the nearest blend, not a blend past the examples
+    w = simplex_weights(task, feats, far[None])[0]
+    assert np.all(w >= 0) and np.isclose(w.sum(), 1.0)
+
+
+def test_a_controller_completes_the_halfway_blends_of_its_examples(walk_pool):
+    """Every task input that a 50/50 blend of two of a cluster's examples does, the controller
+    completes; the paper's map (or one data point) alone misses a quarter of them, its linear part
+    fitted through close examples blending past them."""
+    ctrl = controller_of(walk_pool, range(walk_pool.n))
+    task = walk_pool.task
+    done = map_done = total = 0
+    for ci, c in enumerate(ctrl.clusters):
+        if c.k < 3:
+            continue
+        pairs = np.array([(i, j) for i in range(c.k) for j in range(i + 1, c.k)])
+        w = np.zeros((len(pairs), c.k))
+        w[np.arange(len(pairs)), pairs[:, 0]] = w[np.arange(len(pairs)), pairs[:, 1]] = 0.5
+        u = ctrl.features(ci, w)
+        u = u[np.all((u >= task.low) & (u <= task.high), axis=1)]
+        done += int(np.sum(np.all(ctrl.errors(ci, u) <= 1.0, axis=1)))
+        by_map = task.errors(ctrl.features(ci, c.map(task.normalise(u))), u).max(axis=1)
+        by_point = task.errors(ctrl.features(ci, c.w)[None], u[:, None]).max(axis=2).min(axis=1)
+        map_done += int(np.sum(np.minimum(by_map, by_point) <= 1.0))
+        total += len(u)
+    assert total > 50
+    assert done == total
+    assert map_done < 0.9 * total
 
 
 def test_candidates_look_past_the_requests_the_performer_rejected(walk_pool):

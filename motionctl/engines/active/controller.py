@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.optimize import nnls
 
 from ...errors import MotionctlError
 from ...body.contacts import foot_contacts, foot_skating
@@ -32,7 +33,8 @@ from .tasks import Task
 SCALES = np.linspace(1.0, 3.0, 5)  # the per-dimension scale search of section 4.2
 EVAL_OFFSETS = np.array([-1.0, -0.5, 0.5, 1.0])  # evaluation samples along a dimension, in units of α
 TIE = 1e-9  # relative: task errors of the scale search closer than this are equal (the smaller scale wins)
-LOCALITY = 1.0  # simplex_weights: cost of blending an example one box-width (normalised u) away, in squared tolerances
+LOCALITY = 1.0  # simplex_weights: cost of an example's whole weight one box-width (normalised u) from u, in squared tolerances
+SUM_ROW = 1e3  # simplex_weights: the weight of the row holding the weights' sum to 1
 
 
 def profile(x: np.ndarray) -> np.ndarray:
@@ -75,37 +77,24 @@ class BlendMap:
         return w / total
 
 
-def _onto_simplex(v: np.ndarray) -> np.ndarray:
-    """[B, K] each row's Euclidean projection onto {w >= 0, sum w = 1} (sort-based, all rows at once)."""
-    s = -np.sort(-v, axis=1)
-    excess = np.cumsum(s, axis=1) - 1.0
-    rho = np.sum(s - excess / np.arange(1, v.shape[1] + 1) > 0, axis=1)
-    return np.maximum(v - (excess[np.arange(len(v)), rho - 1] / rho)[:, None], 0.0)
-
-
-def simplex_weights(task: Task, features: np.ndarray, u: np.ndarray, locality: float = LOCALITY,
-                    iters: int = 150) -> np.ndarray:
+def simplex_weights(task: Task, features: np.ndarray, u: np.ndarray, locality: float = LOCALITY) -> np.ndarray:
     """[B, K] blend weights (>= 0, summing to 1) whose features, taken as the weighted sum of the
     examples' ``features`` [K, D], meet task inputs ``u`` [B, D] best: the least summed task error
-    plus ``locality`` times the weighted squared distance (normalised u) of each example from u, so
-    that of the blends that meet u the one of the nearest examples is played.  Accelerated
-    projected gradient (FISTA) onto the simplex, every query at once."""
+    plus ``locality`` times each weight squared times its example's squared distance (normalised
+    u) from u, so that of the blends that meet u the one of the nearest examples is played.  Each
+    query is one small non-negative least squares (``scipy.optimize.nnls``, ~50 µs; the sum to 1
+    held by a heavily weighted row): exact, where projected gradient took hundreds of steps."""
     u = np.atleast_2d(u)
-    a = features / task.tol  # [K, D]
-    b = u / task.tol
-    far = locality * np.sum((task.normalise(u)[:, None] - task.normalise(features)[None]) ** 2, axis=-1)  # [B, K]
-    step = 1.0 / (2.0 * np.linalg.eigvalsh(a @ a.T).max() + 1e-9)
-    w = np.full((len(u), len(a)), 1.0 / len(a))
-    y, t = w, 1.0
-    for _ in range(iters):
-        nxt = _onto_simplex(y - step * (2.0 * (y @ a - b) @ a.T + far))
-        t_next = (1.0 + np.sqrt(1.0 + 4.0 * t * t)) / 2.0
-        y = nxt + (t - 1.0) / t_next * (nxt - w)
-        done = np.abs(nxt - w).max() < 1e-7
-        w, t = nxt, t_next
-        if done:
-            break
-    return w
+    k = len(features)
+    far = np.sqrt(locality * np.sum((task.normalise(u)[:, None] - task.normalise(features)[None]) ** 2, axis=-1))
+    a = np.vstack((features.T / task.tol[:, None], np.zeros((k, k)), np.full((1, k), SUM_ROW)))
+    b = np.concatenate((np.zeros(k), [SUM_ROW]))
+    w = np.empty((len(u), k))
+    diag = np.arange(k)
+    for i in range(len(u)):  # one compiled solve per query
+        a[task.dim + diag, diag] = far[i]
+        w[i] = nnls(a, np.concatenate((u[i] / task.tol, b)))[0]
+    return w / np.maximum(w.sum(axis=1, keepdims=True), 1e-12)
 
 
 def nearest_alpha(x: np.ndarray) -> np.ndarray:
