@@ -33,7 +33,7 @@ from .tasks import Task
 SCALES = np.linspace(1.0, 3.0, 5)  # the per-dimension scale search of section 4.2
 EVAL_OFFSETS = np.array([-1.0, -0.5, 0.5, 1.0])  # evaluation samples along a dimension, in units of α
 TIE = 1e-9  # relative: task errors of the scale search closer than this are equal (the smaller scale wins)
-LOCALITY = 1.0  # simplex_weights: cost of an example's whole weight one box-width (normalised u) from u, in squared tolerances
+LOCALITY = 1.0  # simplex_weights: cost (squared tolerances) of a whole weight on an example a box-width from u
 SUM_ROW = 1e3  # simplex_weights: the weight of the row holding the weights' sum to 1
 
 
