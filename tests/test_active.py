@@ -150,22 +150,6 @@ def test_candidates_look_past_the_requests_the_performer_rejected(walk_pool):
     assert all(np.linalg.norm(x(k) - x(r)) >= REJECTED_RADIUS for k in again for r in rejected)
 
 
-def test_a_request_is_worth_what_its_answer_would_add_to_the_states_its_cluster_serves(walk_pool):
-    from motionctl.engines.active.candidates import Candidate, gains
-    ctrl = controller_of(walk_pool, [0, 5])
-    c = ctrl.clusters[0]
-    have = np.array([e.features for e in c.examples])
-    turn = have.mean(axis=0) + np.array([0.0, 0.0, 0.6])  # a sharper turn than either example
-    ask = lambda u: Candidate("summed", 0, c.start_state, u, 1.0)  # noqa: E731
-    known, new = gains(ctrl, [ask(have[0]), ask(turn)], walk_pool)
-    assert known == 0.0 and new > 0.0  # what an example already does adds nothing
-    assert new <= 1.0
-    gave = [(c.start_state, turn, have[1])]  # asked that turn, the performer gave this walk: not the same again
-    assert gains(ctrl, [ask(turn)], walk_pool, gave)[0] == 0.0
-    elsewhere = Candidate("start", -1, walk_pool.states[0] + 10.0, turn, 1.0)  # a state no library start is near
-    assert gains(ctrl, [elsewhere], walk_pool)[0] == 0.0
-
-
 def test_coverage_on_a_hand_made_case(walk_pool):
     ctrl = controller_of(walk_pool, [0])
     f = ctrl.clusters[0].examples[0].features

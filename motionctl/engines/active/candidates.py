@@ -15,14 +15,13 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ...jobs import check_stop
-from .controller import Controller, simplex_weights
+from .controller import Controller
 from .motion import blend, distances, distances_to
 
 METRICS = ("relative", "summed", "distance", "transition", "start")  # the metrics; "relative" per task metric
 RANDOM_INPUTS = 200
 NM_EVALS = 60
 REJECTED_RADIUS = 0.15  # normalised task-input distance around a rejected request not asked again (same start)
-GAIN_INPUTS = 300  # about as many task inputs, on a grid over the box, as a request's gain in coverage is estimated on
 
 
 @dataclass(eq=False)
@@ -38,12 +37,6 @@ class Candidate:
     score: float
     pose: tuple = None
     pseudo: object = None  # a learning.Pseudo: a blend of existing examples proposed in place of a capture
-    gain: float = 0.0  # the share of coverage its answer is expected to add (``gains``)
-
-    @property
-    def opens(self) -> bool:
-        """It asks from a state no cluster starts from (a transition's end state, a start request)."""
-        return self.metric in ("transition", "start")
 
     def describe(self, task) -> str:
         parts = ", ".join(f"{n} {v:.2f} {unit}" for n, v, unit in zip(task.names, self.u, task.units))
@@ -137,62 +130,6 @@ def start_candidates(ctrl: Controller, library, n: int = 3, rejected=()) -> list
     return out
 
 
-def gains(ctrl: Controller, cands: list, library, given=()) -> np.ndarray:
-    """[C] the coverage each request's answer is expected to add: the share of the ``library``'s
-    example start states it would serve (those whose nearest cluster start it asks from, within
-    the tolerance; a request from a state no cluster starts near: those near it that no cluster
-    serves) times the share of about ``GAIN_INPUTS`` task inputs (a grid over the box) its answer
-    would newly complete with that cluster's examples (a blend's features taken as linear in the
-    weights, ``simplex_weights``; a new cluster: the share of the box within the tolerance of
-    what the answer alone does).  The answer is expected to do what is asked, or what the
-    performer gave before for nearly the same from the same start, or for a request far from
-    anything they did from there (``expected_answer``; ``given``: (state, u asked, features
-    given)): asked more of the same, they give the same again.  Pool-based, as the start
-    requests: the learner weighs the states the library starts from, not what its takes do."""
-    task = ctrl.task
-    per = max(2, int(round(GAIN_INPUTS ** (1.0 / task.dim))))
-    axes = [(np.arange(per) + 0.5) / per] * task.dim
-    inputs = task.denormalise(np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, task.dim))
-    d = distances(library.states, ctrl.starts)  # [N, clusters]
-    served = (d.min(axis=1) <= ctrl.tolerance)
-    weight = np.bincount(np.argmin(d, axis=1)[served], minlength=len(ctrl.clusters)) / len(d)
-    answers = [expected_answer(ctrl, k, given) for k in cands]
-
-    def linear(feats):  # bool [GAIN_INPUTS]: what blends of these features complete
-        return np.all(task.errors(simplex_weights(task, feats, inputs, locality=0.0) @ feats, inputs) <= 1.0, axis=1)
-
-    done = {}
-    out = np.zeros(len(cands))
-    for j, (k, f) in enumerate(zip(cands, answers)):
-        if k.opens:  # a new cluster: what the answer alone completes (its tolerance box in the task box)
-            near = distances_to(library.states, k.state) <= ctrl.tolerance
-            lo, hi = np.maximum(f - task.tol, task.low), np.minimum(f + task.tol, task.high)
-            out[j] = np.mean(near & ~served) * float(np.prod(np.clip(hi - lo, 0.0, None) / (task.high - task.low)))
-            continue
-        feats = np.array([e.features for e in ctrl.clusters[k.cluster].examples])
-        if k.cluster not in done:
-            done[k.cluster] = linear(feats)
-        out[j] = weight[k.cluster] * np.mean(linear(np.vstack((feats, f))) & ~done[k.cluster])
-    return out
-
-
-def expected_answer(ctrl: Controller, cand: Candidate, given=(), reject: float = 3.0) -> np.ndarray:
-    """[D] what the performer is expected to do for ``cand``: what it asks, unless an earlier
-    request from a start within the tolerance asked nearly the same (within ``REJECTED_RADIUS``),
-    or was answered with a motion that missed it by more than ``reject`` tolerances (what was
-    asked is far from anything done from there) and ``cand`` asks nearer that request than what
-    was given for it; then, what was given (the latest such)."""
-    task = ctrl.task
-    x = task.normalise(cand.u)
-    for state, u, features in reversed(given):
-        if distances_to(np.asarray(state, np.float32)[None], cand.state)[0] > ctrl.tolerance:
-            continue
-        asked, gave = np.linalg.norm(task.normalise(u) - x), np.linalg.norm(task.normalise(features) - x)
-        if asked < REJECTED_RADIUS or (np.any(task.errors(features, u) > reject ** 2) and asked < gave):
-            return np.asarray(features, dtype=float)
-    return np.asarray(cand.u, dtype=float)
-
-
 def refused_inputs(ctrl: Controller, rejected: list, state: np.ndarray) -> np.ndarray:
     """[R, D] the normalised task inputs of the ``rejected`` requests from a start within the state
     tolerance of ``state``."""
@@ -241,5 +178,5 @@ def transition_candidates(ctrl: Controller, per_cluster: int = 3) -> list:
     return out
 
 
-__all__ = ["GAIN_INPUTS", "METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "expected_answer", "gains",
-           "is_open", "refused_inputs", "start_candidates", "start_pose", "transition_candidates"]
+__all__ = ["METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "is_open", "refused_inputs", "start_candidates",
+           "start_pose", "transition_candidates"]

@@ -26,14 +26,13 @@ from ... import quat
 from ...errors import MotionctlError
 from ...rootframe import heading, root_frame
 from ...body.contacts import foot_contacts, foot_skating
-from .candidates import (METRICS, REJECTED_RADIUS, Candidate, candidates, gains, is_open, refused_inputs,  # noqa: F401
+from .candidates import (METRICS, REJECTED_RADIUS, Candidate, candidates, is_open, refused_inputs,  # noqa: F401
                          start_candidates, start_pose, transition_candidates)
 from .controller import Controller, skating_of
 from .motion import HEADING_SMOOTH, STATE_FRAMES, Aligned, align, blend, distances, distances_to, source_of, to_frames
 
 TAKE_MARGIN = 6  # frames a take runs before its example's start (and after its end state)
 SEARCH_ROUNDS = 8  # candidate searches in one automatic step while the oracle rejects every request
-GAIN_FLOOR = 0.25  # a search round (but the last) asks a request opening a cluster only for this share of the best gain
 
 
 @dataclass
@@ -256,40 +255,29 @@ class StepLog:
 
 @dataclass
 class Learner:
-    """The active-learning loop's state: the requests rejected, and those answered with what was
-    given for them (the automatic user weighs each request by the coverage its answer is expected
-    to add, ``candidates.gains``, where the paper's user picks among the metrics' lists)."""
+    """The active-learning loop's state: which metrics were asked last (the automatic user takes
+    them in turn, as the paper's user picks among metrics' lists) and the requests rejected."""
 
     ctrl: Controller
     oracle: Oracle
     rng: object
+    turn: int = 0
     rejected: list = field(default_factory=list)
-    given: list = field(default_factory=list)  # (state, u asked, features given) of each request answered
     pseudo_per_example: int = 1
     pseudo_since: int = 0
 
-    def order(self, cands: list, floor: float = 0.0) -> list:
-        """The candidates not near a rejected request, in the order the automatic user asks them:
-        the greatest expected gain in coverage first (each candidate's ``gain``; ties in the
-        metrics' order of badness); with ``floor``, none expected to add nothing, and requests
-        from a state no cluster starts from (``Candidate.opens``: the library answers a start
-        request at once) only within that share of the best gain."""
-        cands = [k for k in cands if not self.was_rejected(k)]
-        if not cands:
-            return []
-        for k, g in zip(cands, gains(self.ctrl, cands, self.oracle.pool, self.given)):
-            k.gain = float(g)
-        best = max(k.gain for k in cands)
-        if floor > 0:  # none expected to add nothing; an opening one only near the best
-            cands = [k for k in cands if k.gain > 0 and (not k.opens or k.gain >= floor * best)]
-        return sorted(cands, key=lambda k: -k.gain)
+    def order(self, cands: list) -> list:
+        """The candidates in the order the automatic user considers them: metrics in turn
+        (starting after the one that gave the last answer), worst first within each."""
+        kinds = sorted({k.metric.split(":")[0] for k in cands}, key=METRICS.index)
+        out = []
+        for t in range(len(kinds)):
+            kind = kinds[(self.turn + t) % len(kinds)]
+            out += [k for k in cands if k.metric.split(":")[0] == kind and not self.was_rejected(k)]
+        return out
 
-    def answered(self, cand: Candidate, features=None) -> None:
-        """``cand`` was answered: with an example doing ``features`` (remembered: asked nearly
-        the same again, the performer is expected to give the same again)."""
-        if features is not None:
-            self.given.append((np.asarray(cand.state).copy(), np.asarray(cand.u, float).copy(),
-                               np.asarray(features, float).copy()))
+    def answered(self, cand: Candidate) -> None:
+        self.turn = (METRICS.index(cand.metric.split(":")[0]) + 1) % len(METRICS)
 
     def was_rejected(self, k: Candidate) -> bool:
         return not is_open(self.ctrl, refused_inputs(self.ctrl, self.rejected, k.state), k.u)[0]
@@ -302,19 +290,15 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
     rejects on the way are remembered and not asked again (asking costs nothing: it is the
     performer saying "I cannot do that from there").  When it rejects every one, the search runs
     again past them, up to ``rounds`` times (the box's impossible corners take a few rounds to
-    rule out); each round but the last asks no request expected to add nothing, and one from a
-    state no cluster starts from only when it is expected to add at least ``GAIN_FLOOR`` of the
-    best's gain (the library answers a start request at once: one from a state few starts are
-    near waits for the rounds that find nothing better).  Pseudoexamples are tried
-    for the first ``pseudo_tries`` task candidates, at most ``pseudo_per_example`` between two
-    real examples."""
+    rule out).  Pseudoexamples are tried for the first ``pseudo_tries`` task candidates, at most
+    ``pseudo_per_example`` between two real examples."""
     t0 = time.perf_counter()
     ctrl = learner.ctrl
     rejected = tried = 0
     first = answered = None
-    for r in range(rounds):
+    for _ in range(rounds):
         cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop, rejected=learner.rejected,
-                                         library=learner.oracle.pool), GAIN_FLOOR if r < rounds - 1 else 0.0)
+                                         library=learner.oracle.pool))
         if not cands:
             break
         first = first or cands[0]
@@ -326,6 +310,7 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
         return StepLog(step, "rejected", "none", "none", "every candidate is near a rejected request", ctrl.n_examples,
                        ctrl.n_pseudo, len(ctrl.clusters), None, time.perf_counter() - t0, rejected)
     cand, action, answer = answered or (first, "rejected", f"{rejected} requests, none within tolerance")
+    learner.answered(cand)
     cov = float(coverage(ctrl, sample).mean()) if sample is not None else None
     return StepLog(step, action, cand.describe(ctrl.task), cand.metric, answer, ctrl.n_examples, ctrl.n_pseudo,
                    len(ctrl.clusters), cov, time.perf_counter() - t0, rejected)
@@ -354,7 +339,6 @@ def _ask(learner: Learner, cands: list, pseudo_tries: int) -> tuple:
             continue
         pool = learner.oracle.pool
         ci, new = pool.give(ctrl, i, cand.state)
-        learner.answered(cand, ctrl.clusters[ci].examples[-1].features)
         learner.pseudo_since = 0
         return (cand, "example", f"{pool.name(i)} frames {int(pool.keys[i][0])}-{int(pool.keys[i][-1])} -> "
                 f"{'new ' if new else ''}cluster {ci}"), rejected, tried

@@ -109,9 +109,9 @@ class ActiveSession:
         take = mirror_clip(take) if mirrored else take
         ci, new = self.ctrl.add_example(take, cand.state, name=take.name)
         self._mark_used(self.ctrl)
-        ex = self.ctrl.clusters[ci].examples[-1]
-        self.learner.answered(cand, ex.features)
+        self.learner.answered(cand)
         self.learner.pseudo_since = 0
+        ex = self.ctrl.clusters[ci].examples[-1]
         return self._step("example", cand, f"{take.name} frames {int(ex.keys[0])}-{int(ex.keys[-1])} -> "
                           f"{'new ' if new else ''}cluster {ci}", t0)
 
@@ -132,6 +132,7 @@ class ActiveSession:
             raise MotionctlError(f"candidate {k + 1} has no pseudoexample (its cluster has one example, or none "
                                  "starts at its state)")
         self.ctrl.add_pseudo(p.cluster, p.u, p.w)
+        self.learner.answered(cand)
         self.learner.pseudo_since += 1
         return self._step("pseudoexample", cand, f"weights {np.round(p.w, 2).tolist()} errors "
                           f"{np.round(p.errors, 2).tolist()}", t0)
