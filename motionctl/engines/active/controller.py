@@ -233,7 +233,7 @@ class Controller:
         best = np.argmin(worst, axis=1)
         better = worst[np.arange(len(u)), best] < err.max(axis=1)
         w, err = np.where(better[:, None], c.w[best], w), np.where(better[:, None], point[np.arange(len(u)), best], err)
-        miss = np.flatnonzero(err.max(axis=1) > 1.0)  # the fit is sought where neither completes u
+        miss = np.flatnonzero((err.max(axis=1) > 1.0) & np.isfinite(u).all(axis=1))  # where neither completes u
         if c.k < 2 or not len(miss):
             return w, err
         fit = simplex_weights(self.task, c.point_features[:c.k], u[miss])
