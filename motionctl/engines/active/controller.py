@@ -9,13 +9,13 @@ points are its examples (one-hot weights) and accepted pseudoexamples (any weigh
 
 A ``Controller`` is the clusters of one task: for a state and a task input it plays the cluster
 whose start state is nearest (among those within the state tolerance, the one with an example
-nearest in u), blending its examples with the map's weights, or with whichever meets u with a
-smaller largest task error of the one data point nearest doing it and the blend whose features,
-taken as linear in the weights, meet u (``blend_for``, ``simplex_weights``: our decisions, DESIGN.md
-3.4; measured, the map alone lost a third of what its examples complete on their own, and through
-a few examples its linear part extrapolates: one example beside another cost a cluster three
-quarters of the task inputs it completed).  Task inputs are normalised
-to [0, 1] per dimension by the task's bounds wherever distances are taken.
+nearest in u), blending its examples with the map's weights; where one data point meets u with a
+smaller largest task error it plays that one, and where neither meets u, the blend whose
+features, taken as linear in the weights, come nearest it (``blend_for``, ``simplex_weights``: our
+decisions, DESIGN.md 3.4; measured, the map alone lost a third of what its examples complete on
+their own, and its linear part, fitted exactly through a few close examples, blends far past
+them: one example beside another cost a cluster three quarters of what it completed).  Task
+inputs are normalised to [0, 1] per dimension by the task's bounds wherever distances are taken.
 """
 
 from __future__ import annotations
