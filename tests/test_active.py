@@ -12,7 +12,7 @@ from motionctl.clip import resample
 from motionctl.engines.active import ActiveSettings, fit
 from motionctl.engines.active.controller import BlendMap, Controller, profile, simplex_weights
 from motionctl.engines.active.learning import (
-    Candidate, CoverageSample, Oracle, Pool, candidates, coverage, pseudoexample)
+    Candidate, CoverageSample, Learner, Oracle, Pool, candidates, coverage, pseudoexample)
 from motionctl.engines.active.tasks import task_named
 from motionctl.errors import MotionctlError
 from motionctl.io.library import import_library
@@ -148,6 +148,61 @@ def test_candidates_look_past_the_requests_the_performer_rejected(walk_pool):
     assert len(again) >= len(first) // 2
     x = lambda k: ctrl.task.normalise(k.u)  # noqa: E731
     assert all(np.linalg.norm(x(k) - x(r)) >= REJECTED_RADIUS for k in again for r in rejected)
+
+
+def test_a_request_is_worth_what_its_answer_would_add_to_the_states_its_cluster_serves(walk_pool):
+    from motionctl.engines.active.candidates import Candidate, gains
+    ctrl = controller_of(walk_pool, [0, 5])
+    c = ctrl.clusters[0]
+    have = np.array([e.features for e in c.examples])
+    turn = have.mean(axis=0) + np.array([0.0, 0.0, 0.6])  # a sharper turn than either example
+    ask = lambda u: Candidate("summed", 0, c.start_state, u, 1.0)  # noqa: E731
+    known, new = gains(ctrl, [ask(have[0]), ask(turn)], walk_pool)
+    assert known == 0.0 and new > 0.0  # what an example already does adds nothing
+    assert new <= 1.0
+    gave = [(c.start_state, turn, have[1])]  # asked that turn, the performer gave this walk: not the same again
+    assert gains(ctrl, [ask(turn)], walk_pool, gave)[0] == 0.0
+    elsewhere = Candidate("start", -1, walk_pool.states[0] + 10.0, turn, 1.0)  # a state no library start is near
+    assert gains(ctrl, [elsewhere], walk_pool)[0] == 0.0
+
+
+def test_coming_nearer_what_nothing_does_is_worth_a_little_where_tolerances_are_finer_than_the_grid(walk_pool):
+    from motionctl.engines.active.candidates import Candidate, gain_inputs, gains, worth
+    task = walk_pool.task
+    assert worth(np.array([0.0, 1.0]))[1] == 1.0 and 0.0 < worth(np.array([1.5]))[0] < 0.1 and worth(np.array([9.0]))[0] == 0
+    inputs = gain_inputs(task)
+    assert np.allclose(inputs.min(axis=0), task.low) and np.allclose(inputs.max(axis=0), task.high)  # faces too
+    ctrl = controller_of(walk_pool, [0])
+    c = ctrl.clusters[0]
+    gap = task.low + 0.5 * (inputs[1] - inputs[0]) + np.array([0.0, 0.0, 0.0])  # between grid inputs
+    d = np.sqrt(task.errors(inputs, gap).max(axis=1))
+    assert d.min() > 1.0  # no grid input is done by an answer doing exactly this
+    g = gains(ctrl, [Candidate("summed", 0, c.start_state, gap, 1.0)], walk_pool)[0]
+    assert g > 0.0  # yet it brings the controller nearer inputs nothing does
+
+
+def test_a_learner_trusts_a_start_as_far_as_its_answers_brought_what_was_hoped(walk_pool):
+    ctrl = controller_of(walk_pool, [0])
+    learner = Learner(ctrl, Oracle(walk_pool), np.random.default_rng(0))
+    assert learner.trust(0) == 1.0  # nothing asked yet
+    learner.yields[0] = [(0.05, 0.05), (0.04, 0.0), (0.04, 0.0), (0.02, 0.001)]
+    assert learner.trust(0) == pytest.approx(0.001 / 0.10)  # the last three answers only
+    learner.yields[1] = [(0.01, 0.03)]
+    assert learner.trust(1) == 1.0  # never more than hoped
+    before = walk_pool.used.copy()
+    try:
+        from motionctl.engines.active.candidates import held_worth
+        start = held_worth(ctrl, walk_pool)
+        i = next(j for j in range(walk_pool.n) if not walk_pool.used[j])
+        cand = candidates(ctrl, np.random.default_rng(0), n_random=20)[0]
+        cand.gain = 0.5
+        ci, _ = walk_pool.give(ctrl, i, cand.state)
+        learner.answered(cand, ci, start)
+        hoped, got = learner.yields[ci][-1]
+        assert hoped == 0.5 and got == pytest.approx(held_worth(ctrl, walk_pool) - start)
+        assert np.allclose(learner.given[-1][2], ctrl.clusters[ci].examples[-1].features)
+    finally:
+        walk_pool.used[:] = before
 
 
 def test_coverage_on_a_hand_made_case(walk_pool):

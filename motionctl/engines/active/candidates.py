@@ -15,13 +15,16 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ...jobs import check_stop
-from .controller import Controller
+from .controller import Controller, simplex_weights
 from .motion import blend, distances, distances_to
 
 METRICS = ("relative", "summed", "distance", "transition", "start")  # the metrics; "relative" per task metric
 RANDOM_INPUTS = 200
 NM_EVALS = 60
 REJECTED_RADIUS = 0.15  # normalised task-input distance around a rejected request not asked again (same start)
+GAIN_INPUTS = 300  # about as many task inputs, on a grid over the box, as a request's gain in coverage is estimated on
+NEAR_WORTH = 0.01  # ``worth`` of coming just past a task input's tolerance, against 1 for doing it
+NEAR_REACH = 4.0  # tolerances past the tolerance at which coming nearer a task input is worth nothing
 
 
 @dataclass(eq=False)
@@ -37,6 +40,12 @@ class Candidate:
     score: float
     pose: tuple = None
     pseudo: object = None  # a learning.Pseudo: a blend of existing examples proposed in place of a capture
+    gain: float = 0.0  # the share of coverage its answer is expected to add (``gains``)
+
+    @property
+    def opens(self) -> bool:
+        """It asks from a state no cluster starts from (a transition's end state, a start request)."""
+        return self.metric in ("transition", "start")
 
     def describe(self, task) -> str:
         parts = ", ".join(f"{n} {v:.2f} {unit}" for n, v, unit in zip(task.names, self.u, task.units))
@@ -130,6 +139,87 @@ def start_candidates(ctrl: Controller, library, n: int = 3, rejected=()) -> list
     return out
 
 
+def gain_inputs(task) -> np.ndarray:
+    """[G, D] about ``GAIN_INPUTS`` task inputs on a grid over the box, its faces included (a stand
+    asks the least speed there is)."""
+    per = max(2, int(round(GAIN_INPUTS ** (1.0 / task.dim))))
+    axes = [np.linspace(0.0, 1.0, per)] * task.dim
+    return task.denormalise(np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, task.dim))
+
+
+def reach(task, features: np.ndarray, inputs: np.ndarray) -> np.ndarray:
+    """[G] how far (tolerances, the worst task metric) the best blend of ``features`` [K, D] comes
+    from each input, a blend's features taken as linear in the weights (``simplex_weights``)."""
+    got = features if len(features) == 1 else simplex_weights(task, features, inputs, locality=0.0) @ features
+    return np.sqrt(task.errors(got, inputs).max(axis=1))
+
+
+def worth(d: np.ndarray) -> np.ndarray:
+    """What coming within ``d`` tolerances of a task input is worth: 1 done, then a little less
+    the farther (``NEAR_WORTH`` just past the tolerance, nothing ``NEAR_REACH`` tolerances out):
+    an answer that brings the controller nearer what it cannot yet do is worth something where
+    the tolerances are finer than any grid over the box."""
+    return np.where(d <= 1.0, 1.0, NEAR_WORTH * np.clip(1.0 - (d - 1.0) / NEAR_REACH, 0.0, 1.0))
+
+
+def _held(ctrl: Controller, library) -> tuple:
+    """(inputs [G, D], each cluster's example features, which clusters serve each ``library``
+    start state [N, clusters], how near [N, G] the controller comes to each input from each state)."""
+    inputs = gain_inputs(ctrl.task)
+    feats = [np.array([e.features for e in c.examples]) for c in ctrl.clusters]
+    serves = distances(library.states, ctrl.starts) <= ctrl.tolerance
+    now = np.stack([reach(ctrl.task, f, inputs) for f in feats])  # [clusters, G]
+    return inputs, feats, serves, np.where(serves[:, :, None], now[None], np.inf).min(axis=1)
+
+
+def held_worth(ctrl: Controller, library) -> float:
+    """The ``worth`` the controller holds, over the ``library``'s start states and the inputs of
+    ``gain_inputs`` (what ``gains`` measures a request's answer against)."""
+    return float(worth(_held(ctrl, library)[3]).mean()) if ctrl.clusters else 0.0
+
+
+def gains(ctrl: Controller, cands: list, library, given=()) -> np.ndarray:
+    """[C] the coverage each request's answer is expected to add: over the ``library``'s example
+    start states (what coverage asks from) and the task inputs of ``gain_inputs``, what the
+    answer adds (``worth``) where the request's cluster (or, from a state no cluster starts
+    near, the new cluster it opens) serves the state, against the best any cluster serving that
+    state already does.  Blends are taken as linear in the weights (``reach``).  The answer is
+    expected to do what is asked, or what the performer gave before for nearly the same from the
+    same start, or for a request far from anything they did from there (``expected_answer``;
+    ``given``: (state, u asked, features given)): asked more of the same, they give the same
+    again.  Pool-based, as the start requests: the learner weighs the states the library starts
+    from, not what its takes do."""
+    task = ctrl.task
+    inputs, feats, serves, best = _held(ctrl, library)
+    held = worth(best)
+    out = np.zeros(len(cands))
+    for j, k in enumerate(cands):
+        f = expected_answer(ctrl, k, given)[None]
+        if k.opens:
+            served, d = distances_to(library.states, k.state) <= ctrl.tolerance, reach(task, f, inputs)
+        else:
+            served, d = serves[:, k.cluster], reach(task, np.vstack((feats[k.cluster], f)), inputs)
+        out[j] = np.sum(np.maximum(worth(np.minimum(best[served], d)) - held[served], 0.0)) / held.size
+    return out
+
+
+def expected_answer(ctrl: Controller, cand: Candidate, given=(), reject: float = 3.0) -> np.ndarray:
+    """[D] what the performer is expected to do for ``cand``: what it asks, unless an earlier
+    request from a start within the tolerance asked nearly the same (within ``REJECTED_RADIUS``),
+    or was answered with a motion that missed it by more than ``reject`` tolerances (what was
+    asked is far from anything done from there) and ``cand`` asks nearer that request than what
+    was given for it; then, what was given (the latest such)."""
+    task = ctrl.task
+    x = task.normalise(cand.u)
+    for state, u, features in reversed(given):
+        if distances_to(np.asarray(state, np.float32)[None], cand.state)[0] > ctrl.tolerance:
+            continue
+        asked, gave = np.linalg.norm(task.normalise(u) - x), np.linalg.norm(task.normalise(features) - x)
+        if asked < REJECTED_RADIUS or (np.any(task.errors(features, u) > reject ** 2) and asked < gave):
+            return np.asarray(features, dtype=float)
+    return np.asarray(cand.u, dtype=float)
+
+
 def refused_inputs(ctrl: Controller, rejected: list, state: np.ndarray) -> np.ndarray:
     """[R, D] the normalised task inputs of the ``rejected`` requests from a start within the state
     tolerance of ``state``."""
@@ -178,5 +268,5 @@ def transition_candidates(ctrl: Controller, per_cluster: int = 3) -> list:
     return out
 
 
-__all__ = ["METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "is_open", "refused_inputs", "start_candidates",
-           "start_pose", "transition_candidates"]
+__all__ = ["GAIN_INPUTS", "held_worth", "METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "expected_answer", "gains",
+           "is_open", "refused_inputs", "start_candidates", "start_pose", "transition_candidates"]

@@ -26,13 +26,15 @@ from ... import quat
 from ...errors import MotionctlError
 from ...rootframe import heading, root_frame
 from ...body.contacts import foot_contacts, foot_skating
-from .candidates import (METRICS, REJECTED_RADIUS, Candidate, candidates, is_open, refused_inputs,  # noqa: F401
+from .candidates import (METRICS, REJECTED_RADIUS, Candidate, candidates, gains, held_worth, is_open, refused_inputs,  # noqa: F401
                          start_candidates, start_pose, transition_candidates)
 from .controller import Controller, skating_of
 from .motion import HEADING_SMOOTH, STATE_FRAMES, Aligned, align, blend, distances, distances_to, source_of, to_frames
 
 TAKE_MARGIN = 6  # frames a take runs before its example's start (and after its end state)
 SEARCH_ROUNDS = 8  # candidate searches in one automatic step while the oracle rejects every request
+TRUST_ANSWERS = 3  # a cluster's last answers whose gains, against those expected, weigh its requests' expected gains
+GAIN_FLOOR = 0.25  # a search round (but the last) asks a request opening a cluster only for this share of the best gain
 
 
 @dataclass
@@ -255,29 +257,53 @@ class StepLog:
 
 @dataclass
 class Learner:
-    """The active-learning loop's state: which metrics were asked last (the automatic user takes
-    them in turn, as the paper's user picks among metrics' lists) and the requests rejected."""
+    """The active-learning loop's state: the requests rejected, and those answered with what was
+    given for them (the automatic user weighs each request by the coverage its answer is expected
+    to add, ``candidates.gains``, where the paper's user picks among the metrics' lists)."""
 
     ctrl: Controller
     oracle: Oracle
     rng: object
-    turn: int = 0
     rejected: list = field(default_factory=list)
+    given: list = field(default_factory=list)  # (state, u asked, features given) of each request answered
+    yields: dict = field(default_factory=dict)  # cluster: [(gain expected, gain got)] of its answers
     pseudo_per_example: int = 1
     pseudo_since: int = 0
 
-    def order(self, cands: list) -> list:
-        """The candidates in the order the automatic user considers them: metrics in turn
-        (starting after the one that gave the last answer), worst first within each."""
-        kinds = sorted({k.metric.split(":")[0] for k in cands}, key=METRICS.index)
-        out = []
-        for t in range(len(kinds)):
-            kind = kinds[(self.turn + t) % len(kinds)]
-            out += [k for k in cands if k.metric.split(":")[0] == kind and not self.was_rejected(k)]
-        return out
+    def order(self, cands: list, floor: float | None = None) -> list:
+        """The candidates not near a rejected request, in the order the automatic user asks them:
+        the greatest expected gain in coverage first (each candidate's ``gain``; ties in the
+        metrics' order of badness); with ``floor``, none expected to add nothing, and requests
+        from a state no cluster starts from (``Candidate.opens``: the library answers a start
+        request at once) only within that share of the best gain."""
+        cands = [k for k in cands if not self.was_rejected(k)]
+        if not cands:
+            return []
+        for k, g in zip(cands, gains(self.ctrl, cands, self.oracle.pool, self.given)):
+            k.gain = float(g) * (1.0 if k.opens else self.trust(k.cluster))
+        best = max(k.gain for k in cands)
+        if floor is not None:  # none expected to add nothing; an opening one only near the best (while any is left)
+            cands = [k for k in cands if k.gain > 0 and (not k.opens or k.gain >= floor * best)] or cands
+        return sorted(cands, key=lambda k: -k.gain)
 
-    def answered(self, cand: Candidate) -> None:
-        self.turn = (METRICS.index(cand.metric.split(":")[0]) + 1) % len(METRICS)
+    def answered(self, cand: Candidate, ci: int, before: float) -> None:
+        """``cand`` was answered with an example, now cluster ``ci``'s last (``before``: the
+        controller's ``held_worth`` before it was added): what it does is remembered (asked nearly
+        the same again, the performer is expected to give the same again), and what it added
+        against the gain hoped of it (``trust``)."""
+        features = self.ctrl.clusters[ci].examples[-1].features
+        self.given.append((np.asarray(cand.state).copy(), np.asarray(cand.u, float).copy(),
+                           np.asarray(features, float).copy()))
+        self.yields.setdefault(ci, []).append((cand.gain, held_worth(self.ctrl, self.oracle.pool) - before))
+        self.pseudo_since = 0
+
+    def trust(self, cluster: int) -> float:
+        """The share of the gain expected of its last ``TRUST_ANSWERS`` answers that a cluster's
+        answers brought (1 before any): where the performer's answers from a start stop adding
+        what was hoped, other starts are asked."""
+        last = self.yields.get(cluster, [])[-TRUST_ANSWERS:]
+        hoped = sum(h for h, _ in last)
+        return 1.0 if hoped <= 0 else float(np.clip(sum(g for _, g in last) / hoped, 0.0, 1.0))
 
     def was_rejected(self, k: Candidate) -> bool:
         return not is_open(self.ctrl, refused_inputs(self.ctrl, self.rejected, k.state), k.u)[0]
@@ -290,15 +316,19 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
     rejects on the way are remembered and not asked again (asking costs nothing: it is the
     performer saying "I cannot do that from there").  When it rejects every one, the search runs
     again past them, up to ``rounds`` times (the box's impossible corners take a few rounds to
-    rule out).  Pseudoexamples are tried for the first ``pseudo_tries`` task candidates, at most
-    ``pseudo_per_example`` between two real examples."""
+    rule out); each round but the last asks no request expected to add nothing, and one from a
+    state no cluster starts from only when it is expected to add at least ``GAIN_FLOOR`` of the
+    best's gain (the library answers a start request at once: one from a state few starts are
+    near waits for the rounds that find nothing better).  Pseudoexamples are tried
+    for the first ``pseudo_tries`` task candidates, at most ``pseudo_per_example`` between two
+    real examples."""
     t0 = time.perf_counter()
     ctrl = learner.ctrl
     rejected = tried = 0
     first = answered = None
-    for _ in range(rounds):
+    for r in range(rounds):
         cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop, rejected=learner.rejected,
-                                         library=learner.oracle.pool))
+                                         library=learner.oracle.pool), GAIN_FLOOR if r < rounds - 1 else None)
         if not cands:
             break
         first = first or cands[0]
@@ -310,7 +340,6 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
         return StepLog(step, "rejected", "none", "none", "every candidate is near a rejected request", ctrl.n_examples,
                        ctrl.n_pseudo, len(ctrl.clusters), None, time.perf_counter() - t0, rejected)
     cand, action, answer = answered or (first, "rejected", f"{rejected} requests, none within tolerance")
-    learner.answered(cand)
     cov = float(coverage(ctrl, sample).mean()) if sample is not None else None
     return StepLog(step, action, cand.describe(ctrl.task), cand.metric, answer, ctrl.n_examples, ctrl.n_pseudo,
                    len(ctrl.clusters), cov, time.perf_counter() - t0, rejected)
@@ -338,8 +367,9 @@ def _ask(learner: Learner, cands: list, pseudo_tries: int) -> tuple:
             rejected += 1
             continue
         pool = learner.oracle.pool
+        before = held_worth(ctrl, pool)
         ci, new = pool.give(ctrl, i, cand.state)
-        learner.pseudo_since = 0
+        learner.answered(cand, ci, before)
         return (cand, "example", f"{pool.name(i)} frames {int(pool.keys[i][0])}-{int(pool.keys[i][-1])} -> "
                 f"{'new ' if new else ''}cluster {ci}"), rejected, tried
     return None, rejected, tried

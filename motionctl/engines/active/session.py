@@ -25,7 +25,7 @@ from ...jobs import check_stop
 from ..base import clips_of, working_set
 from .controller import Controller
 from .model import ActiveModel, ActiveSettings
-from .learning import (Candidate, CoverageSample, Learner, Oracle, Pool, StepLog, active_step, candidates,
+from .learning import (Candidate, CoverageSample, Learner, Oracle, Pool, StepLog, active_step, candidates, held_worth,
                        coverage, pseudoexample)
 from .tasks import task_named
 
@@ -107,11 +107,11 @@ class ActiveSession:
             raise MotionctlError(f"clip {clip.name!r} is on another skeleton than the controller's clips")
         take = resample(clip, self.settings.fps)
         take = mirror_clip(take) if mirrored else take
+        before = held_worth(self.ctrl, self.learner.oracle.pool)
         ci, new = self.ctrl.add_example(take, cand.state, name=take.name)
         self._mark_used(self.ctrl)
-        self.learner.answered(cand)
-        self.learner.pseudo_since = 0
         ex = self.ctrl.clusters[ci].examples[-1]
+        self.learner.answered(cand, ci, before)
         return self._step("example", cand, f"{take.name} frames {int(ex.keys[0])}-{int(ex.keys[-1])} -> "
                           f"{'new ' if new else ''}cluster {ci}", t0)
 
@@ -132,7 +132,6 @@ class ActiveSession:
             raise MotionctlError(f"candidate {k + 1} has no pseudoexample (its cluster has one example, or none "
                                  "starts at its state)")
         self.ctrl.add_pseudo(p.cluster, p.u, p.w)
-        self.learner.answered(cand)
         self.learner.pseudo_since += 1
         return self._step("pseudoexample", cand, f"weights {np.round(p.w, 2).tolist()} errors "
                           f"{np.round(p.errors, 2).tolist()}", t0)
