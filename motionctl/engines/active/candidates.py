@@ -23,8 +23,6 @@ RANDOM_INPUTS = 200
 NM_EVALS = 60
 REJECTED_RADIUS = 0.15  # normalised task-input distance around a rejected request not asked again (same start)
 GAIN_INPUTS = 300  # about as many task inputs, on a grid over the box, as a request's gain in coverage is estimated on
-NEAR_WORTH = 0.01  # ``worth`` of coming just past a task input's tolerance, against 1 for doing it
-NEAR_REACH = 4.0  # tolerances past the tolerance at which coming nearer a task input is worth nothing
 
 
 @dataclass(eq=False)
@@ -154,14 +152,6 @@ def reach(task, features: np.ndarray, inputs: np.ndarray) -> np.ndarray:
     return np.sqrt(task.errors(got, inputs).max(axis=1))
 
 
-def worth(d: np.ndarray) -> np.ndarray:
-    """What coming within ``d`` tolerances of a task input is worth: 1 done, then a little less
-    the farther (``NEAR_WORTH`` just past the tolerance, nothing ``NEAR_REACH`` tolerances out):
-    an answer that brings the controller nearer what it cannot yet do is worth something where
-    the tolerances are finer than any grid over the box."""
-    return np.where(d <= 1.0, 1.0, NEAR_WORTH * np.clip(1.0 - (d - 1.0) / NEAR_REACH, 0.0, 1.0))
-
-
 def _held(ctrl: Controller, library) -> tuple:
     """(inputs [G, D], each cluster's example features, which clusters serve each ``library``
     start state [N, clusters], how near [N, G] the controller comes to each input from each state)."""
@@ -172,18 +162,19 @@ def _held(ctrl: Controller, library) -> tuple:
     return inputs, feats, serves, np.where(serves[:, :, None], now[None], np.inf).min(axis=1)
 
 
-def held_worth(ctrl: Controller, library) -> float:
-    """The ``worth`` the controller holds, over the ``library``'s start states and the inputs of
-    ``gain_inputs`` (what ``gains`` measures a request's answer against)."""
-    return float(worth(_held(ctrl, library)[3]).mean()) if ctrl.clusters else 0.0
+def held_share(ctrl: Controller, library) -> float:
+    """The share of the ``library``'s start states and the inputs of ``gain_inputs`` the
+    controller completes, blends taken as linear in the weights (what ``gains`` measures a
+    request's answer against)."""
+    return float(np.mean(_held(ctrl, library)[3] <= 1.0)) if ctrl.clusters else 0.0
 
 
 def gains(ctrl: Controller, cands: list, library, given=()) -> np.ndarray:
     """[C] the coverage each request's answer is expected to add: over the ``library``'s example
-    start states (what coverage asks from) and the task inputs of ``gain_inputs``, what the
-    answer adds (``worth``) where the request's cluster (or, from a state no cluster starts
-    near, the new cluster it opens) serves the state, against the best any cluster serving that
-    state already does.  Blends are taken as linear in the weights (``reach``).  The answer is
+    start states (what coverage asks from) and the task inputs of ``gain_inputs``, the share its
+    answer newly completes where the request's cluster (or, from a state no cluster starts near,
+    the new cluster it opens) serves the state and no cluster serving it completes the input yet.
+    Blends are taken as linear in the weights (``reach``).  The answer is
     expected to do what is asked, or what the performer gave before for nearly the same from the
     same start, or for a request far from anything they did from there (``expected_answer``;
     ``given``: (state, u asked, features given)): asked more of the same, they give the same
@@ -191,7 +182,7 @@ def gains(ctrl: Controller, cands: list, library, given=()) -> np.ndarray:
     from, not what its takes do."""
     task = ctrl.task
     inputs, feats, serves, best = _held(ctrl, library)
-    held = worth(best)
+    held = best <= 1.0
     out = np.zeros(len(cands))
     for j, k in enumerate(cands):
         f = expected_answer(ctrl, k, given)[None]
@@ -199,7 +190,7 @@ def gains(ctrl: Controller, cands: list, library, given=()) -> np.ndarray:
             served, d = distances_to(library.states, k.state) <= ctrl.tolerance, reach(task, f, inputs)
         else:
             served, d = serves[:, k.cluster], reach(task, np.vstack((feats[k.cluster], f)), inputs)
-        out[j] = np.sum(np.maximum(worth(np.minimum(best[served], d)) - held[served], 0.0)) / held.size
+        out[j] = np.sum((d <= 1.0) & ~held[served]) / held.size
     return out
 
 
@@ -268,5 +259,5 @@ def transition_candidates(ctrl: Controller, per_cluster: int = 3) -> list:
     return out
 
 
-__all__ = ["GAIN_INPUTS", "held_worth", "METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "expected_answer", "gains",
+__all__ = ["GAIN_INPUTS", "held_share", "METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "expected_answer", "gains",
            "is_open", "refused_inputs", "start_candidates", "start_pose", "transition_candidates"]

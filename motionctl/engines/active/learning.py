@@ -26,7 +26,7 @@ from ... import quat
 from ...errors import MotionctlError
 from ...rootframe import heading, root_frame
 from ...body.contacts import foot_contacts, foot_skating
-from .candidates import (METRICS, REJECTED_RADIUS, Candidate, candidates, gains, held_worth, is_open, refused_inputs,  # noqa: F401
+from .candidates import (METRICS, REJECTED_RADIUS, Candidate, candidates, gains, held_share, is_open, refused_inputs,  # noqa: F401
                          start_candidates, start_pose, transition_candidates)
 from .controller import Controller, skating_of
 from .motion import HEADING_SMOOTH, STATE_FRAMES, Aligned, align, blend, distances, distances_to, source_of, to_frames
@@ -34,6 +34,7 @@ from .motion import HEADING_SMOOTH, STATE_FRAMES, Aligned, align, blend, distanc
 TAKE_MARGIN = 6  # frames a take runs before its example's start (and after its end state)
 SEARCH_ROUNDS = 8  # candidate searches in one automatic step while the oracle rejects every request
 TRUST_ANSWERS = 3  # a cluster's last answers whose gains, against those expected, weigh its requests' expected gains
+OPEN_EVERY = 3  # after this many answers from the clusters' starts, requests opening a cluster are asked first
 GAIN_FLOOR = 0.25  # a search round (but the last) asks a request opening a cluster only for this share of the best gain
 
 
@@ -267,6 +268,7 @@ class Learner:
     rejected: list = field(default_factory=list)
     given: list = field(default_factory=list)  # (state, u asked, features given) of each request answered
     yields: dict = field(default_factory=dict)  # cluster: [(gain expected, gain got)] of its answers
+    answers_since_open: int = 0  # answers since the last to a request from a state no cluster started from
     pseudo_per_example: int = 1
     pseudo_since: int = 0
 
@@ -282,19 +284,21 @@ class Learner:
         for k, g in zip(cands, gains(self.ctrl, cands, self.oracle.pool, self.given)):
             k.gain = float(g) * (1.0 if k.opens else self.trust(k.cluster))
         best = max(k.gain for k in cands)
+        opening = self.answers_since_open >= OPEN_EVERY
         if floor is not None:  # none expected to add nothing; an opening one only near the best (while any is left)
-            cands = [k for k in cands if k.gain > 0 and (not k.opens or k.gain >= floor * best)] or cands
-        return sorted(cands, key=lambda k: -k.gain)
+            cands = [k for k in cands if k.gain > 0 and (not k.opens or opening or k.gain >= floor * best)] or cands
+        return sorted(cands, key=lambda k: (not (opening and k.opens), -k.gain))
 
     def answered(self, cand: Candidate, ci: int, before: float) -> None:
         """``cand`` was answered with an example, now cluster ``ci``'s last (``before``: the
-        controller's ``held_worth`` before it was added): what it does is remembered (asked nearly
+        controller's ``held_share`` before it was added): what it does is remembered (asked nearly
         the same again, the performer is expected to give the same again), and what it added
         against the gain hoped of it (``trust``)."""
         features = self.ctrl.clusters[ci].examples[-1].features
         self.given.append((np.asarray(cand.state).copy(), np.asarray(cand.u, float).copy(),
                            np.asarray(features, float).copy()))
-        self.yields.setdefault(ci, []).append((cand.gain, held_worth(self.ctrl, self.oracle.pool) - before))
+        self.yields.setdefault(ci, []).append((cand.gain, held_share(self.ctrl, self.oracle.pool) - before))
+        self.answers_since_open = 0 if cand.opens else self.answers_since_open + 1
         self.pseudo_since = 0
 
     def trust(self, cluster: int) -> float:
@@ -367,7 +371,7 @@ def _ask(learner: Learner, cands: list, pseudo_tries: int) -> tuple:
             rejected += 1
             continue
         pool = learner.oracle.pool
-        before = held_worth(ctrl, pool)
+        before = held_share(ctrl, pool)
         ci, new = pool.give(ctrl, i, cand.state)
         learner.answered(cand, ci, before)
         return (cand, "example", f"{pool.name(i)} frames {int(pool.keys[i][0])}-{int(pool.keys[i][-1])} -> "

@@ -25,7 +25,7 @@ from ...jobs import check_stop
 from ..base import clips_of, working_set
 from .controller import Controller
 from .model import ActiveModel, ActiveSettings
-from .learning import (Candidate, CoverageSample, Learner, Oracle, Pool, StepLog, active_step, candidates, held_worth,
+from .learning import (Candidate, CoverageSample, Learner, Oracle, Pool, StepLog, active_step, candidates, held_share,
                        coverage, pseudoexample)
 from .tasks import task_named
 
@@ -107,7 +107,7 @@ class ActiveSession:
             raise MotionctlError(f"clip {clip.name!r} is on another skeleton than the controller's clips")
         take = resample(clip, self.settings.fps)
         take = mirror_clip(take) if mirrored else take
-        before = held_worth(self.ctrl, self.learner.oracle.pool)
+        before = held_share(self.ctrl, self.learner.oracle.pool)
         ci, new = self.ctrl.add_example(take, cand.state, name=take.name)
         self._mark_used(self.ctrl)
         ex = self.ctrl.clusters[ci].examples[-1]
