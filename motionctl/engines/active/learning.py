@@ -35,7 +35,7 @@ TAKE_MARGIN = 6  # frames a take runs before its example's start (and after its 
 SEARCH_ROUNDS = 8  # candidate searches in one automatic step while the oracle rejects every request
 TRUST_ANSWERS = 3  # a cluster's last answers whose gains, against those expected, weigh its requests' expected gains
 OPEN_EVERY = 3  # after this many answers from the clusters' starts, requests opening a cluster are asked first
-GAIN_FLOOR = 0.25  # a search round (but the last) asks a request opening a cluster only for this share of the best gain
+GAIN_FLOOR = 0.25  # a request opening a cluster goes with those expected to add only for this share of the best gain
 
 
 @dataclass
@@ -268,16 +268,19 @@ class Learner:
     rejected: list = field(default_factory=list)
     given: list = field(default_factory=list)  # (state, u asked, features given) of each request answered
     yields: dict = field(default_factory=dict)  # cluster: [(gain expected, gain got)] of its answers
+    turn: int = 0  # the metric asked next when the gains tell nothing (``in_turn``)
     answers_since_open: int = 0  # answers since the last to a request from a state no cluster started from
     pseudo_per_example: int = 1
     pseudo_since: int = 0
 
-    def order(self, cands: list, floor: float | None = None) -> list:
+    def order(self, cands: list) -> list:
         """The candidates not near a rejected request, in the order the automatic user asks them:
-        the greatest expected gain in coverage first (each candidate's ``gain``; ties in the
-        metrics' order of badness); with ``floor``, none expected to add nothing, and requests
-        from a state no cluster starts from (``Candidate.opens``: the library answers a start
-        request at once) only within that share of the best gain."""
+        those expected to add coverage first, the greatest expected gain first (each candidate's
+        ``gain``, times its cluster's ``trust``); a request from a state no cluster starts from
+        (``Candidate.opens``: the library answers a start request at once) among them only when
+        expected to add at least ``GAIN_FLOOR`` of the best's gain, but first of all after
+        ``OPEN_EVERY`` answers from the clusters' starts; then the others, the metrics in turn
+        (``in_turn``: the gains tell nothing of answers that fall between the grid's inputs)."""
         cands = [k for k in cands if not self.was_rejected(k)]
         if not cands:
             return []
@@ -285,9 +288,17 @@ class Learner:
             k.gain = float(g) * (1.0 if k.opens else self.trust(k.cluster))
         best = max(k.gain for k in cands)
         opening = self.answers_since_open >= OPEN_EVERY
-        if floor is not None:  # none expected to add nothing; an opening one only near the best (while any is left)
-            cands = [k for k in cands if k.gain > 0 and (not k.opens or opening or k.gain >= floor * best)] or cands
-        return sorted(cands, key=lambda k: (not (opening and k.opens), -k.gain))
+        first = [k for k in cands if k.gain > 0 and (not k.opens or opening or k.gain >= GAIN_FLOOR * best)]
+        taken = {id(k) for k in first}
+        return sorted(first, key=lambda k: (not (opening and k.opens), -k.gain)) + \
+            self.in_turn([k for k in cands if id(k) not in taken])
+
+    def in_turn(self, cands: list) -> list:
+        """The candidates in the paper's user's order: metrics in turn (starting after the one
+        that gave the last answer), worst first within each."""
+        kinds = sorted({k.metric.split(":")[0] for k in cands}, key=METRICS.index)
+        return [k for t in range(len(kinds)) for k in cands
+                if k.metric.split(":")[0] == kinds[(self.turn + t) % len(kinds)]]
 
     def answered(self, cand: Candidate, ci: int, before: float) -> None:
         """``cand`` was answered with an example, now cluster ``ci``'s last (``before``: the
@@ -299,6 +310,7 @@ class Learner:
                            np.asarray(features, float).copy()))
         self.yields.setdefault(ci, []).append((cand.gain, held_share(self.ctrl, self.oracle.pool) - before))
         self.answers_since_open = 0 if cand.opens else self.answers_since_open + 1
+        self.turn = (METRICS.index(cand.metric.split(":")[0]) + 1) % len(METRICS)
         self.pseudo_since = 0
 
     def trust(self, cluster: int) -> float:
@@ -320,19 +332,16 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
     rejects on the way are remembered and not asked again (asking costs nothing: it is the
     performer saying "I cannot do that from there").  When it rejects every one, the search runs
     again past them, up to ``rounds`` times (the box's impossible corners take a few rounds to
-    rule out); each round but the last asks no request expected to add nothing, and one from a
-    state no cluster starts from only when it is expected to add at least ``GAIN_FLOOR`` of the
-    best's gain (the library answers a start request at once: one from a state few starts are
-    near waits for the rounds that find nothing better).  Pseudoexamples are tried
+    rule out); the order is ``Learner.order``'s.  Pseudoexamples are tried
     for the first ``pseudo_tries`` task candidates, at most ``pseudo_per_example`` between two
     real examples."""
     t0 = time.perf_counter()
     ctrl = learner.ctrl
     rejected = tried = 0
     first = answered = None
-    for r in range(rounds):
+    for _ in range(rounds):
         cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop, rejected=learner.rejected,
-                                         library=learner.oracle.pool), GAIN_FLOOR if r < rounds - 1 else None)
+                                         library=learner.oracle.pool))
         if not cands:
             break
         first = first or cands[0]
