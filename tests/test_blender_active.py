@@ -81,6 +81,9 @@ def test_the_loop_in_the_panel_on_real_walks(walks, ext, tmp_path):
     # Reject: the request leaves the list, nothing is added.
     assert bpy.ops.motionctl.active_suggest() == {"FINISHED"}
     n, steps = len(a.candidates), a.steps
+    gains = [c.gain for c in a.candidates]  # the list holds what each answer is expected to add, asked first the most
+    assert any(g > 0 for g in gains) and all(0.0 <= g <= 100.0 for g in gains)
+    assert gains[0] > 0
     assert bpy.ops.motionctl.active_reject() == {"FINISHED"}
     assert len(a.candidates) < n and a.steps == steps + 1 and a.examples == 2
 

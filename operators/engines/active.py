@@ -131,7 +131,7 @@ def show_session(context, result: dict) -> None:
     a.candidates.clear()
     for cand in session.candidates:
         item = a.candidates.add()
-        item.metric, item.score = cand.metric, cand.score
+        item.metric, item.score, item.gain = cand.metric, cand.score, 100.0 * cand.gain
         item.text = ", ".join(f"{v:.2f}" for v in cand.u)
         item.has_pseudo = cand.pseudo is not None
         if cand.pseudo is not None:

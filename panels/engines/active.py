@@ -16,11 +16,13 @@ from ..library import MotionPanel
 
 
 class MOTIONCTL_PG_active_candidate(PropertyGroup):
-    """A request of the Active Learning panel: the metric that found it, u, score, its pseudoexample."""
+    """A request of the Active Learning panel: the metric that found it, u, score, the coverage its
+    answer is expected to add, its pseudoexample."""
 
     metric: StringProperty(name="Metric")
     text: StringProperty(name="Task Input")
     score: FloatProperty(name="Score")
+    gain: FloatProperty(name="Expected Gain", subtype="PERCENTAGE")
     has_pseudo: BoolProperty()
     pseudo: StringProperty(name="Pseudoexample")
 
@@ -65,8 +67,8 @@ property_groups = (MOTIONCTL_PG_active_candidate, MOTIONCTL_PG_active_example, M
 
 
 class MOTIONCTL_UL_active_candidates(UIList):
-    """A request: the metric that found it, its task input, its score, and a mark when a
-    pseudoexample is offered."""
+    """A request: the metric that found it, its task input, the coverage its answer is expected to
+    add and its score, and a mark when a pseudoexample is offered."""
 
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
@@ -74,7 +76,7 @@ class MOTIONCTL_UL_active_candidates(UIList):
         row.label(text=item.text)
         sub = row.row()
         sub.alignment = "RIGHT"
-        sub.label(text=f"{item.score:.2f}")
+        sub.label(text=f"+{item.gain:.2f}%  {item.score:.2f}")
 
 
 class MOTIONCTL_UL_active_examples(UIList):
