@@ -197,6 +197,10 @@ def test_a_learner_trusts_a_start_as_far_as_its_answers_brought_what_was_hoped(w
         hoped, got = learner.yields[ci][-1]
         assert hoped == 0.5 and got == pytest.approx(held_share(ctrl, walk_pool) - start)
         assert np.allclose(learner.given[-1][2], ctrl.clusters[ci].examples[-1].features)
+        assert learner.pseudo_since == 0
+        learner.pseudo_taken(cand)  # a pseudoexample answers: the metrics' turn moves past the one asked
+        from motionctl.engines.active.candidates import METRICS
+        assert learner.pseudo_since == 1 and METRICS[learner.turn - 1] == cand.metric.split(":")[0]
     finally:
         walk_pool.used[:] = before
 

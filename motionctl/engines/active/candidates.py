@@ -259,5 +259,5 @@ def transition_candidates(ctrl: Controller, per_cluster: int = 3) -> list:
     return out
 
 
-__all__ = ["GAIN_INPUTS", "held_share", "METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "expected_answer", "gains",
-           "is_open", "refused_inputs", "start_candidates", "start_pose", "transition_candidates"]
+__all__ = ["GAIN_INPUTS", "METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "expected_answer", "gains",
+           "held_share", "is_open", "refused_inputs", "start_candidates", "start_pose", "transition_candidates"]

@@ -313,6 +313,11 @@ class Learner:
         self.turn = (METRICS.index(cand.metric.split(":")[0]) + 1) % len(METRICS)
         self.pseudo_since = 0
 
+    def pseudo_taken(self, cand: Candidate) -> None:
+        """``cand`` was answered with a pseudoexample: the metrics' turn moves on past it."""
+        self.turn = (METRICS.index(cand.metric.split(":")[0]) + 1) % len(METRICS)
+        self.pseudo_since += 1
+
     def trust(self, cluster: int) -> float:
         """The share of the gain expected of its last ``TRUST_ANSWERS`` answers that a cluster's
         answers brought (1 before any): where the performer's answers from a start stop adding
@@ -369,7 +374,7 @@ def _ask(learner: Learner, cands: list, pseudo_tries: int) -> tuple:
             pseudo, tried = pseudoexample(ctrl, cand), tried + 1
         if learner.oracle.accepts(pseudo):
             ctrl.add_pseudo(pseudo.cluster, pseudo.u, pseudo.w)
-            learner.pseudo_since += 1
+            learner.pseudo_taken(cand)
             return (cand, "pseudoexample", f"weights {np.round(pseudo.w, 2).tolist()} errors "
                     f"{np.round(pseudo.errors, 2).tolist()}"), rejected, tried
         current = float(ctrl.errors(cand.cluster, cand.u[None]).sum()) if cand.metric not in ("transition", "start") \

@@ -132,7 +132,7 @@ class ActiveSession:
             raise MotionctlError(f"candidate {k + 1} has no pseudoexample (its cluster has one example, or none "
                                  "starts at its state)")
         self.ctrl.add_pseudo(p.cluster, p.u, p.w)
-        self.learner.pseudo_since += 1
+        self.learner.pseudo_taken(cand)
         return self._step("pseudoexample", cand, f"weights {np.round(p.w, 2).tolist()} errors "
                           f"{np.round(p.errors, 2).tolist()}", t0)
 
