@@ -22,6 +22,7 @@ METRICS = ("relative", "summed", "distance", "transition", "start")  # the metri
 RANDOM_INPUTS = 200
 NM_EVALS = 60
 REJECTED_RADIUS = 0.15  # normalised task-input distance around a rejected request not asked again (same start)
+REACH_PAST = 3.0  # tolerances past the box's faces a request may ask (a blend reaches a face from examples at or past it)
 GAIN_INPUTS = 300  # about as many task inputs, on a grid over the box, as a request's gain in coverage is estimated on
 
 
@@ -74,13 +75,14 @@ def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: i
     performer said cannot be done is not the controller's to improve): the search looks past them."""
     task = ctrl.task
     out = []
-    bounds = list(zip(task.low, task.high))
+    low, high = asked_bounds(task)
+    bounds = list(zip(low, high))
     for ci, c in enumerate(ctrl.clusters):
         check_stop(should_stop, "suggesting")
         if progress:
             progress(ci / max(1, len(ctrl.clusters)), f"cluster {ci + 1} of {len(ctrl.clusters)}")
         done = refused_inputs(ctrl, rejected, c.start_state)
-        u = task.sample(rng, n_random)
+        u = low + rng.random((n_random, task.dim)) * (high - low)
         u = u[is_open(ctrl, done, u)]
         if not len(u):
             continue
@@ -88,18 +90,27 @@ def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: i
         for metric, score in bad.items():
             for u0 in u[np.argsort(-score, kind="stable")[:per_metric]]:
                 def negative(v, metric=metric, ci=ci, done=done):
-                    v = np.clip(v, task.low, task.high)[None]
+                    v = np.clip(v, low, high)[None]
                     return -float(_badness(ctrl, ci, v)[metric][0]) if is_open(ctrl, done, v)[0] else np.inf
 
                 res = minimize(negative, u0, method="Nelder-Mead", bounds=bounds,
                                options={"maxfev": nm_evals, "xatol": 1e-3, "fatol": 1e-3})
                 start = -negative(u0)
-                best = np.clip(res.x, task.low, task.high) if -res.fun >= start else u0
+                best = np.clip(res.x, low, high) if -res.fun >= start else u0
                 out.append(Candidate(metric, ci, c.start_state, best, float(max(-res.fun, start)), start_pose(c)))
     out += transition_candidates(ctrl)
     if library is not None:
         out += start_candidates(ctrl, library, per_metric, rejected)
     return sorted(out, key=lambda k: -k.score)
+
+
+def asked_bounds(task) -> tuple:
+    """(low, high) [D] of the task inputs a request may ask: the box and ``REACH_PAST`` tolerances
+    past its faces, not below 0 where the box starts at 0 or above (a speed, a stride), as
+    coverage of a face needs examples at or past it to blend from (random picks from the capture
+    give turns of 90° to a box of ±45°; requests kept inside it never do)."""
+    low, high = task.low - REACH_PAST * task.tol, task.high + REACH_PAST * task.tol
+    return np.where(task.low >= 0.0, np.maximum(low, 0.0), low), high
 
 
 def start_candidates(ctrl: Controller, library, n: int = 3, rejected=()) -> list:
@@ -132,7 +143,7 @@ def start_candidates(ctrl: Controller, library, n: int = 3, rejected=()) -> list
             continue
         taken |= near[j]  # the next asks from elsewhere
         i = int(far[j])
-        u = np.clip(library.features[i], ctrl.task.low, ctrl.task.high)
+        u = np.clip(library.features[i], *asked_bounds(ctrl.task))
         out.append(Candidate("start", -1, states[i].copy(), u, float(density[j]), library.pose(i)))
     return out
 
@@ -143,6 +154,22 @@ def gain_inputs(task) -> np.ndarray:
     per = max(2, int(round(GAIN_INPUTS ** (1.0 / task.dim))))
     axes = [np.linspace(0.0, 1.0, per)] * task.dim
     return task.denormalise(np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, task.dim))
+
+
+def soft_zone(task) -> float:
+    """Half a ``gain_inputs`` grid cell in tolerances (the mean over the task metrics): how far past
+    its tolerance an input's cell is still partly completed."""
+    per = max(2, int(round(GAIN_INPUTS ** (1.0 / task.dim))))
+    return float(max(0.25, np.mean((task.high - task.low) / (per - 1) / (2.0 * task.tol))))
+
+
+def held(task, d: np.ndarray) -> np.ndarray:
+    """The share of each grid input's cell completed, from how near (``reach``, tolerances) the
+    controller comes to the input: 1 well inside, 1/2 at the tolerance, 0 a half cell past it (a
+    count of the inputs within tolerance moves by whole cells, and misses what an answer between
+    them adds)."""
+    z = soft_zone(task)
+    return np.clip((1.0 + z - d) / (2.0 * z), 0.0, 1.0)
 
 
 def reach(task, features: np.ndarray, inputs: np.ndarray) -> np.ndarray:
@@ -166,7 +193,7 @@ def held_share(ctrl: Controller, library) -> float:
     """The share of the ``library``'s start states and the inputs of ``gain_inputs`` the
     controller completes, blends taken as linear in the weights (what ``gains`` measures a
     request's answer against)."""
-    return float(np.mean(_held(ctrl, library)[3] <= 1.0)) if ctrl.clusters else 0.0
+    return float(np.mean(held(ctrl.task, _held(ctrl, library)[3]))) if ctrl.clusters else 0.0
 
 
 def gains(ctrl: Controller, cands: list, library, given=()) -> np.ndarray:
@@ -182,7 +209,7 @@ def gains(ctrl: Controller, cands: list, library, given=()) -> np.ndarray:
     from, not what its takes do."""
     task = ctrl.task
     inputs, feats, serves, best = _held(ctrl, library)
-    held = best <= 1.0
+    now = held(task, best)
     out = np.zeros(len(cands))
     for j, k in enumerate(cands):
         f = expected_answer(ctrl, k, given)[None]
@@ -190,7 +217,7 @@ def gains(ctrl: Controller, cands: list, library, given=()) -> np.ndarray:
             served, d = distances_to(library.states, k.state) <= ctrl.tolerance, reach(task, f, inputs)
         else:
             served, d = serves[:, k.cluster], reach(task, np.vstack((feats[k.cluster], f)), inputs)
-        out[j] = np.sum((d <= 1.0) & ~held[served]) / held.size
+        out[j] = np.sum(np.maximum(held(task, d)[None] - now[served], 0.0)) / now.size
     return out
 
 
@@ -254,7 +281,7 @@ def transition_candidates(ctrl: Controller, per_cluster: int = 3) -> list:
                 break
             pose = (mean.rot[0, -1].copy(), float(mean.height[0, -1])) if j == 0 else \
                 (c.aligned.rot[j - 1, -1].copy(), float(c.aligned.height[j - 1, -1]))
-            u = np.clip(feats[j], ctrl.task.low, ctrl.task.high)
+            u = np.clip(feats[j], *asked_bounds(ctrl.task))
             out.append(Candidate("transition", ci, ends[j].astype(np.float32), u, float(d[j]), pose))
     return out
 

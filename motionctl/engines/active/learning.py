@@ -36,6 +36,7 @@ SEARCH_ROUNDS = 8  # candidate searches in one automatic step while the oracle r
 TRUST_ANSWERS = 3  # a cluster's last answers whose gains, against those expected, weigh its requests' expected gains
 OPEN_EVERY = 3  # after this many answers from the clusters' starts, requests opening a cluster are asked first
 GAIN_FLOOR = 0.25  # a request opening a cluster goes with those expected to add only for this share of the best gain
+PLAN_PER_DIM = 3  # the first requests: a lattice of this many cell centres per task dimension, from the seed's start
 
 
 @dataclass
@@ -272,6 +273,34 @@ class Learner:
     answers_since_open: int = 0  # answers since the last to a request from a state no cluster started from
     pseudo_per_example: int = 1
     pseudo_since: int = 0
+    plan: list = None  # the lattice's task inputs still to ask (``planned``)
+
+    def planned(self) -> list:
+        """The requests asked before any other: from the seed's start, the cell centres of a
+        lattice of ``PLAN_PER_DIM`` per task dimension over the box, in a random order, those not
+        yet answered or rejected (paper 003's manual plans, Table 1, as the learner's first
+        requests: with one or two examples a cluster's gains point at the box's corners, which
+        the performer answers with the nearest walk they have, while a lattice spreads the first
+        answers over what the performer can do; measured in ``bench/bench_active.py``).  Empty
+        for a controller given more than its seed before (a session continued)."""
+        if self.plan is None:
+            task = self.ctrl.task
+            self.plan = list(grid_plan(task, PLAN_PER_DIM ** task.dim, self.rng)) if self.ctrl.n_examples == 1 else []
+        c = self.ctrl.clusters[0]
+        out = [k for k in (Candidate("plan", 0, c.start_state, u, 0.0, start_pose(c)) for u in self.plan)
+               if not self.was_rejected(k)]
+        for k, g in zip(out, gains(self.ctrl, out, self.oracle.pool, self.given) if out else ()):
+            k.gain = float(g)  # shown, not weighed: the lattice is asked whatever it is expected to add
+        return out
+
+    def refused(self, cand: Candidate) -> None:
+        """The performer cannot do ``cand``: it and requests near it are not asked again."""
+        self.rejected.append(cand)
+        self._unplan(cand)
+
+    def _unplan(self, cand: Candidate) -> None:
+        if cand.metric == "plan" and self.plan:
+            self.plan = [u for u in self.plan if not np.array_equal(u, cand.u)]
 
     def order(self, cands: list) -> list:
         """The candidates not near a rejected request, in the order the automatic user asks them:
@@ -308,15 +337,23 @@ class Learner:
         features = self.ctrl.clusters[ci].examples[-1].features
         self.given.append((np.asarray(cand.state).copy(), np.asarray(cand.u, float).copy(),
                            np.asarray(features, float).copy()))
-        self.yields.setdefault(ci, []).append((cand.gain, held_share(self.ctrl, self.oracle.pool) - before))
+        if cand.metric != "plan":  # asked whatever it was expected to add: no measure of the gains' trust
+            self.yields.setdefault(ci, []).append((cand.gain, held_share(self.ctrl, self.oracle.pool) - before))
         self.answers_since_open = 0 if cand.opens else self.answers_since_open + 1
-        self.turn = (METRICS.index(cand.metric.split(":")[0]) + 1) % len(METRICS)
+        self._passed(cand)
+        self._unplan(cand)
         self.pseudo_since = 0
 
     def pseudo_taken(self, cand: Candidate) -> None:
         """``cand`` was answered with a pseudoexample: the metrics' turn moves on past it."""
-        self.turn = (METRICS.index(cand.metric.split(":")[0]) + 1) % len(METRICS)
+        self._passed(cand)
+        self._unplan(cand)
         self.pseudo_since += 1
+
+    def _passed(self, cand: Candidate) -> None:
+        """The metrics' turn moves on past ``cand``'s (the lattice's requests are no metric's)."""
+        if cand.metric != "plan":
+            self.turn = (METRICS.index(cand.metric.split(":")[0]) + 1) % len(METRICS)
 
     def trust(self, cluster: int) -> float:
         """The share of the gain expected of its last ``TRUST_ANSWERS`` answers that a cluster's
@@ -344,7 +381,11 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
     ctrl = learner.ctrl
     rejected = tried = 0
     first = answered = None
-    for _ in range(rounds):
+    plan = learner.planned()
+    if plan:
+        first = plan[0]
+        answered, rejected, _ = _ask(learner, plan, 0)
+    for _ in range(0 if answered else rounds):
         cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop, rejected=learner.rejected,
                                          library=learner.oracle.pool))
         if not cands:
@@ -381,7 +422,7 @@ def _ask(learner: Learner, cands: list, pseudo_tries: int) -> tuple:
             else np.inf
         i = learner.oracle.answer(cand, current)
         if i is None:
-            learner.rejected.append(cand)
+            learner.refused(cand)
             rejected += 1
             continue
         pool = learner.oracle.pool

@@ -80,8 +80,9 @@ class ActiveSession:
     def suggest(self, progress=None, should_stop=None) -> list[Candidate]:
         """The candidates in the order the loop asks them (requests rejected before left out),
         and a pseudoexample for the first ``PSEUDO_SHOWN`` task candidates that have one."""
-        cands = self.learner.order(candidates(self.ctrl, self.learner.rng, should_stop=should_stop,
-                                              progress=progress, rejected=self.learner.rejected, library=self.pool))
+        cands = self.learner.planned() + self.learner.order(candidates(
+            self.ctrl, self.learner.rng, should_stop=should_stop, progress=progress, rejected=self.learner.rejected,
+            library=self.pool))
         if self.settings.pseudoexamples:
             shown = 0
             for cand in [c for c in cands if c.cluster >= 0 and c.metric != "transition"][:2 * PSEUDO_SHOWN]:
@@ -119,7 +120,7 @@ class ActiveSession:
         """Candidate ``k`` cannot be captured: it and requests near it are not asked again."""
         t0 = time.perf_counter()
         cand = self.candidate(k)
-        self.learner.rejected.append(cand)
+        self.learner.refused(cand)
         self.candidates = [c for c in self.candidates if not self.learner.was_rejected(c)]
         return self._step("rejected", cand, "rejected by the animator", t0, changed=False)
 
