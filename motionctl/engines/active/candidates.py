@@ -22,7 +22,6 @@ METRICS = ("relative", "summed", "distance", "transition", "start")  # the metri
 RANDOM_INPUTS = 200
 NM_EVALS = 60
 REJECTED_RADIUS = 0.15  # normalised task-input distance around a rejected request not asked again (same start)
-REACH_PAST = 3.0  # tolerances past the box's faces a request may ask (a blend reaches a face from examples at or past it)
 GAIN_INPUTS = 300  # about as many task inputs, on a grid over the box, as a request's gain in coverage is estimated on
 
 
@@ -75,14 +74,13 @@ def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: i
     performer said cannot be done is not the controller's to improve): the search looks past them."""
     task = ctrl.task
     out = []
-    low, high = asked_bounds(task)
-    bounds = list(zip(low, high))
+    bounds = list(zip(task.low, task.high))
     for ci, c in enumerate(ctrl.clusters):
         check_stop(should_stop, "suggesting")
         if progress:
             progress(ci / max(1, len(ctrl.clusters)), f"cluster {ci + 1} of {len(ctrl.clusters)}")
         done = refused_inputs(ctrl, rejected, c.start_state)
-        u = low + rng.random((n_random, task.dim)) * (high - low)
+        u = task.sample(rng, n_random)
         u = u[is_open(ctrl, done, u)]
         if not len(u):
             continue
@@ -90,27 +88,18 @@ def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: i
         for metric, score in bad.items():
             for u0 in u[np.argsort(-score, kind="stable")[:per_metric]]:
                 def negative(v, metric=metric, ci=ci, done=done):
-                    v = np.clip(v, low, high)[None]
+                    v = np.clip(v, task.low, task.high)[None]
                     return -float(_badness(ctrl, ci, v)[metric][0]) if is_open(ctrl, done, v)[0] else np.inf
 
                 res = minimize(negative, u0, method="Nelder-Mead", bounds=bounds,
                                options={"maxfev": nm_evals, "xatol": 1e-3, "fatol": 1e-3})
                 start = -negative(u0)
-                best = np.clip(res.x, low, high) if -res.fun >= start else u0
+                best = np.clip(res.x, task.low, task.high) if -res.fun >= start else u0
                 out.append(Candidate(metric, ci, c.start_state, best, float(max(-res.fun, start)), start_pose(c)))
     out += transition_candidates(ctrl)
     if library is not None:
         out += start_candidates(ctrl, library, per_metric, rejected)
     return sorted(out, key=lambda k: -k.score)
-
-
-def asked_bounds(task) -> tuple:
-    """(low, high) [D] of the task inputs a request may ask: the box and ``REACH_PAST`` tolerances
-    past its faces, not below 0 where the box starts at 0 or above (a speed, a stride), as
-    coverage of a face needs examples at or past it to blend from (random picks from the capture
-    give turns of 90° to a box of ±45°; requests kept inside it never do)."""
-    low, high = task.low - REACH_PAST * task.tol, task.high + REACH_PAST * task.tol
-    return np.where(task.low >= 0.0, np.maximum(low, 0.0), low), high
 
 
 def start_candidates(ctrl: Controller, library, n: int = 3, rejected=()) -> list:
@@ -143,7 +132,7 @@ def start_candidates(ctrl: Controller, library, n: int = 3, rejected=()) -> list
             continue
         taken |= near[j]  # the next asks from elsewhere
         i = int(far[j])
-        u = np.clip(library.features[i], *asked_bounds(ctrl.task))
+        u = np.clip(library.features[i], ctrl.task.low, ctrl.task.high)
         out.append(Candidate("start", -1, states[i].copy(), u, float(density[j]), library.pose(i)))
     return out
 
@@ -198,8 +187,8 @@ def held_share(ctrl: Controller, library) -> float:
 
 def gains(ctrl: Controller, cands: list, library, given=()) -> np.ndarray:
     """[C] the coverage each request's answer is expected to add: over the ``library``'s example
-    start states (what coverage asks from) and the task inputs of ``gain_inputs``, the share its
-    answer newly completes where the request's cluster (or, from a state no cluster starts near,
+    start states (what coverage asks from) and the task inputs of ``gain_inputs``, the share of
+    their grid cells (``held``) its answer newly completes where the request's cluster (or, from a state no cluster starts near,
     the new cluster it opens) serves the state and no cluster serving it completes the input yet.
     Blends are taken as linear in the weights (``reach``).  The answer is
     expected to do what is asked, or what the performer gave before for nearly the same from the
@@ -281,10 +270,10 @@ def transition_candidates(ctrl: Controller, per_cluster: int = 3) -> list:
                 break
             pose = (mean.rot[0, -1].copy(), float(mean.height[0, -1])) if j == 0 else \
                 (c.aligned.rot[j - 1, -1].copy(), float(c.aligned.height[j - 1, -1]))
-            u = np.clip(feats[j], *asked_bounds(ctrl.task))
+            u = np.clip(feats[j], ctrl.task.low, ctrl.task.high)
             out.append(Candidate("transition", ci, ends[j].astype(np.float32), u, float(d[j]), pose))
     return out
 
 
-__all__ = ["GAIN_INPUTS", "METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "expected_answer", "gains",
+__all__ = ["GAIN_INPUTS", "METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "expected_answer", "gains", "held",
            "held_share", "is_open", "refused_inputs", "start_candidates", "start_pose", "transition_candidates"]
