@@ -177,6 +177,48 @@ def test_a_request_at_the_box_faces_is_worth_asking(walk_pool):
     assert gains(ctrl, [corner], walk_pool)[0] > 0.0  # cell centres alone: no input within its tolerances
 
 
+def test_a_grid_input_counts_the_share_of_its_cell_the_controller_comes_within_tolerance_of(walk_pool):
+    from motionctl.engines.active.candidates import held, soft_zone
+    task = walk_pool.task
+    z = soft_zone(task)  # half a cell of the walk's grid, in tolerances
+    assert 0.9 < z < 1.4
+    d = np.array([0.0, 1.0, 1.0 + z / 2, 1.0 + z, 5.0])
+    share = held(task, d)
+    assert np.allclose(share[1:], [0.5, 0.25, 0.0, 0.0])  # an answer between inputs adds a part
+    assert share[0] == pytest.approx((1.0 + z) / (2.0 * z))  # on the input: all of the cell a tolerance reaches
+
+
+def test_a_new_learner_asks_a_lattice_over_the_box_first_then_by_gain(walk_pool):
+    from motionctl.engines.active.learning import PLAN_PER_DIM, active_step
+    before = walk_pool.used.copy()
+    try:
+        walk_pool.used[:] = False
+        ctrl = controller_of(walk_pool, [0])
+        walk_pool.used[0] = True
+        learner = Learner(ctrl, Oracle(walk_pool), np.random.default_rng(0))
+        plan = learner.planned()
+        task = walk_pool.task
+        assert len(plan) == PLAN_PER_DIM ** task.dim and all(k.metric == "plan" and k.cluster == 0 for k in plan)
+        x = task.normalise(np.stack([k.u for k in plan]))
+        centres = (np.arange(PLAN_PER_DIM) + 0.5) / PLAN_PER_DIM
+        assert np.allclose(np.sort(np.unique(np.round(x, 6))), centres)  # the cells' centres, every one
+        assert all(np.array_equal(k.state, ctrl.clusters[0].start_state) for k in plan)
+        steps = [active_step(learner, i, None) for i in range(3)]
+        assert [e.metric for e in steps] == ["plan"] * 3 and ctrl.n_examples == 4
+        left = learner.planned()
+        assert len(left) == len(plan) - 3 - sum(e.rejected for e in steps)  # answered and refused: not asked again
+        assert Learner(ctrl, Oracle(walk_pool), np.random.default_rng(0)).planned() == []  # a continued controller
+        from motionctl.engines.active.motion import distances_to
+        far = distances_to(walk_pool.states, ctrl.clusters[0].start_state) > ctrl.tolerance
+        other = int(np.flatnonzero(far & ~walk_pool.used)[0])
+        ci, new = walk_pool.give(ctrl, other, walk_pool.states[other])
+        assert new and ci == 1
+        learner.answered(left[0], ci, 0.0)  # a plan's answer in a cluster not the seed's: the plan ends
+        assert learner.planned() == []
+    finally:
+        walk_pool.used[:] = before
+
+
 def test_a_learner_trusts_a_start_as_far_as_its_answers_brought_what_was_hoped(walk_pool):
     ctrl = controller_of(walk_pool, [0])
     learner = Learner(ctrl, Oracle(walk_pool), np.random.default_rng(0))

@@ -154,7 +154,8 @@ def soft_zone(task) -> float:
 
 def held(task, d: np.ndarray) -> np.ndarray:
     """The share of each grid input's cell completed, from how near (``reach``, tolerances) the
-    controller comes to the input: 1 well inside, 1/2 at the tolerance, 0 a half cell past it (a
+    controller comes to the input: falling linearly from 1 at a half cell inside the tolerance
+    (``soft_zone``) through 1/2 at the tolerance to 0 a half cell past it (a
     count of the inputs within tolerance moves by whole cells, and misses what an answer between
     them adds)."""
     z = soft_zone(task)

@@ -281,8 +281,11 @@ class Learner:
         yet answered or rejected (paper 003's manual plans, Table 1, as the learner's first
         requests: with one or two examples a cluster's gains point at the box's corners, which
         the performer answers with the nearest walk they have, while a lattice spreads the first
-        answers over what the performer can do; measured in ``bench/bench_active.py``).  Empty
-        for a controller given more than its seed before (a session continued)."""
+        answers over what the performer can do; measured in ``bench/bench_active.py``).  The plan
+        ends at its first answer that does not join the seed's cluster (a jump in place asked to
+        jump forward gives a forward jump, which does not blend with it: spreading the seed's
+        cluster then spreads nothing).  Empty for a controller given more than its seed before
+        (a session continued)."""
         if self.plan is None:
             task = self.ctrl.task
             self.plan = list(grid_plan(task, PLAN_PER_DIM ** task.dim, self.rng)) if self.ctrl.n_examples == 1 else []
@@ -342,6 +345,8 @@ class Learner:
         self.answers_since_open = 0 if cand.opens else self.answers_since_open + 1
         self._passed(cand)
         self._unplan(cand)
+        if cand.metric == "plan" and ci != 0:
+            self.plan = []  # its answer does not blend with the seed's: the box holds motions of other kinds
         self.pseudo_since = 0
 
     def pseudo_taken(self, cand: Candidate) -> None:
