@@ -189,8 +189,9 @@ def held_share(ctrl: Controller, library) -> float:
 def gains(ctrl: Controller, cands: list, library, given=()) -> np.ndarray:
     """[C] the coverage each request's answer is expected to add: over the ``library``'s example
     start states (what coverage asks from) and the task inputs of ``gain_inputs``, the share of
-    their grid cells (``held``) its answer newly completes where the request's cluster (or, from a state no cluster starts near,
-    the new cluster it opens) serves the state and no cluster serving it completes the input yet.
+    their grid cells (``held``) its answer newly completes where the request's cluster (or, from a
+    state no cluster starts near, the new cluster it opens) serves the state and no cluster
+    serving it completes the input yet.
     Blends are taken as linear in the weights (``reach``).  The answer is
     expected to do what is asked, or what the performer gave before for nearly the same from the
     same start, or for a request far from anything they did from there (``expected_answer``;
