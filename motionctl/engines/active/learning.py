@@ -290,11 +290,8 @@ class Learner:
             task = self.ctrl.task
             self.plan = list(grid_plan(task, PLAN_PER_DIM ** task.dim, self.rng)) if self.ctrl.n_examples == 1 else []
         c = self.ctrl.clusters[0]
-        out = [k for k in (Candidate("plan", 0, c.start_state, u, 0.0, start_pose(c)) for u in self.plan)
-               if not self.was_rejected(k)]
-        for k, g in zip(out, gains(self.ctrl, out, self.oracle.pool, self.given) if out else ()):
-            k.gain = float(g)  # shown, not weighed: the lattice is asked whatever it is expected to add
-        return out
+        return [k for k in (Candidate("plan", 0, c.start_state, u, 0.0, start_pose(c)) for u in self.plan)
+                if not self.was_rejected(k)]
 
     def refused(self, cand: Candidate) -> None:
         """The performer cannot do ``cand``: it and requests near it are not asked again."""
@@ -379,7 +376,8 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
     rejects on the way are remembered and not asked again (asking costs nothing: it is the
     performer saying "I cannot do that from there").  When it rejects every one, the search runs
     again past them, up to ``rounds`` times (the box's impossible corners take a few rounds to
-    rule out); the order is ``Learner.order``'s.  Pseudoexamples are tried
+    rule out); the order is ``Learner.order``'s.  While a plan is left (``Learner.planned``), its
+    requests are asked first and no search runs.  Pseudoexamples are tried
     for the first ``pseudo_tries`` task candidates, at most ``pseudo_per_example`` between two
     real examples."""
     t0 = time.perf_counter()
