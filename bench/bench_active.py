@@ -1,6 +1,8 @@
 """Active learning (paper 003, Table 1 and Figure 6) on real capture: coverage against the number
-of examples for active selection, random selection from the pool and a uniform grid plan over the
-task inputs ("manual"), each over several seeds.
+of examples for active selection, random selection from the pool, random selection from the pool's
+examples a request inside the task box can be answered with (``answerable``: what random picks
+hold that no request gets) and a uniform grid plan over the task inputs ("manual"), each over
+several seeds.
 
     .venv/bin/python bench/bench_active.py [--mocap DIR] [--seeds 5] [--budget 30] [--quick]
     .venv/bin/python bench/bench_active.py --steps     # the panel's seconds per step at ~30 examples
@@ -33,7 +35,7 @@ from harness import environment, merge_json  # noqa: E402
 from motionctl.engines.active import ActiveSettings  # noqa: E402
 from motionctl.engines.active.controller import Controller  # noqa: E402
 from motionctl.engines.active.learning import (  # noqa: E402
-    CoverageSample, Learner, Oracle, Pool, active_step, baseline, coverage)
+    CoverageSample, Learner, Oracle, Pool, active_step, answerable, baseline, coverage)
 from motionctl.engines.active.session import IDLE_STEPS, working  # noqa: E402
 from motionctl.engines.active.tasks import task_named  # noqa: E402
 from motionctl.io.library import import_library  # noqa: E402
@@ -92,7 +94,7 @@ def task_bench(name, clips, seeds, budget, n_sample):
     pool_ok = pool.completes(sample.states, sample.u, settings.tolerance)
     rng = np.random.default_rng(123)
     seed_examples = rng.choice(pool.n, seeds, replace=False)
-    runs = {"active": [], "random": [], "grid": []}
+    runs = {"active": [], "random": [], "answerable": [], "grid": []}
     for k, seed_i in enumerate(seed_examples):
         t = time.perf_counter()
         curve, steps, ctrl = run_active(pool, int(seed_i), k, budget, sample, settings, 3 * budget)
@@ -101,7 +103,7 @@ def task_bench(name, clips, seeds, budget, n_sample):
                                "pseudo": ctrl.n_pseudo})
         print(f"{name} seed {k}: active {len(curve)} examples, coverage {curve[-1].mean():.3f}, "
               f"{time.perf_counter() - t:.1f} s", flush=True)
-        for how in ("random", "grid"):
+        for how in ("random", "answerable", "grid"):
             curve, secs, ctrl = run_baseline(pool, int(seed_i), k, budget, sample, settings, how)
             runs[how].append({"seed_example": int(seed_i), "curve": curve, "seconds": secs, "clusters": len(ctrl.clusters)})
             print(f"{name} seed {k}: {how} {len(curve)} examples, coverage {curve[-1].mean():.3f}", flush=True)
@@ -129,19 +131,22 @@ def task_bench(name, clips, seeds, budget, n_sample):
             "any_completes": share, "bounds": [task.low.tolist(), task.high.tolist()], "tolerances": task.tol.tolist(),
             "step_seconds_median": float(np.median(step_secs)) if step_secs else None,
             "step_seconds_max": float(np.max(step_secs)) if step_secs else None,
+            "answerable_examples": int(answerable(pool).sum()),
             "pseudo_accepted": [r["pseudo"] for r in runs["active"]],
             "rejected_requests": [int(sum(s["rejected"] for s in r["steps"])) for r in runs["active"]],
             "table": table, "runs": runs}
     return info
 
 
-COLOURS = {"active": (0.85, 0.15, 0.1), "random": (0.1, 0.35, 0.85), "grid": (0.1, 0.6, 0.2)}
+COLOURS = {"active": (0.85, 0.15, 0.1), "random": (0.1, 0.35, 0.85), "answerable": (0.45, 0.7, 0.95),
+           "grid": (0.1, 0.6, 0.2)}
 
 
 def plot(results, path):
     """Normalised coverage (%) against examples, one panel per task: mean (thick) and the seeds'
-    min and max (thin); red active, blue random, green grid.  Axes: 0-100% in steps of 20, one
-    tick per 5 examples (no text: the results page says what is what)."""
+    min and max (thin); red active, blue random, light blue random among the examples a request can
+    be answered with, green grid.  Axes: 0-100% in steps of 20, one tick per 5 examples (no text:
+    the results page says what is what)."""
     from bench.readme_figures import Canvas, write_png
     w, h, m = 420, 300, 30
     panels = []
@@ -184,17 +189,22 @@ def write_md(results, env, path, wall, peak):
              "Mean [min, max] over seeds; each seed starts every method from the same seed example.", "",
              "![coverage](active.png)", "",
              "Picture: normalised coverage (0-100%, grid every 20%) against examples (ticks every 5), walk left, "
-             "jump right; red active, blue random, green grid plan; thick the mean, thin the seeds' min and max.", ""]
+             "jump right; red active, blue random, light blue random among the examples a request inside the box can "
+             "be answered with, green grid plan; thick the mean, thin the seeds' min and max.", ""]
     for res in results:
         lines += [f"## {res['task']}", "",
                   f"Pool {res['pool_examples']} examples; sample {res['sample']}; bounds {res['bounds']}, tolerances "
                   f"{res['tolerances']}. Single pool examples complete {100 * res['pool_completes']:.1f}% of the "
                   f"sample; any controller or example {100 * res['any_completes']:.1f}%.", "",
-                  "| examples | active | random | grid (manual) |", "| ---: | --- | --- | --- |"]
+                  f"Random (answerable): random selection from the {res['answerable_examples']} of the pool's "
+                  f"{res['pool_examples']} examples that a request inside the box can be answered with (what each "
+                  "does within the performer's three tolerances of the box in every metric).", "",
+                  "| examples | active | random | random (answerable) | grid (manual) |",
+                  "| ---: | --- | --- | --- | --- |"]
         budget = len(res["table"]["active"]["raw_mean"])
         for n in sorted({min(k, budget) for k in (5, 10, 20, 30, budget)}):
             row = [f"{n}"]
-            for how in ("active", "random", "grid"):
+            for how in ("active", "random", "answerable", "grid"):
                 t = res["table"][how]
                 i = n - 1
                 if t["reached"][i] == 0:
@@ -286,8 +296,9 @@ def write_steps_md(res, env, path) -> None:
 def fidelity_figures(walk: dict, budget: int) -> None:
     """Issue 36's figures into bench/results/fidelity.json: the walk task's coverage at ``budget``
     examples against the reachable part of the task box (what any controller of the run or any pool
-    example completes: computed on the sample, not assumed), active, random and their paired
-    difference, each {median, low, high, n} over the seeds."""
+    example completes: computed on the sample, not assumed), active, random, random among the
+    examples a request can be answered with, and active's paired differences from both, each
+    {median, low, high, n} over the seeds."""
     from bench_fidelity import spread
 
     reach = walk["any_completes"]
@@ -295,11 +306,14 @@ def fidelity_figures(walk: dict, budget: int) -> None:
     def at_n(method, n):  # a run that stopped short counts at its last example count
         return [r["curve"][min(n, len(r["curve"])) - 1] / reach for r in walk["runs"][method]]
 
-    at = {m: at_n(m, budget) for m in ("active", "random")}
+    at = {m: at_n(m, budget) for m in ("active", "random", "answerable")}
+    budgets = sorted({5, 10, 20, budget} & set(range(1, budget + 1)))
     figures = {f"active_coverage_reachable_{budget}": spread(at["active"]),
                f"random_coverage_reachable_{budget}": spread(at["random"]),
-               **{f"active_minus_random_{n}": spread(np.subtract(at_n("active", n), at_n("random", n)))
-                  for n in sorted({5, 10, 20, budget}) if n <= budget},
+               f"random_answerable_coverage_reachable_{budget}": spread(at["answerable"]),
+               **{f"active_minus_random_{n}": spread(np.subtract(at_n("active", n), at_n("random", n))) for n in budgets},
+               **{f"active_minus_random_answerable_{n}": spread(np.subtract(at_n("active", n), at_n("answerable", n)))
+                  for n in budgets},
                "active_reachable_share": {"median": reach, "low": reach, "high": reach, "n": 1}}
     merge_json("fidelity", figures, active={"command": "python bench/bench_active.py", "budget": budget,
                                             "reachable": reach, "at_budget": at, "environment": environment(),

@@ -325,6 +325,34 @@ def test_the_oracle_answers_with_the_matching_take_once_and_rejects_the_impossib
     walk_pool.used[:] = False
 
 
+def test_the_answerable_baseline_holds_only_takes_a_request_inside_the_box_can_get(walk_pool):
+    """bench_active's diagnosis of random's lead: ``answerable`` marks the takes the oracle gives
+    for some request inside the task box, and that baseline picks from them alone."""
+    from motionctl.engines.active.learning import answerable, baseline
+    task = walk_pool.task
+    ok = answerable(walk_pool)
+    assert ok.any() and not ok.all()  # 16_17 and 16_19 turn 90 degrees in a stride or two; the box asks 45 at most
+    before = walk_pool.used.copy()
+    try:
+        oracle = Oracle(walk_pool)
+        for i in (int(np.flatnonzero(ok)[0]), int(np.flatnonzero(~ok)[0])):
+            walk_pool.used[:] = True
+            walk_pool.used[i] = False  # the performer has take i alone
+            nearest = np.clip(walk_pool.features[i], task.low, task.high)  # the request in the box nearest what it does
+            assert (oracle.answer(Candidate("summed", 0, walk_pool.states[i], nearest, 0.0)) == i) == ok[i]
+        held = {}
+        for how in ("random", "answerable"):
+            walk_pool.used[:] = False
+            ctrl = controller_of(walk_pool, [0])
+            walk_pool.used[0] = True
+            baseline(ctrl, walk_pool, 12, how, seed=3)
+            held[how] = np.setdiff1d(np.flatnonzero(walk_pool.used), [0])
+            assert ctrl.n_examples == 12
+        assert ok[held["answerable"]].all() and not ok[held["random"]].all()
+    finally:
+        walk_pool.used[:] = before
+
+
 @pytest.fixture(scope="module")
 def jump_model(mocap):
     files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("01", "03", "05", "06", "07", "09", "10")]

@@ -440,12 +440,18 @@ def _ask(learner: Learner, cands: list, pseudo_tries: int) -> tuple:
 def baseline(ctrl: Controller, pool: Pool, budget: int, how: str, seed: int = 0, sample: CoverageSample | None = None,
              oracle: Oracle | None = None) -> list:
     """Coverage (bool [M] per sample) after each example added without active learning: ``random`` (the pool's
-    examples in a random order) or ``grid`` (a uniform grid plan over the task inputs, all from
-    the seed's start state, each answered by the oracle; requests it rejects are skipped)."""
+    examples in a random order), ``answerable`` (the same order, only the examples a request inside
+    the task box can be answered with, ``answerable``: what random picks add that no request can get)
+    or ``grid`` (a uniform grid plan over the task inputs, all from the seed's start state, each
+    answered by the oracle; requests it rejects are skipped)."""
     out = []
     rng = np.random.default_rng(seed)
-    if how == "random":
-        for i in rng.permutation(pool.n):
+    oracle = oracle or Oracle(pool)
+    if how in ("random", "answerable"):
+        order = rng.permutation(pool.n)
+        if how == "answerable":
+            order = order[answerable(pool, oracle.reject)[order]]
+        for i in order:
             if ctrl.n_examples >= budget:
                 break
             if pool.used[i]:
@@ -454,8 +460,7 @@ def baseline(ctrl: Controller, pool: Pool, budget: int, how: str, seed: int = 0,
             out.append(coverage(ctrl, sample) if sample is not None else None)
         return out
     if how != "grid":
-        raise MotionctlError(f"unknown baseline {how!r}: random or grid")
-    oracle = oracle or Oracle(pool)
+        raise MotionctlError(f"unknown baseline {how!r}: random, answerable or grid")
     seed_state = ctrl.clusters[0].start_state
     for u in grid_plan(pool.task, budget - ctrl.n_examples, rng):
         i = oracle.answer(Candidate("grid", 0, seed_state, u, 0.0))
@@ -464,6 +469,15 @@ def baseline(ctrl: Controller, pool: Pool, budget: int, how: str, seed: int = 0,
         pool.give(ctrl, i, seed_state)
         out.append(coverage(ctrl, sample) if sample is not None else None)
     return out
+
+
+def answerable(pool: Pool, reject: float = 3.0) -> np.ndarray:
+    """bool [N]: the pool's examples some request inside the task box can be answered with, what
+    each does within ``reject`` tolerances of the box in every metric (the oracle's reach: a
+    90-degree turn per stride answers no request of a box of 45 degrees)."""
+    task = pool.task
+    inside = np.clip(pool.features, task.low, task.high)
+    return np.all(task.errors(pool.features, inside) <= reject ** 2, axis=1)
 
 
 def grid_plan(task, n: int, rng) -> np.ndarray:
@@ -476,5 +490,5 @@ def grid_plan(task, n: int, rng) -> np.ndarray:
     return np.vstack((pts[rng.permutation(len(pts))], extra))[:n]
 
 
-__all__ = ["Candidate", "CoverageSample", "Learner", "Oracle", "Pool", "Pseudo", "StepLog", "active_step", "baseline",
-           "blend_clip", "candidates", "coverage", "grid_plan", "pseudoexample", "skating_of"]
+__all__ = ["Candidate", "CoverageSample", "Learner", "Oracle", "Pool", "Pseudo", "StepLog", "active_step", "answerable",
+           "baseline", "blend_clip", "candidates", "coverage", "grid_plan", "pseudoexample", "skating_of"]
