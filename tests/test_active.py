@@ -177,6 +177,38 @@ def test_a_request_at_the_box_faces_is_worth_asking(walk_pool):
     assert gains(ctrl, [corner], walk_pool)[0] > 0.0  # cell centres alone: no input within its tolerances
 
 
+def test_a_cluster_asks_past_the_faces_its_examples_do_not_reach(walk_pool):
+    """A blend completes what lies between its examples: a face of the box no example reaches is
+    asked past (the performer's nearest take there reaches it), and a face an example passes is not."""
+    from motionctl.engines.active.candidates import FACE_PAST, Candidate, face_candidates, gains
+    task = walk_pool.task
+    straight = int(np.argmin(np.abs(walk_pool.features[:, 2])))
+    ctrl = controller_of(walk_pool, [straight])
+    f = ctrl.clusters[0].examples[0].features
+    faces = face_candidates(ctrl)
+    assert faces and all(k.metric == "distance:face" and k.cluster == 0 for k in faces)
+    mean = np.clip(f, task.low, task.high)
+    asked = {}
+    for k in faces:
+        d = int(np.flatnonzero(~np.isclose(k.u, mean))[0])  # one input moved, the others the examples' mean
+        assert np.allclose(np.delete(k.u, d), np.delete(mean, d))
+        asked[(d, int(np.sign(k.u[d] - mean[d])))] = k.u[d]
+    assert asked[(2, 1)] == pytest.approx(task.high[2] + FACE_PAST * task.tol[2])  # a turn past 45 degrees
+    assert asked[(2, -1)] == pytest.approx(task.low[2] - FACE_PAST * task.tol[2])
+    assert asked[(1, -1)] == pytest.approx(task.low[1] - FACE_PAST * task.tol[1])  # a slower walk than the box asks
+    assert all(v >= 0.0 for (d, side), v in asked.items() if task.low[d] >= 0.0)  # no speed or stride below nothing
+    turner = int(np.argmax(walk_pool.features[:, 2]))  # a 90-degree turn: past the left face
+    assert walk_pool.features[turner, 2] > task.high[2]
+    ctrl.add_example(walk_pool.take(turner), ctrl.clusters[0].start_state)
+    assert ctrl.clusters[0].k == 2
+    assert not [k for k in face_candidates(ctrl) if k.cluster == 0 and k.u[2] > task.high[2]]  # reached: not asked
+    one = controller_of(walk_pool, [straight])
+    past = next(k for k in face_candidates(one) if k.u[2] > task.high[2])
+    inside = Candidate("distance", 0, past.state, np.array([*past.u[:2], task.high[2]]), 0.0)
+    g_past, g_inside = gains(one, [past, inside], walk_pool)
+    assert g_past > g_inside > 0.0  # answered as asked, the turn past the face completes more of the box
+
+
 def test_a_grid_input_counts_the_share_of_its_cell_the_controller_comes_within_tolerance_of(walk_pool):
     from motionctl.engines.active.candidates import held, soft_zone
     task = walk_pool.task

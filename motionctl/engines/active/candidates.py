@@ -1,10 +1,12 @@
 """Active learning's requests (paper 003, section 4.1): for every cluster start state, random task
 inputs scored by each metric (task error relative to the nearest example, per task metric; summed
 task error; distance from the existing examples), the worst of each refined by Nelder-Mead
-maximising its badness; transition candidates (the end state of each cluster's average motion or
-of an example when no start state is within the tolerance of it); start candidates (the
-library's start states no cluster starts near, the densest first).  Sorted by score within each
-metric; requests near ones the performer rejected are searched no more.
+maximising its badness; face candidates (past a face of the box no example of a cluster reaches:
+a blend completes only what lies between its examples); transition candidates (the end state of
+each cluster's average motion or of an example when no start state is within the tolerance of
+it); start candidates (the library's start states no cluster starts near, the densest first).
+Sorted by score within each metric; requests near ones the performer rejected are searched no
+more.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ RANDOM_INPUTS = 200
 NM_EVALS = 60
 REJECTED_RADIUS = 0.15  # normalised task-input distance around a rejected request not asked again (same start)
 GAIN_INPUTS = 300  # about as many task inputs, on a grid over the box, as a request's gain in coverage is estimated on
+FACE_PAST = 3.0  # tolerances past a face of the box a request asks where no example of its cluster reaches the face
 
 
 @dataclass(eq=False)
@@ -68,10 +71,11 @@ def _badness(ctrl: Controller, ci: int, u: np.ndarray) -> dict:
 def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: int = NM_EVALS, per_metric: int = 3,
                should_stop=None, progress=None, rejected=(), library=None) -> list:
     """Every metric's ``per_metric`` worst random inputs per cluster, each refined by Nelder-Mead,
-    the transition candidates and, given the ``library`` (a ``Pool``), its start candidates
-    (``start_candidates``), sorted by score (worst first).  Task inputs within
-    ``REJECTED_RADIUS`` of a ``rejected`` request from the same start are searched no more (what the
-    performer said cannot be done is not the controller's to improve): the search looks past them."""
+    the face candidates (``face_candidates``), the transition candidates and, given the
+    ``library`` (a ``Pool``), its start candidates (``start_candidates``), sorted by score (worst
+    first).  Task inputs within ``REJECTED_RADIUS`` of a ``rejected`` request from the same start
+    are searched no more (what the performer said cannot be done is not the controller's to
+    improve): the search looks past them."""
     task = ctrl.task
     out = []
     bounds = list(zip(task.low, task.high))
@@ -96,10 +100,39 @@ def candidates(ctrl: Controller, rng, n_random: int = RANDOM_INPUTS, nm_evals: i
                 start = -negative(u0)
                 best = np.clip(res.x, task.low, task.high) if -res.fun >= start else u0
                 out.append(Candidate(metric, ci, c.start_state, best, float(max(-res.fun, start)), start_pose(c)))
+    out += face_candidates(ctrl)
     out += transition_candidates(ctrl)
     if library is not None:
         out += start_candidates(ctrl, library, per_metric, rejected)
     return sorted(out, key=lambda k: -k.score)
+
+
+def face_candidates(ctrl: Controller, past: float = FACE_PAST) -> list:
+    """Requests past the box's faces (the distance metric's, ``distance:face``): per cluster, per
+    task dimension and side whose face none of its examples reaches, the examples' mean (inside the
+    box) with that input ``past`` tolerances beyond the face (not below 0 where the box starts at 0
+    or above).  A blend completes what lies between its examples (``reach``), so a face is
+    completed only from examples at or past it, and a request inside the box is answered with the
+    take nearest it, inside: on subject 16's walks the 90-degree turns (64-92° a stride against the
+    box's 45°) answer no request inside the box, and were what random picks held over active ones
+    at 20 and 30 examples (``bench/bench_active.py``'s answerable baseline)."""
+    task = ctrl.task
+    out = []
+    for ci, c in enumerate(ctrl.clusters):
+        f = np.array([e.features for e in c.examples])
+        mean = np.clip(f.mean(axis=0), task.low, task.high)
+        for d in range(task.dim):
+            for side, face, reached in ((-1.0, task.low[d], f[:, d].min() <= task.low[d]),
+                                        (1.0, task.high[d], f[:, d].max() >= task.high[d])):
+                v = face + side * past * task.tol[d]
+                if side < 0 and task.low[d] >= 0.0:
+                    v = max(v, 0.0)  # no speed or stride below nothing
+                if reached or v == face:
+                    continue
+                u = mean.copy()
+                u[d] = v
+                out.append(Candidate("distance:face", ci, c.start_state, u, float(past), start_pose(c)))
+    return out
 
 
 def start_candidates(ctrl: Controller, library, n: int = 3, rejected=()) -> list:
@@ -277,5 +310,6 @@ def transition_candidates(ctrl: Controller, per_cluster: int = 3) -> list:
     return out
 
 
-__all__ = ["GAIN_INPUTS", "METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "expected_answer", "gains", "held",
-           "held_share", "is_open", "refused_inputs", "start_candidates", "start_pose", "transition_candidates"]
+__all__ = ["FACE_PAST", "GAIN_INPUTS", "METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "expected_answer",
+           "face_candidates", "gains", "held", "held_share", "is_open", "refused_inputs", "start_candidates", "start_pose",
+           "transition_candidates"]
