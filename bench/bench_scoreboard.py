@@ -274,7 +274,32 @@ def main():
                "clips": [c.name for c in clips], "trials": {"angles": ANGLES, "speeds": SPEEDS, "stops": STOPS, "starts": STARTS},
                "seconds_of_capture": float(sum(c.n_frames / c.fps for c in clips)), "source": source, "rows": rows, "matching_search": search,
                "wall_seconds": time.perf_counter() - t_all, "environment": environment()}
+    if args.engines != every:  # a few rows measured again: into the board as it stands, not in its place
+        path = os.path.join(ROOT, "bench", "results", ("scoreboard_quick" if args.quick else "scoreboard") + ".json")
+        if os.path.exists(path):
+            with open(path) as fh:
+                results = merge(json.load(fh), results)
     write(results, args.quick)
+
+
+def merge(board: dict, part: dict) -> dict:
+    """The full ``board`` (the results as they stand) with a partial run's rows (``part``: ``--engines``
+    a few) in place of the same variants' (new variants after the others), every row's targets
+    measured again against the board's motion matching, the run recorded last in ``merged``
+    (``merged_note``) and dropped from earlier records for the rows it measured again; ``part``
+    itself when the board holds no rows."""
+    if not board.get("rows"):
+        return part
+    new = {r["variant"]: r for r in part["rows"]}
+    held = {r["variant"] for r in board["rows"]}
+    rows = [new.get(r["variant"], r) for r in board["rows"]] + [r for v, r in new.items() if v not in held]
+    matching = next((r for r in rows if r["variant"] == "matching"), None)
+    for row in rows:
+        row["targets"] = targets(row, matching)
+    earlier = [dict(m, rows=[v for v in m["rows"] if v not in new]) for m in board.get("merged") or []]
+    run = {"rows": list(new), "environment": part["environment"], "command": part["command"],
+           "wall_seconds": part["wall_seconds"]}
+    return dict(board, rows=rows, merged=[m for m in earlier if m["rows"]] + [run])
 
 
 def fmt(s: dict, unit: str = "", scale: float = 1.0, digits: int = 2) -> str:
