@@ -471,7 +471,7 @@ def baseline(ctrl: Controller, pool: Pool, budget: int, how: str, seed: int = 0,
     return out
 
 
-def answerable(pool: Pool, reject: float = 3.0) -> np.ndarray:
+def answerable(pool: Pool, reject: float = Oracle.reject) -> np.ndarray:
     """bool [N]: the pool's examples some request inside the task box can be answered with, what
     each does within ``reject`` tolerances of the box in every metric (the oracle's reach: a
     90-degree turn per stride answers no request of a box of 45 degrees)."""
