@@ -264,12 +264,23 @@ def test_a_learner_trusts_a_start_as_far_as_its_answers_brought_what_was_hoped(w
         from motionctl.engines.active.candidates import held_share
         start = held_share(ctrl, walk_pool)
         i = next(j for j in range(walk_pool.n) if not walk_pool.used[j])
-        cand = candidates(ctrl, np.random.default_rng(0), n_random=20)[0]
+        cand = next(k for k in candidates(ctrl, np.random.default_rng(0), n_random=20) if not k.opens)
         cand.gain = 0.5
         ci, _ = walk_pool.give(ctrl, i, cand.state)
         learner.answered(cand, ci, start)
-        hoped, got = learner.yields[ci][-1]
+        hoped, got = learner.yields[cand.cluster][-1]
         assert hoped == 0.5 and got == pytest.approx(held_share(ctrl, walk_pool) - start)
+        # an answer from the cluster's start that opens a cluster of its own counts against the cluster asked
+        from motionctl.engines.active.motion import distances_to
+        far = distances_to(walk_pool.states, ctrl.clusters[0].start_state) > ctrl.join
+        j = int(np.flatnonzero(far & ~walk_pool.used)[0])
+        asked = Candidate("summed", 0, ctrl.clusters[0].start_state, cand.u, 1.0, gain=0.4)
+        start = held_share(ctrl, walk_pool)
+        ci, new = walk_pool.give(ctrl, j, walk_pool.states[j])
+        counts = {k: len(v) for k, v in learner.yields.items()}
+        learner.answered(asked, ci, start)
+        assert new and ci != 0 and learner.yields[0][-1][0] == 0.4
+        assert {k: len(v) for k, v in learner.yields.items()} == {**counts, 0: counts[0] + 1}
         assert np.allclose(learner.given[-1][2], ctrl.clusters[ci].examples[-1].features)
         assert learner.pseudo_since == 0
         learner.pseudo_taken(cand)  # a pseudoexample answers: the metrics' turn moves past the one asked

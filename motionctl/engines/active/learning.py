@@ -333,12 +333,14 @@ class Learner:
         """``cand`` was answered with an example, now cluster ``ci``'s last (``before``: the
         controller's ``held_share`` before it was added): what it does is remembered (asked nearly
         the same again, the performer is expected to give the same again), and what it added
-        against the gain hoped of it (``trust``)."""
+        against the gain hoped of it, for the cluster asked (``trust``: an answer from its start
+        that opens a cluster of its own, a jump in place asked of a forward jump's start, did not
+        bring what the asked cluster hoped of it, whatever the new cluster holds)."""
         features = self.ctrl.clusters[ci].examples[-1].features
         self.given.append((np.asarray(cand.state).copy(), np.asarray(cand.u, float).copy(),
                            np.asarray(features, float).copy()))
-        if cand.metric != "plan":  # asked whatever it was expected to add: no measure of the gains' trust
-            self.yields.setdefault(ci, []).append((cand.gain, held_share(self.ctrl, self.oracle.pool) - before))
+        if cand.metric != "plan" and not cand.opens:  # the start asked (a plan's asked whatever it would add)
+            self.yields.setdefault(cand.cluster, []).append((cand.gain, held_share(self.ctrl, self.oracle.pool) - before))
         self.answers_since_open = 0 if cand.opens else self.answers_since_open + 1
         self._passed(cand)
         self._unplan(cand)
