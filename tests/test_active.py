@@ -235,8 +235,12 @@ def test_a_new_learner_asks_a_lattice_over_the_box_first_then_by_gain(walk_pool)
         centres = (np.arange(PLAN_PER_DIM) + 0.5) / PLAN_PER_DIM
         assert np.allclose(np.sort(np.unique(np.round(x, 6))), centres)  # the cells' centres, every one
         assert all(np.array_equal(k.state, ctrl.clusters[0].start_state) for k in plan)
+        from motionctl.engines.active.candidates import gains
+        g = gains(ctrl, plan, walk_pool, learner.given)
+        assert np.allclose([k.gain for k in plan], g) and np.all(np.diff(g) <= 0) and g[0] > g[-1]  # the most first
         steps = [active_step(learner, i, None) for i in range(3)]
         assert [e.metric for e in steps] == ["plan"] * 3 and ctrl.n_examples == 4
+        assert steps[0].candidate == plan[steps[0].rejected].describe(task)  # the greatest gain the performer can do
         left = learner.planned()
         assert len(left) == len(plan) - 3 - sum(e.rejected for e in steps)  # answered and refused: not asked again
         assert Learner(ctrl, Oracle(walk_pool), np.random.default_rng(0)).planned() == []  # a continued controller

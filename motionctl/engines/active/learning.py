@@ -277,11 +277,15 @@ class Learner:
 
     def planned(self) -> list:
         """The requests asked before any other: from the seed's start, the cell centres of a
-        lattice of ``PLAN_PER_DIM`` per task dimension over the box, in a random order, those not
-        yet answered or rejected (paper 003's manual plans, Table 1, as the learner's first
-        requests: with one or two examples a cluster's gains point at the box's corners, which
-        the performer answers with the nearest walk they have, while a lattice spreads the first
-        answers over what the performer can do; measured in ``bench/bench_active.py``).  The plan
+        lattice of ``PLAN_PER_DIM`` per task dimension over the box, those not yet answered or
+        rejected, the greatest expected gain first (``gains``, each candidate's ``gain``; ties in
+        a random order) (paper 003's manual plans, Table 1, as the learner's first requests: with
+        one or two examples a cluster's gains point at the box's corners, which the performer
+        answers with the nearest walk they have, while a lattice spreads the first answers over
+        what the performer can do; among its cells, the gains ask first the one whose answer
+        adds the most to what the seed's cluster already blends, where a random order spent the
+        first answers on cells beside the seed's own walk: on five seed examples bench_active
+        never uses, active at 5 examples was then no better than random).  The plan
         ends at its first answer that does not join the seed's cluster (a jump in place asked to
         jump forward gives a forward jump, which does not blend with it: spreading the seed's
         cluster then spreads nothing).  Empty for a controller given more than its seed before
@@ -290,8 +294,11 @@ class Learner:
             task = self.ctrl.task
             self.plan = list(grid_plan(task, PLAN_PER_DIM ** task.dim, self.rng)) if self.ctrl.n_examples == 1 else []
         c = self.ctrl.clusters[0]
-        return [k for k in (Candidate("plan", 0, c.start_state, u, 0.0, start_pose(c)) for u in self.plan)
+        plan = [k for k in (Candidate("plan", 0, c.start_state, u, 0.0, start_pose(c)) for u in self.plan)
                 if not self.was_rejected(k)]
+        for k, g in zip(plan, gains(self.ctrl, plan, self.oracle.pool, self.given) if plan else ()):
+            k.gain = float(g)
+        return sorted(plan, key=lambda k: -k.gain)
 
     def refused(self, cand: Candidate) -> None:
         """The performer cannot do ``cand``: it and requests near it are not asked again."""

@@ -25,7 +25,6 @@ from ...jobs import check_stop
 from ..base import clips_of, working_set
 from .controller import Controller
 from .model import ActiveModel, ActiveSettings
-from .candidates import gains
 from .learning import (Candidate, CoverageSample, Learner, Oracle, Pool, StepLog, active_step, candidates, held_share,
                        coverage, pseudoexample)
 from .tasks import task_named
@@ -81,10 +80,7 @@ class ActiveSession:
     def suggest(self, progress=None, should_stop=None) -> list[Candidate]:
         """The candidates in the order the loop asks them (requests rejected before left out),
         and a pseudoexample for the first ``PSEUDO_SHOWN`` task candidates that have one."""
-        plan = self.learner.planned()
-        for k, g in zip(plan, gains(self.ctrl, plan, self.pool, self.learner.given) if plan else ()):
-            k.gain = float(g)  # shown, not weighed: the plan is asked whatever it is expected to add
-        cands = plan + self.learner.order(candidates(
+        cands = self.learner.planned() + self.learner.order(candidates(
             self.ctrl, self.learner.rng, should_stop=should_stop, progress=progress, rejected=self.learner.rejected,
             library=self.pool))
         if self.settings.pseudoexamples:
