@@ -347,7 +347,8 @@ class Learner:
         self.given.append((np.asarray(cand.state).copy(), np.asarray(cand.u, float).copy(),
                            np.asarray(features, float).copy()))
         if cand.metric != "plan" and not cand.opens:  # the start asked (a plan's asked whatever it would add)
-            self.yields.setdefault(cand.cluster, []).append((cand.gain, held_share(self.ctrl, self.oracle.pool) - before))
+            got = held_share(self.ctrl, self.oracle.pool) - before
+            self.yields.setdefault(cand.cluster, []).append((cand.gain, got))
         self.answers_since_open = 0 if cand.opens else self.answers_since_open + 1
         self._passed(cand)
         self._unplan(cand)
