@@ -232,7 +232,8 @@ class Controller:
         u = np.atleast_2d(u)
         c = self.clusters[ci]
         w = c.map(self.task.normalise(u))
-        err = self.task.errors(self.features(ci, w), u)
+        got = self.features(ci, w)  # what the weights played so far do, kept beside them
+        err = self.task.errors(got, u)
         if c.point_features is None:  # what each data point plays (its weights' blend), once per fit
             c.point_features = self.features(ci, c.w)
         point = self.task.errors(c.point_features[None], u[:, None])  # [B, N, D]
@@ -240,24 +241,25 @@ class Controller:
         best = np.argmin(worst, axis=1)
         better = worst[np.arange(len(u)), best] < err.max(axis=1)
         w, err = np.where(better[:, None], c.w[best], w), np.where(better[:, None], point[np.arange(len(u)), best], err)
+        got = np.where(better[:, None], c.point_features[best], got)
         miss = np.flatnonzero((err.max(axis=1) > 1.0) & np.isfinite(u).all(axis=1))  # where neither completes u
         if c.k < 2 or not len(miss):
             return w, err
-        fit = simplex_weights(self.task, c.point_features[:c.k], u[miss])
-        fit_err = self.task.errors(self.features(ci, fit), u[miss])
-        keep = fit_err.max(axis=1) < err[miss].max(axis=1)
-        w[miss[keep]], err[miss[keep]] = fit[keep], fit_err[keep]
+
+        def played_where_better(rows, aim):  # the weighted sum's blend for ``aim``, where it meets u[rows] better
+            fit = simplex_weights(self.task, c.point_features[:c.k], aim)
+            fit_got = self.features(ci, fit)
+            fit_err = self.task.errors(fit_got, u[rows])
+            keep = fit_err.max(axis=1) < err[rows].max(axis=1)
+            w[rows[keep]], err[rows[keep]], got[rows[keep]] = fit[keep], fit_err[keep], fit_got[keep]
+
+        played_where_better(miss, u[miss])
         worst = err[miss].max(axis=1)
         near = miss[(worst > 1.0) & (worst <= AIM_WITHIN ** 2)]
         aim = u[near]
-        for _ in range(AIM_PAST):  # a blend's features are not its examples' weighted sum: aim past by the miss
-            if not len(near):
-                break
-            aim = aim + (u[near] - self.features(ci, w[near]))
-            fit = simplex_weights(self.task, c.point_features[:c.k], aim)
-            fit_err = self.task.errors(self.features(ci, fit), u[near])
-            keep = fit_err.max(axis=1) < err[near].max(axis=1)
-            w[near[keep]], err[near[keep]] = fit[keep], fit_err[keep]
+        for _ in range(AIM_PAST if len(near) else 0):  # a blend's features are not its examples' weighted sum
+            aim = aim + (u[near] - got[near])  # aim past u by what the best blend so far misses it by
+            played_where_better(near, aim)
         return w, err
 
     def features(self, ci: int, w: np.ndarray, block: int = 256) -> np.ndarray:
