@@ -312,6 +312,41 @@ def test_a_learner_trusts_a_start_as_far_as_its_answers_brought_what_was_hoped(w
         walk_pool.used[:] = before
 
 
+def test_a_learner_whose_gains_expect_next_to_nothing_asks_for_the_library_takes_first(walk_pool):
+    from motionctl.engines.active.learning import LATE_GAIN, LATE_TAKES
+    from motionctl.engines.active.motion import distances_to
+    ctrl = controller_of(walk_pool, [0])
+    task = ctrl.task
+    cands = [k for k in candidates(ctrl, np.random.default_rng(0), n_random=20) if not k.opens]
+    learner = Learner(ctrl, Oracle(walk_pool), np.random.default_rng(0))
+    early = learner.order(cands)
+    best = max(k.gain for k in early)
+    assert best > 0 and learner.top_gain == best
+    assert "distance:library" not in {k.metric for k in early}  # the gains still expect something
+
+    def late(seed, top=best / LATE_GAIN * 1.01):  # as if it had once expected ten times as much
+        learner = Learner(ctrl, Oracle(walk_pool), np.random.default_rng(seed), top_gain=top)
+        return learner.order(cands)
+
+    asked = late(0)
+    takes = asked[:LATE_TAKES]
+    assert [k.metric for k in takes] == ["distance:library"] * LATE_TAKES
+    assert [id(k) for k in asked[LATE_TAKES:]] == [id(k) for k in early]  # then the requests as before
+    inside = np.clip(walk_pool.features, task.low, task.high)
+    for k in takes:  # each what a take not yet given does, from the start of the cluster serving the take's start
+        i = np.flatnonzero(np.all(np.isclose(inside, k.u), axis=1) & ~walk_pool.used)
+        assert len(i) and np.any(distances_to(walk_pool.states[i], ctrl.starts[k.cluster]) <= ctrl.tolerance)
+        assert np.array_equal(k.state, ctrl.starts[k.cluster])
+    assert len({tuple(k.u) for k in takes}) == LATE_TAKES
+    assert {tuple(k.u) for k in takes} != {tuple(k.u) for k in late(1)[:LATE_TAKES]}  # in a random order
+    before = walk_pool.used.copy()
+    try:
+        walk_pool.used[np.all(np.isclose(inside, takes[0].u), axis=1)] = True  # given: not asked again
+        assert not any(np.allclose(k.u, takes[0].u) for k in late(0)[:LATE_TAKES])
+    finally:
+        walk_pool.used[:] = before
+
+
 def test_coverage_on_a_hand_made_case(walk_pool):
     ctrl = controller_of(walk_pool, [0])
     f = ctrl.clusters[0].examples[0].features

@@ -4,7 +4,9 @@ task error; distance from the existing examples), the worst of each refined by N
 maximising its badness; face candidates (past a face of the box no example of a cluster reaches:
 a blend completes only what lies between its examples); transition candidates (the end state of
 each cluster's average motion or of an example when no start state is within the tolerance of
-it); start candidates (the library's start states no cluster starts near, the densest first).
+it); start candidates (the library's start states no cluster starts near, the densest first);
+take candidates (what the library's takes from the clusters' starts do, asked once the gains
+expect nothing more).
 Sorted by score within each metric; requests near ones the performer rejected are searched no
 more.
 """
@@ -170,6 +172,25 @@ def start_candidates(ctrl: Controller, library, n: int = 3, rejected=()) -> list
     return out
 
 
+def take_candidates(ctrl: Controller, library, rng) -> list:
+    """What the ``library``'s takes not yet given do (``distance:library``), each asked from the
+    start of the cluster serving its start (the nearest within the tolerance), in a random order:
+    what ``Learner.order`` asks first once the gains expect next to nothing of any request (late in
+    a session the metrics' requests ask for strides and speeds between or just past what the
+    performer has given, and get near-duplicates of it; on seed examples ``bench_active.py`` never
+    uses, random picks then added up to three times as much, mid-box walks that make the blends
+    more exact, which a model of blends as the weighted sums of their examples cannot value)."""
+    if not ctrl.clusters:
+        return []
+    d = distances(library.states, ctrl.starts)
+    ci = np.argmin(d, axis=1)
+    served = np.flatnonzero((d[np.arange(library.n), ci] <= ctrl.tolerance) & ~library.used)
+    task = ctrl.task
+    return [Candidate("distance:library", int(ci[i]), ctrl.clusters[ci[i]].start_state,
+                      np.clip(library.features[i], task.low, task.high), 0.0, start_pose(ctrl.clusters[ci[i]]))
+            for i in rng.permutation(served)]
+
+
 def gain_inputs(task) -> np.ndarray:
     """[G, D] about ``GAIN_INPUTS`` task inputs on a grid over the box, its faces included (a stand
     asks the least speed there is)."""
@@ -312,4 +333,4 @@ def transition_candidates(ctrl: Controller, per_cluster: int = 3) -> list:
 
 __all__ = ["FACE_PAST", "GAIN_INPUTS", "METRICS", "REJECTED_RADIUS", "Candidate", "candidates", "expected_answer",
            "face_candidates", "gains", "held", "held_share", "is_open", "refused_inputs", "start_candidates", "start_pose",
-           "transition_candidates"]
+           "take_candidates", "transition_candidates"]

@@ -27,7 +27,7 @@ from ...errors import MotionctlError
 from ...rootframe import heading, root_frame
 from ...body.contacts import foot_contacts, foot_skating
 from .candidates import (METRICS, REJECTED_RADIUS, Candidate, candidates, gains, held_share, is_open, refused_inputs,  # noqa: F401
-                         start_candidates, start_pose, transition_candidates)
+                         start_candidates, start_pose, take_candidates, transition_candidates)
 from .controller import Controller, skating_of
 from .motion import HEADING_SMOOTH, STATE_FRAMES, Aligned, align, blend, distances, distances_to, source_of, to_frames
 
@@ -37,6 +37,8 @@ TRUST_ANSWERS = 3  # a cluster's last answers whose gains, against those expecte
 OPEN_EVERY = 3  # after this many answers from the clusters' starts, requests opening a cluster are asked first
 GAIN_FLOOR = 0.25  # a request opening a cluster goes with those expected to add only for this share of the best gain
 PLAN_PER_DIM = 3  # the first requests: a lattice of this many cell centres per task dimension, from the seed's start
+LATE_GAIN = 0.1  # below this share of the greatest gain it ever expected, the learner asks for the library's takes
+LATE_TAKES = 8  # the library's takes asked first then (``take_candidates``), in a random order
 
 
 @dataclass
@@ -274,6 +276,7 @@ class Learner:
     pseudo_per_example: int = 1
     pseudo_since: int = 0
     plan: list = None  # the lattice's task inputs still to ask (``planned``)
+    top_gain: float = 0.0  # the greatest gain expected of a request so far (``order``)
 
     def planned(self) -> list:
         """The requests asked before any other: from the seed's start, the cell centres of a
@@ -316,18 +319,26 @@ class Learner:
         (``Candidate.opens``: the library answers a start request at once) among them only when
         expected to add at least ``GAIN_FLOOR`` of the best's gain, but first of all after
         ``OPEN_EVERY`` answers from the clusters' starts; then the others, the metrics in turn
-        (``in_turn``: the gains tell nothing of answers that fall between the grid's inputs)."""
+        (``in_turn``: the gains tell nothing of answers that fall between the grid's inputs).
+        Once the best gain expected falls below ``LATE_GAIN`` of the greatest it ever was, the
+        first ``LATE_TAKES`` of ``take_candidates`` go before them all: when the gains expect next
+        to nothing, what the library's takes do is asked in a random order, as random picks do."""
         cands = [k for k in cands if not self.was_rejected(k)]
         if not cands:
             return []
         for k, g in zip(cands, gains(self.ctrl, cands, self.oracle.pool, self.given)):
             k.gain = float(g) * (1.0 if k.opens else self.trust(k.cluster))
         best = max(k.gain for k in cands)
+        self.top_gain = max(self.top_gain, best)
         opening = self.answers_since_open >= OPEN_EVERY
         first = [k for k in cands if k.gain > 0 and (not k.opens or opening or k.gain >= GAIN_FLOOR * best)]
         taken = {id(k) for k in first}
-        return sorted(first, key=lambda k: (not (opening and k.opens), -k.gain)) + \
+        out = sorted(first, key=lambda k: (not (opening and k.opens), -k.gain)) + \
             self.in_turn([k for k in cands if id(k) not in taken])
+        if best >= LATE_GAIN * self.top_gain:
+            return out
+        takes = (k for k in take_candidates(self.ctrl, self.oracle.pool, self.rng) if not self.was_rejected(k))
+        return [k for _, k in zip(range(LATE_TAKES), takes)] + out
 
     def in_turn(self, cands: list) -> list:
         """The candidates in the paper's user's order: metrics in turn (starting after the one
