@@ -6,6 +6,7 @@ several seeds.
 
     .venv/bin/python bench/bench_active.py [--mocap DIR] [--seeds 5] [--budget 30] [--quick]
     .venv/bin/python bench/bench_active.py --steps     # the panel's seconds per step at ~30 examples
+    .venv/bin/python bench/bench_active.py --unseen 2026:7,77:11   # walk, on seeds this run never uses
 
 Data: CMU subject 16.  Walk task: every clip the CMU index describes as a walk (walk, veer, 90°
 turn, slow walk and stop: 16_11-16_34, 16_47, 16_58), mirrored: 93 gait cycles.  Jump task: the
@@ -320,6 +321,50 @@ def fidelity_figures(walk: dict, budget: int) -> None:
                                             "seed_examples": [r["seed_example"] for r in walk["runs"]["active"]]})
 
 
+def unseen_bench(clips, sets, seeds, budget, n_sample) -> dict:
+    """Active against random on the walk task from seed examples and coverage samples the default
+    run does not use: per set (rng seed, sample seed), ``seeds`` seed examples drawn by that rng and
+    a sample drawn with that seed; the learners' and random orders' seeds 100 + k.  Raw coverage,
+    paired per seed."""
+    settings = ActiveSettings(task="walk")
+    work = working(clips, settings)
+    pool = Pool.of(work, task_named("walk"), work[0].skeleton, settings.fps)
+    out = {"sets": [], "budgets": sorted({5, 10, 20, budget} & set(range(1, budget + 1)))}
+    for rng_seed, sample_seed in sets:
+        sample = CoverageSample.draw(pool, n_sample, sample_seed)
+        runs = []
+        for k, seed_i in enumerate(np.random.default_rng(rng_seed).choice(pool.n, seeds, replace=False)):
+            curves = {"active": run_active(pool, int(seed_i), 100 + k, budget, sample, settings, 3 * budget)[0],
+                      "random": run_baseline(pool, int(seed_i), 100 + k, budget, sample, settings, "random")[0]}
+            runs.append({"seed_example": int(seed_i), **{m: [float(c.mean()) for c in cs] for m, cs in curves.items()}})
+            print(f"set {rng_seed}:{sample_seed} seed example {seed_i}: active {runs[-1]['active'][-1]:.4f} "
+                  f"random {runs[-1]['random'][-1]:.4f}", flush=True)
+        out["sets"].append({"rng": rng_seed, "sample_seed": sample_seed, "runs": runs})
+    return out
+
+
+def paired(runs, n) -> np.ndarray:
+    """Active minus random, raw points, per seed at ``n`` examples (a run that stopped short at its last)."""
+    return np.array([100 * (r["active"][min(n, len(r["active"])) - 1] - r["random"][min(n, len(r["random"])) - 1])
+                     for r in runs])
+
+
+def write_unseen_md(res, env, path, wall) -> None:
+    lines = ["# Active learning on seeds `bench_active.py` does not use (walk)", "",
+             f"`.venv/bin/python bench/bench_active.py --unseen ...` on commit {env.get('commit')}; wall {wall:.0f} s.", "",
+             "Active minus random, raw coverage points, paired per seed (seed examples drawn by each set's rng, "
+             "the coverage sample by its sample seed; learner and random order seeds 100 + k).", "",
+             "| examples | " + " | ".join(f"set {s['rng']}:{s['sample_seed']} (seed examples "
+                                          f"{', '.join(str(r['seed_example']) for r in s['runs'])})" for s in res["sets"])
+             + " | all: mean ± sd, behind |", "| ---: |" + " --- |" * (len(res["sets"]) + 1)]
+    for n in res["budgets"]:
+        every = np.concatenate([paired(s["runs"], n) for s in res["sets"]])
+        lines.append(f"| {n} | " + " | ".join(", ".join(f"{d:+.2f}" for d in paired(s["runs"], n)) for s in res["sets"])
+                     + f" | {every.mean():+.2f} ± {every.std(ddof=1):.2f}, {int((every < 0).sum())} of {len(every)} |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_mocap(p)
@@ -330,7 +375,21 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="2 seeds, budget 8, 1000 samples")
     p.add_argument("--steps", action="store_true", help="only the panel's seconds per step, with about 30 examples "
                    "(bench/results/active_steps.md and .json)")
+    p.add_argument("--unseen", default="", help="walk only, on seed examples and samples the default run does not "
+                   "use: RNG:SAMPLE_SEED pairs, comma-separated (bench/results/active_unseen.md and .json)")
     args = p.parse_args(argv)
+    if args.unseen:
+        t0 = time.perf_counter()
+        sets = [tuple(int(v) for v in part.split(":")) for part in args.unseen.split(",")]
+        res = unseen_bench(load(args.mocap, WALKS), sets, args.seeds, args.budget, args.sample)
+        env = environment()
+        os.makedirs(RESULTS, exist_ok=True)
+        with open(os.path.join(RESULTS, "active_unseen.json"), "w") as f:
+            json.dump({"environment": env, "settings": vars(args), "wall_seconds": time.perf_counter() - t0,
+                       "results": res}, f, indent=1, default=float)
+        write_unseen_md(res, env, os.path.join(RESULTS, "active_unseen.md"), time.perf_counter() - t0)
+        print(open(os.path.join(RESULTS, "active_unseen.md")).read())
+        return 0
     if args.steps:
         t0 = time.perf_counter()
         tracemalloc.start()

@@ -313,6 +313,7 @@ def test_a_learner_trusts_a_start_as_far_as_its_answers_brought_what_was_hoped(w
 
 
 def test_a_learner_whose_gains_expect_next_to_nothing_asks_for_the_library_takes_first(walk_pool):
+    from motionctl.engines.active.candidates import REJECTED_RADIUS
     from motionctl.engines.active.learning import LATE_GAIN, LATE_TAKES
     from motionctl.engines.active.motion import distances_to
     ctrl = controller_of(walk_pool, [0])
@@ -324,10 +325,11 @@ def test_a_learner_whose_gains_expect_next_to_nothing_asks_for_the_library_takes
     assert best > 0 and learner.top_gain == best
     assert "distance:library" not in {k.metric for k in early}  # the gains still expect something
 
-    def late(seed, top=best / LATE_GAIN * 1.01):  # as if it had once expected ten times as much
-        learner = Learner(ctrl, Oracle(walk_pool), np.random.default_rng(seed), top_gain=top)
+    def late(seed, top=best / LATE_GAIN * 1.01, rejected=()):  # as if it had once expected ten times as much
+        learner = Learner(ctrl, Oracle(walk_pool), np.random.default_rng(seed), top_gain=top, rejected=list(rejected))
         return learner.order(cands)
 
+    assert "distance:library" not in {k.metric for k in late(0, best / LATE_GAIN * 0.99)}  # not yet a tenth
     asked = late(0)
     takes = asked[:LATE_TAKES]
     assert [k.metric for k in takes] == ["distance:library"] * LATE_TAKES
@@ -339,6 +341,11 @@ def test_a_learner_whose_gains_expect_next_to_nothing_asks_for_the_library_takes
         assert np.array_equal(k.state, ctrl.starts[k.cluster])
     assert len({tuple(k.u) for k in takes}) == LATE_TAKES
     assert {tuple(k.u) for k in takes} != {tuple(k.u) for k in late(1)[:LATE_TAKES]}  # in a random order
+    refused = late(0, rejected=[takes[0]])  # the performer said no: neither it nor a take near it is asked
+    x = task.normalise(takes[0].u)
+    assert sum(k.metric == "distance:library" for k in refused) == LATE_TAKES
+    assert all(np.linalg.norm(task.normalise(k.u) - x) >= REJECTED_RADIUS
+               for k in refused if k.metric == "distance:library")
     before = walk_pool.used.copy()
     try:
         walk_pool.used[np.all(np.isclose(inside, takes[0].u), axis=1)] = True  # given: not asked again

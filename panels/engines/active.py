@@ -76,7 +76,8 @@ class MOTIONCTL_UL_active_candidates(UIList):
         row.label(text=item.text)
         sub = row.row()
         sub.alignment = "RIGHT"
-        sub.label(text=f"+{item.gain:.2f}%  {item.score:.2f}")
+        # a take from the clips, asked once nothing is expected of the rest: no gain or score to show
+        sub.label(text="a take" if item.metric == "distance:library" else f"+{item.gain:.2f}%  {item.score:.2f}")
 
 
 class MOTIONCTL_UL_active_examples(UIList):

@@ -4,11 +4,10 @@ task error; distance from the existing examples), the worst of each refined by N
 maximising its badness; face candidates (past a face of the box no example of a cluster reaches:
 a blend completes only what lies between its examples); transition candidates (the end state of
 each cluster's average motion or of an example when no start state is within the tolerance of
-it); start candidates (the library's start states no cluster starts near, the densest first);
-take candidates (what the library's takes from the clusters' starts do, asked once the gains
-expect nothing more).
+it); start candidates (the library's start states no cluster starts near, the densest first).
 Sorted by score within each metric; requests near ones the performer rejected are searched no
-more.
+more.  Apart from these, ``take_candidates``: what the library's takes from the clusters' starts
+do, which the learner asks once its gains expect nothing more.
 """
 
 from __future__ import annotations
@@ -173,8 +172,9 @@ def start_candidates(ctrl: Controller, library, n: int = 3, rejected=()) -> list
 
 
 def take_candidates(ctrl: Controller, library, rng) -> list:
-    """What the ``library``'s takes not yet given do (``distance:library``), each asked from the
-    start of the cluster serving its start (the nearest within the tolerance), in a random order:
+    """What the ``library``'s takes not yet given do (``distance:library``; clipped to the task
+    box, so the performer may answer a take past it with another), each asked from the start of
+    the cluster serving its start (the nearest within the tolerance), in a random order:
     what ``Learner.order`` asks first once the gains expect next to nothing of any request (late in
     a session the metrics' requests ask for strides and speeds between or just past what the
     performer has given, and get near-duplicates of it; on seed examples ``bench_active.py`` never
@@ -184,7 +184,7 @@ def take_candidates(ctrl: Controller, library, rng) -> list:
         return []
     d = distances(library.states, ctrl.starts)
     ci = np.argmin(d, axis=1)
-    served = np.flatnonzero((d[np.arange(library.n), ci] <= ctrl.tolerance) & ~library.used)
+    served = np.flatnonzero((d.min(axis=1) <= ctrl.tolerance) & ~library.used)
     task = ctrl.task
     return [Candidate("distance:library", int(ci[i]), ctrl.clusters[ci[i]].start_state,
                       np.clip(library.features[i], task.low, task.high), 0.0, start_pose(ctrl.clusters[ci[i]]))

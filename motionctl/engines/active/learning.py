@@ -353,7 +353,9 @@ class Learner:
         the same again, the performer is expected to give the same again), and what it added
         against the gain hoped of it, for the cluster asked (``trust``: an answer from its start
         that opens a cluster of its own, a jump in place asked of a forward jump's start, did not
-        bring what the asked cluster hoped of it, whatever the new cluster holds)."""
+        bring what the asked cluster hoped of it, whatever the new cluster holds; a take asked
+        late, ``take_candidates``, of which nothing was hoped, adds what it brought: a start whose
+        takes still add is trusted again)."""
         features = self.ctrl.clusters[ci].examples[-1].features
         self.given.append((np.asarray(cand.state).copy(), np.asarray(cand.u, float).copy(),
                            np.asarray(features, float).copy()))
