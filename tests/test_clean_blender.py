@@ -16,15 +16,19 @@ release whose environment is missing fails, it is never skipped.  To run it your
         .venv/bin/python -m pytest tests/test_clean_blender.py
 """
 
+import glob
 import json
 import os
 import re
 import subprocess
+import sys
+import zipfile
 
 import pytest
 
 from conftest import ROOT
 from tools.blender_releases import RELEASES, env_python
+from tools import build_extension
 from tools.build_extension import PACKAGES
 
 ZIP = os.environ.get("MOTIONCTL_EXTENSION_ZIP")
@@ -37,6 +41,7 @@ BLENDERS = os.environ.get("MOTIONCTL_CLEAN_BLENDERS")
 def test_the_zip_works_in_each_blender_with_nothing_but_numpy(release, mocap, tmp_path):
     python = env_python(BLENDERS, release)
     assert os.path.exists(python), f"no clean environment for Blender {release.label} at {python}"
+    _assert_holds_the_licence(ZIP)
     env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "user"))
     env.pop("PYTHONPATH", None)
     res = subprocess.run([python, os.path.join(ROOT, "tools", "clean_blender_check.py"), "--zip", ZIP, "--mocap",
@@ -60,3 +65,30 @@ def test_the_readme_table_lists_every_release_ci_installs():
     section = text.split("### Supported Blender versions", 1)[1].split("\n#", 1)[0]
     rows = re.findall(r"^\| (\d\.\d+)(?: LTS)? +\| ([\d.]+) +\| (3\.\d+) +\| ([\d.]+) +\|", section, re.M)
     assert [(r[1], r[2], r[3]) for r in rows] == [(r.blender, r.python, r.numpy) for r in RELEASES], rows
+
+
+def _assert_holds_the_licence(zip_path: str) -> None:
+    """The zip carries LICENSE at its root, the GPL v3 text the manifest's SPDX:GPL-3.0-or-later names."""
+    with zipfile.ZipFile(zip_path) as z:
+        assert "LICENSE" in z.namelist(), f"{zip_path} holds no LICENSE"
+        head = z.read("LICENSE")[:200].decode("utf-8")
+    assert "GNU GENERAL PUBLIC LICENSE" in head and "Version 3" in head, head
+
+
+@pytest.mark.blender
+def test_blenders_builder_keeps_the_licence_in_the_zip(tmp_path):
+    """build_extension's staging and the manifest's own paths_exclude_pattern, through Blender's builder
+    (without the wheels, which need a download): LICENSE is in the zip, the guide in docs/ is not."""
+    staging, out = tmp_path / "extension", tmp_path / "dist"
+    build_extension.stage(str(staging))
+    build_extension.write_manifest(str(staging / "blender_manifest.toml"), [], ["linux-x64"])
+    out.mkdir()
+    res = subprocess.run([sys.executable, build_extension.blender_ext_cli(), "build", "--source-dir", str(staging),
+                          "--output-dir", str(out)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    (zip_path,) = glob.glob(str(out / "*.zip"))
+    _assert_holds_the_licence(zip_path)
+    with zipfile.ZipFile(zip_path) as z:
+        names = z.namelist()
+    assert "README.md" in names and "blender_manifest.toml" in names
+    assert not [n for n in names if n.startswith(("docs/", "tests/", "tools/"))], names
