@@ -1,4 +1,4 @@
-"""The house's shape, checked (README "Layout"; DESIGN.md section 1): the engine package never imports
+"""The house's shape, checked (docs/layout.md; DESIGN.md section 1): the engine package never imports
 Blender; its modules import in one direction, floor by floor, with no circles (imports inside
 functions count: a circle hidden there is a circle); no module is too long to hold in one's head;
 and nothing outside ``motionctl/engines/`` names an engine (the command line, the panels, the
