@@ -20,6 +20,8 @@ import threading
 import time
 from typing import Callable
 
+import numpy as np
+
 from .errors import Cancelled, MotionctlError
 
 Progress = Callable[[float, str], None]
@@ -42,6 +44,25 @@ def progress_range(progress: Progress | None, lo: float, hi: float) -> Progress 
     if progress is None:
         return None
     return lambda f, m: progress(lo + (hi - lo) * f, m)
+
+
+def converging(residuals, tol: float, budget: int) -> float:
+    """The share done, 0-1, of an iteration that stops once its residual falls below ``tol`` or
+    after ``budget`` iterations: the iterations run over those plus the ones left at the recent
+    rate of convergence (the residual's geometric fall per iteration over the last tenth of them,
+    at least 5), as value iteration converges (linearly).  Use the running maximum: a rate that
+    slows makes it smaller."""
+    n = len(residuals)
+    if n and residuals[-1] < tol:
+        return 1.0
+    share = n / max(budget, 1)
+    if n >= 2:
+        back = min(n - 1, max(5, n // 10))
+        a, b = float(residuals[-1 - back]), float(residuals[-1])
+        if a > b > 0:
+            left = np.log(b / tol) / (np.log(a / b) / back)
+            share = max(share, n / (n + left))
+    return float(min(share, 1.0))
 
 
 def check_stop(should_stop: StopCheck | None, what: str = "job") -> None:
@@ -231,43 +252,134 @@ def clock(seconds: float) -> str:
 
 
 class Eta:
-    """Time left for a job from its progress so far: elapsed x (1 - f) / f, the job's average pace
-    (a step that stalls makes the estimate grow while the clock runs, which is what it is).  Nothing
-    is estimated before ``MIN_FRACTION`` of the work and ``MIN_SECONDS`` of it have passed."""
+    """Time left for a job, judged on its recent pace, and said only when it can be kept.
+
+    The pace is the fraction done per second over a recent window (the last ``WINDOW`` of the time
+    elapsed, at least ``MIN_WINDOW`` seconds and ``MIN_STEPS`` reports that moved the fraction) up
+    to the latest report; the time left counts down from there between reports.  No time is
+    promised (``left`` is None, "time left unknown"): before ``MIN_FRACTION`` of the work and
+    ``MIN_SECONDS``; while the pace is slowing (the window's recent half more than ``STEADY`` times
+    slower than its older half: a slower stage begins, a step stalls); while no report has come for
+    ``LATE`` times the longest gap between reports in the window; when the time promised has run
+    out; and for half a window after an estimate broke its promise, the finish it promised moved
+    later by more than ``SLACK`` of the time it promised (3 s at least).  So a time shown counts
+    down, wavering by at most that slack, or gives way to "unknown": it never grows for long.
+    Times are ``time.perf_counter()`` seconds unless ``now`` is given (tests)."""
 
     MIN_FRACTION = 0.02
     MIN_SECONDS = 2.0
+    WINDOW = 0.3  # share of the time elapsed that the pace is judged over
+    MIN_WINDOW = 5.0  # seconds
+    MIN_STEPS = 3  # a window holds at least this many steps of the fraction (a job of few long steps)
+    STEADY = 1.5  # the recent half of the window may be at most this many times slower than the older
+    LATE = 2.0  # silence longer than this many times the longest recent gap between reports: stalled
+    SLACK = 0.2  # an estimate that grows past the promised finish by this share of it (and 3 s) is broken
+    KEEP = 256  # samples kept (thinned beyond)
 
     def __init__(self, t0: float | None = None):
         self.t0 = time.perf_counter() if t0 is None else t0
         self.fraction = 0.0
+        self._samples = [(self.t0, 0.0)]  # (time, fraction) of each report, the start first
+        self._moved: list = []  # when the last MIN_STEPS + 1 reports that moved the fraction came
+        self._promise = None  # (when promised, finish time promised)
+        self._quiet_until = -float("inf")
 
-    def update(self, fraction: float) -> None:
+    def update(self, fraction: float, now: float | None = None) -> None:
+        """A report: ``fraction`` of the work done at ``now`` (progress never goes back)."""
+        now = time.perf_counter() if now is None else now
+        before = self.fraction
         self.fraction = max(self.fraction, min(max(float(fraction), 0.0), 1.0))
+        if self.fraction > before:
+            self._moved = (self._moved + [now])[-(self.MIN_STEPS + 1):]
+        s = self._samples
+        if now <= s[-1][0]:
+            s[-1] = (s[-1][0], self.fraction)
+            return
+        s.append((now, self.fraction))
+        start = self._window(now)[0]
+        first = next((i for i, (t, _) in enumerate(s) if t > start), len(s)) - 1
+        if first > 0:
+            del s[:first]  # one sample at or before the window's start is enough
+        if len(s) > self.KEEP:
+            s[1:-1] = s[1:-1:2]
 
     def elapsed(self, now: float | None = None) -> float:
         return (time.perf_counter() if now is None else now) - self.t0
 
-    def left(self, now: float | None = None) -> float | None:
-        """Seconds left, or None while there is too little to go on."""
-        t = self.elapsed(now)
-        if self.fraction < self.MIN_FRACTION or t < self.MIN_SECONDS or self.fraction >= 1.0:
+    def _window(self, t: float) -> tuple:
+        start = t - max(self.MIN_WINDOW, self.WINDOW * (t - self.t0))
+        steps = self._moved[0] if len(self._moved) > self.MIN_STEPS else self.t0
+        return max(self.t0, min(start, steps)), t
+
+    def _at(self, t: float) -> float:
+        """The fraction done at time ``t``, linear between reports."""
+        times = [p[0] for p in self._samples]
+        return float(np.interp(t, times, [p[1] for p in self._samples]))
+
+    def pace(self) -> float | None:
+        """Fraction per second over the window up to the latest report; None while it is slowing."""
+        last_t, last_f = self._samples[-1]
+        start, end = self._window(last_t)
+        if end - start <= 0:
             return None
-        return t * (1.0 - self.fraction) / self.fraction
+        mid = 0.5 * (start + end)
+        f0, fm = self._at(start), self._at(mid)
+        older, recent = (fm - f0) / (mid - start), (last_f - fm) / (end - mid)
+        whole = (last_f - f0) / (end - start)
+        if whole <= 0 or recent * self.STEADY < older:
+            return None
+        return whole
+
+    def _stalled(self, now: float) -> bool:
+        times = [t for t, _ in self._samples]
+        gaps = np.diff(times) if len(times) > 1 else np.zeros(0)
+        longest = float(gaps.max()) if len(gaps) else now - self.t0
+        return now - times[-1] > max(self.LATE * longest, 1.0)
+
+    def left(self, now: float | None = None) -> float | None:
+        """Seconds left, or None while it cannot be told (see the class docstring)."""
+        now = time.perf_counter() if now is None else now
+        if (self.fraction >= 1.0 or self.fraction < self.MIN_FRACTION or self.elapsed(now) < self.MIN_SECONDS
+                or now < self._quiet_until or self._stalled(now)):
+            return None
+        pace = self.pace()
+        if pace is None:
+            return None
+        finish = self._samples[-1][0] + (1.0 - self.fraction) / pace
+        if finish <= now:
+            return None  # overdue
+        if self._promise is not None:
+            since, promised = self._promise
+            slack = max(3.0, self.SLACK * (promised - since))
+            if finish > promised + slack:
+                self._promise = None  # it said too little: quiet for a while, then judge again
+                start, end = self._window(now)
+                self._quiet_until = now + 0.5 * (end - start)
+                return None
+            if finish < promised - slack:
+                self._promise = (now, finish)  # faster than promised: promise that
+        else:
+            self._promise = (now, finish)
+        return finish - now
 
     def text(self, now: float | None = None) -> str:
-        """"1:20 elapsed, about 2:10 left" (or just the elapsed time)."""
-        left = self.left(now)
+        """"1:20 elapsed, about 2:10 left", "0:03 elapsed, time left unknown", or at the end
+        "2:31 elapsed"."""
         out = f"{clock(self.elapsed(now))} elapsed"
-        return out + (f", about {clock(left)} left" if left is not None else "")
+        if self.fraction >= 1.0:
+            return out
+        left = self.left(now)
+        return out + (f", about {clock(left)} left" if left is not None else ", time left unknown")
 
 
 class PrintProgress:
     """A ``progress`` callback for the command line: one line per step (at most every ``every``
-    seconds) with the time elapsed and left; while no step reports for ``stalled`` seconds, a
-    background ticker prints the last step again with the clock, so a long step never looks hung.
-    Use it as a context manager (``with PrintProgress(...) as progress:``) so the ticker stops with
-    the job, however it ends."""
+    seconds) with the time elapsed and left (``Eta``); while no step reports for ``stalled`` seconds,
+    a background ticker prints the last step again with the clock, so a long step never looks hung.
+    The clock starts at the first report (a printer made before other work does not count it).  Use
+    it as a context manager (``with PrintProgress(...) as progress:``): the ticker stops with the
+    job however it ends, and a job that ends well without having reported 100% gets its 100% line
+    ("done"), so the last line printed at success always says 100%."""
 
     def __init__(self, label: str = "", every: float = 0.5, stream=None, stalled: float = 5.0):
         self.label = label
@@ -277,6 +389,7 @@ class PrintProgress:
         self._last = -1.0
         self.t0 = time.perf_counter()
         self.eta = Eta(self.t0)
+        self.reports = 0
         self._message = ""
         self._done = threading.Event()
         self._lock = threading.Lock()
@@ -291,7 +404,10 @@ class PrintProgress:
     def __call__(self, fraction: float, message: str) -> None:
         now = time.perf_counter()
         with self._lock:
-            self.eta.update(fraction)
+            if not self.reports:
+                self.t0, self.eta = now, Eta(now)
+            self.reports += 1
+            self.eta.update(fraction, now)
             self._message = message
             if now - self._last >= self.every or fraction >= 1.0:
                 self._print(now)
@@ -308,18 +424,23 @@ class PrintProgress:
                 if now - self._last >= self.stalled:
                     self._print(now)
 
-    def close(self) -> None:
-        """Stop the ticker (the job ended without reporting 100%, or failed)."""
+    def close(self, succeeded: bool = False) -> None:
+        """Stop the ticker; ``succeeded``: the job ended well, so print its 100% line if it has not."""
         self._done.set()
+        if succeeded and self.reports and self.eta.fraction < 1.0:
+            with self._lock:
+                self.eta.update(1.0)
+                self._message = "done"
+                self._print(time.perf_counter())
 
     def __enter__(self) -> "PrintProgress":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(succeeded=exc_type is None)
 
 
-__all__ = ["Cancelled", "Eta", "progress_range", "MemoryLimitError", "Progress", "Shared", "StopCheck", "check_memory", "check_stop", "clock",
+__all__ = ["Cancelled", "Eta", "converging", "progress_range", "MemoryLimitError", "Progress", "Shared", "StopCheck", "check_memory", "check_stop", "clock",
            "cluster",
            "memory_budget", "n_workers", "never_stop", "no_progress", "one_blas_thread", "parallel_map",
            "PrintProgress", "use_scheduler"]

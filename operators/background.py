@@ -47,7 +47,7 @@ class Job:
         self.shown = 0.0  # when the panel last showed it
 
     def _progress(self, fraction: float, message: str) -> None:
-        self.events.put(("progress", float(fraction), str(message)))
+        self.events.put(("progress", float(fraction), str(message), time.perf_counter()))  # when: the pace
 
     def run(self) -> None:
         """Run to the end in the calling thread (worker thread, or synchronously)."""
@@ -59,7 +59,7 @@ class Job:
             self.error = exc
         finally:
             self.done = True
-            self.events.put(("done", 1.0, ""))
+            self.events.put(("done", 1.0, "", time.perf_counter()))
 
     def start(self) -> None:
         self.thread = threading.Thread(target=self.run, name=f"motionctl-{self.label}", daemon=True)
@@ -73,18 +73,19 @@ class Job:
         latest = None
         while True:
             try:
-                kind, fraction, message = self.events.get_nowait()
+                kind, fraction, message, when = self.events.get_nowait()
             except queue.Empty:
                 return latest
             if kind == "progress":
                 latest = self.latest = (fraction, message)
-                self.eta.update(fraction)
+                self.eta.update(fraction, when)
 
     def seconds(self) -> float:
         return time.perf_counter() - self.t0
 
     def status(self) -> str:
-        """The latest step with the time elapsed and left ("training... (0:42 elapsed, about 1:10 left)")."""
+        """The latest step with the time elapsed and left ("training... (0:42 elapsed, about 1:10 left)", or
+        "time left unknown" while ``Eta`` cannot tell)."""
         return f"{self.latest[1]} ({self.eta.text()})"
 
 
