@@ -84,7 +84,10 @@ def load_group(paths, group: int | None = None, settings: ImportSettings | None 
     for p in paths:
         if not os.path.lexists(p):
             raise MotionctlError(f"--clips: {p}: no such file or folder")
-    result = import_library(paths, settings)
+    from .jobs import PrintProgress
+
+    with PrintProgress("reading") as reading:  # a folder of capture can take a while: say so
+        result = import_library(paths, settings, progress=reading)
     for path, info in result.orientations.items():
         for w in info.warnings:
             print(f"warning: {path}: {w}", file=sys.stderr)
@@ -131,7 +134,11 @@ def fit_and_save(engine, args, paths, **fit_args):
     t0 = time.perf_counter()
     model = engine.fit(db, settings, **fit_args)
     model.info["sources"] = sources
-    model.info.update(model_looks(model, db))
+    from .jobs import PrintProgress
+
+    with PrintProgress("checking") as checking:  # a few seconds more: say what they are
+        checking(0.0, "how a check run looks beside the capture")
+        model.info.update(model_looks(model, db))
     written = model.save(out)
     print(json.dumps({k: v for k, v in model.summary().items() if k != "sources"}, default=str))
     for text, warning in summary_lines(engine, model.summary()):

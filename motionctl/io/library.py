@@ -297,10 +297,12 @@ def import_library(paths, settings: ImportSettings | None = None, progress=None,
     files, skipped, failed = motion_files(paths)
     clips, notes, orientations = [], {}, {}
     asf_cache: dict[str, AsfSkeleton] = {}
+    # Reading is 0-0.9 of the job by bytes (a folder mixes short and long takes), grouping the rest.
+    read = np.cumsum([0] + [os.stat(p).st_size if os.path.isfile(p) else 0 for p in files], dtype=np.float64)
     for i, path in enumerate(files):
         check_stop(should_stop, "import")
         if progress is not None:
-            progress(0.9 * i / max(len(files), 1), f"reading {os.path.basename(path)} ({i + 1}/{len(files)})")
+            progress(0.9 * read[i] / max(read[-1], 1.0), f"reading {os.path.basename(path)} ({i + 1}/{len(files)})")
         try:
             clip, info, file_notes = load_clip(path, settings, asf_cache)
         except MotionFileError as exc:
@@ -314,7 +316,7 @@ def import_library(paths, settings: ImportSettings | None = None, progress=None,
         progress(0.9, f"grouping {len(clips)} clip(s) by skeleton")
     groups = group_clips(clips, notes, fold=settings.fold_roots)
     if progress is not None:
-        progress(1.0, f"{len(groups)} group(s)")
+        progress(1.0, f"done: {len(clips)} clip(s) in {len(groups)} group(s)")
     return LibraryImport(groups, failed, skipped, orientations)
 
 

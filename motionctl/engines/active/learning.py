@@ -24,6 +24,7 @@ from scipy.optimize import minimize
 
 from ... import quat
 from ...errors import MotionctlError
+from ...jobs import progress_range
 from ...rootframe import heading, root_frame
 from ...body.contacts import foot_contacts, foot_skating
 from .candidates import (METRICS, REJECTED_RADIUS, Candidate, candidates, gains, held_share, is_open, refused_inputs,  # noqa: F401
@@ -393,7 +394,7 @@ class Learner:
 
 
 def active_step(learner: Learner, step: int, sample: CoverageSample | None = None, should_stop=None,
-                pseudo_tries: int = 2, rounds: int = SEARCH_ROUNDS) -> StepLog:
+                pseudo_tries: int = 2, rounds: int = SEARCH_ROUNDS, progress=None) -> StepLog:
     """One automatic step: candidates; going down them in the user's order, the first whose
     pseudoexample the oracle accepts, or that the oracle answers with an example; the requests it
     rejects on the way are remembered and not asked again (asking costs nothing: it is the
@@ -402,7 +403,7 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
     rule out); the order is ``Learner.order``'s.  While a plan is left (``Learner.planned``), its
     requests are asked first and no search runs.  Pseudoexamples are tried
     for the first ``pseudo_tries`` task candidates, at most ``pseudo_per_example`` between two
-    real examples."""
+    real examples; ``progress`` hears the searches (each an equal share of the step)."""
     t0 = time.perf_counter()
     ctrl = learner.ctrl
     rejected = tried = 0
@@ -411,9 +412,10 @@ def active_step(learner: Learner, step: int, sample: CoverageSample | None = Non
     if plan:
         first = plan[0]
         answered, rejected, _ = _ask(learner, plan, 0)
-    for _ in range(0 if answered else rounds):
+    for r in range(0 if answered else rounds):
+        part = progress_range(progress, r / rounds, (r + 1) / rounds)
         cands = learner.order(candidates(ctrl, learner.rng, should_stop=should_stop, rejected=learner.rejected,
-                                         library=learner.oracle.pool))
+                                         library=learner.oracle.pool, progress=part))
         if not cands:
             break
         first = first or cands[0]

@@ -21,7 +21,7 @@ import numpy as np
 from ...body import mirror_clip
 from ...clip import resample
 from ...errors import MotionctlError
-from ...jobs import check_stop
+from ...jobs import check_stop, progress_range
 from ..base import clips_of, working_set
 from .controller import Controller
 from .model import ActiveModel, ActiveSettings
@@ -153,18 +153,35 @@ class ActiveSession:
         coverage after each; ``log(StepLog)`` hears every step.  Returns this call's steps."""
         first = len(self.logs)
         idle = 0
-        for _ in range(max_steps or 3 * budget):
+        had = self.ctrl.n_examples
+        wanted = max(budget - had, 1)
+        done = [0.0]  # share reported: each example wanted is an equal share, a step's search within it
+
+        def report(f, m):
+            done[0] = max(done[0], min(0.99, f))
+            progress(done[0], m)
+
+        steps = max_steps or 3 * budget
+        for _ in range(steps):
             if self.ctrl.n_examples >= budget or idle >= IDLE_STEPS:
                 break
             check_stop(should_stop, "active learning")
-            entry = active_step(self.learner, len(self.logs), self.sample if track else None, should_stop)
+            gained = self.ctrl.n_examples - had
+            within = None if not progress else (
+                lambda f, m, g=gained: report((g + f) / wanted, f"example {had + g + 1} of {budget}: {m}"))
+            entry = active_step(self.learner, len(self.logs), self.sample if track else None, should_stop,
+                                progress=within)
             idle = idle + 1 if entry.action == "rejected" else 0
             self.logs.append(entry)
             if log:
                 log(entry)
             if progress:
-                progress(min(1.0, self.ctrl.n_examples / budget),
-                         f"{self.ctrl.n_examples} examples, {self.ctrl.n_pseudo} pseudoexamples")
+                report((self.ctrl.n_examples - had) / wanted,
+                       f"{self.ctrl.n_examples} examples, {self.ctrl.n_pseudo} pseudoexamples")
+        if progress:
+            why = ("the budget" if self.ctrl.n_examples >= budget else
+                   f"{IDLE_STEPS} steps in a row rejected" if idle >= IDLE_STEPS else f"{steps} steps")
+            progress(1.0, f"{self.ctrl.n_examples} examples, {self.ctrl.n_pseudo} pseudoexamples (stopped at {why})")
         return self.logs[first:]
 
     def _step(self, action: str, cand: Candidate, answer: str, t0: float, changed: bool = True) -> StepLog:
@@ -225,9 +242,22 @@ def fit(library, settings: ActiveSettings | None = None, *, progress=None, shoul
     with the seed clip's first example, then ``active_step`` until the budget of examples.
     ``log(StepLog)`` hears every step; ``track`` measures coverage after each (the command line)."""
     s = settings or ActiveSettings()
+    if progress:
+        progress(0.0, "the library's examples of the task")
     session = ActiveSession(library, s)
-    session.learn(s.budget, track, progress=progress, should_stop=should_stop, log=log)
-    return session.model()
+    session.learn(s.budget, track, progress=progress_range(progress, SESSION_SHARE, LEARN_SHARE),
+                  should_stop=should_stop, log=log)
+    if progress:
+        progress(LEARN_SHARE, "measuring coverage")
+    model = session.model()
+    if progress:
+        progress(1.0, f"done: {session.ctrl.n_examples} examples")
+    return model
+
+
+# Shares of the job (measured): finding the library's examples and the coverage sample, learning,
+# then the summary's coverage.
+SESSION_SHARE, LEARN_SHARE = 0.05, 0.97
 
 
 __all__ = ["ActiveSession", "fit", "seed_index", "working"]

@@ -421,6 +421,8 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
     """Learn a motion field on ``library``'s clips: the database, the transition cache (reused
     from ``cache`` when only the task changed) and the value function."""
     s = settings or FieldSettings()
+    if progress is not None:
+        progress(0.0, "motion states of the clips")
     clips = clips_of(library)
     plain = [c for c in clips if not has(c.tags, ACTIONS)]
     left_out = [c.name for c in clips if has(c.tags, ACTIONS)] if plain else []
@@ -446,26 +448,29 @@ def fit(library, settings: FieldSettings | None = None, *, progress=None, should
         if tc is None:
             check_stop(should_stop, "motion field")
             tc = transitions(db, anchors.rows, s.k, s.delta,
-                             progress_range(progress, 0.0, 0.5), should_stop)
+                             progress_range(progress, 0.0, CACHE_SHARE), should_stop)
             if cache is not None:
                 cache.clear()
                 cache[ckey] = tc
         learned = value_iteration(task, tc, anchors, db.n, s.discount, s.tolerance, s.max_sweeps,
-                                  progress_range(progress, 0.5, 1.0), should_stop)
+                                  progress_range(progress, 0.0 if reused else CACHE_SHARE, 1.0), should_stop)
         values = learned.values
         summary.update({"anchors": anchors.n, "sweeps": learned.sweeps, "residual": learned.residuals[-1],
                         "cache_seconds": 0.0 if reused else tc.seconds, "learn_seconds": learned.seconds,
                         "value_bytes": int(values.nbytes), "grid": list(task.shape),
                         "speeds": [round(float(v), 3) for v in speeds]})
-    if progress is not None:
-        progress(1.0, "done")
     model = FieldModel(s, summary, names, s.fps, 0.2, values, db.n, db, speeds=speeds)
     model.remember(work, key)
     if task is not None and task.name == "none":
         dead = model.dead_ends()
         model.info.update({"dead_ends": int(dead.sum()),
                            "dead_end_clips": sorted({table.names[c] for c in np.unique(db.clip[dead])})})
+    if progress is not None:
+        progress(1.0, f"done: {db.n} motion states" + (f", {summary['sweeps']} sweeps" if "sweeps" in summary else ""))
     return model
+
+
+CACHE_SHARE = 0.3  # of the job: the motion states and their transition cache; value iteration the rest
 
 
 __all__ = ["FieldMemory", "FieldModel", "FieldSettings", "fit"]

@@ -30,7 +30,7 @@ import numpy as np
 from scipy import sparse
 
 from ...errors import MotionctlError
-from ...jobs import check_stop
+from ...jobs import check_stop, converging
 from ...play.tasks import GridTask
 
 @dataclass
@@ -151,6 +151,7 @@ def value_iteration(task: GridTask, cache: Cache, anchors: Anchors, states: int,
         wts[rr] = w
     v = np.zeros((a_n, g_n), dtype=np.float32)
     learned = Learned(v, 0)
+    done = 0.0  # share reported
     for sweep in range(1, max_sweeps + 1):
         check_stop(should_stop, "value iteration")
         seen = task.expect(v)  # the future as seen with the player free to ask another speed
@@ -165,10 +166,13 @@ def value_iteration(task: GridTask, cache: Cache, anchors: Anchors, states: int,
         change = float(np.max(np.abs(new - v)))
         v = new
         learned.residuals.append(change)
-        if progress is not None and (sweep % 10 == 0 or change < tol):
-            progress(min(0.99, sweep / max_sweeps), f"sweep {sweep}: largest change {change:.4g}")
         if change < tol:
             break
+        if progress is not None and sweep % 10 == 0:
+            done = max(done, converging(learned.residuals, tol, max_sweeps))
+            progress(min(0.99, done), f"sweep {sweep}: largest change {change:.4g}")
+    if progress is not None:
+        progress(1.0, f"converged after {sweep} sweeps" if change < tol else f"{sweep} sweeps, the most allowed")
     learned.values, learned.sweeps = task.expect(v), sweep  # what a decision reads as the future
     learned.seconds = time.perf_counter() - t0
     return learned

@@ -201,6 +201,8 @@ class FragmentModel:
                 break
             check_stop(should_stop, "training")
             if not self.add_hubs(pick_hubs(trans, cq, result.values, p, user_model), q, p.n_jobs, should_stop):
+                if progress is not None:  # the rounds left are not needed: the solve is done
+                    progress(1.0, f"{p.kind}: solved (no more hub columns to add)")
                 break
             init = result.values
         if rounds:

@@ -173,22 +173,25 @@ def fit(library, settings: ControllerSettings | None = None, *, progress=None, s
     model = cache.get("fragments", {}).get(key)
     if model is not None and model.sparse and model.stutter_window != s.quality.stutter_window:
         model = None  # sparse successors leave stuttering jumps out when searched: search again
+    # Shares of the job measured on the demo and CMU subject 16: the distances took 5-10% of the
+    # time, the solve most of the rest; the held-out evaluation, when asked, 2-3%.
+    solved = 0.97 if s.held_out > 0 else 1.0
     if model is None:
-        model = FragmentModel.build(clips, s.fragments, s.quality, step(0.0, 0.4), should_stop)
+        model = FragmentModel.build(clips, s.fragments, s.quality, step(0.0, 0.1), should_stop)
         cache["fragments"] = {key: model}  # one fragment model in memory
     fs = model.fragments
     check_stop(should_stop, "training")
     traces = training_traces(s, fs)
     value_key = (key, s.policy.kind, s.policy.threshold, s.bins, s.traces)
     init = cache.get("values", {}).get(value_key)
-    trained = train_controller(None, traces, s, model, init, step(0.4, 0.85), should_stop)
+    trained = train_controller(None, traces, s, model, init, step(0.1, solved), should_stop)
     cache["values"] = {value_key: trained.result.values}
     r = trained.result
     percent = std = None  # not measured
     if s.held_out > 0:
         held = evaluation_traces(fs, s.held_out, s.seed)
         res = evaluate_controllers(model, {"policy": r.table}, trained.bins, held, s.quality, {"opt": None},
-                                   step(0.85, 1.0), should_stop)
+                                   step(solved, 1.0), should_stop)
         percent, std = res["policy"]["mean"], res["policy"]["std"]
     summary = {"clips": len(clips), "fragments": fs.n, "bins": trained.bins.n, "kind": s.policy.kind,
                "improvements": r.improvements, "sweeps": r.sweeps, "hubs": r.hubs,
@@ -198,6 +201,8 @@ def fit(library, settings: ControllerSettings | None = None, *, progress=None, s
     model = FragmentController(s, summary, [c.name for c in fs.clips], fs.fps, f.heading_smooth, r.table, r.values,
                               trained.bins, fs.clip, fs.start, fs.n_frames, fs.top_speed(75))
     model.remember(fs.clips)
+    if progress is not None:
+        progress(1.0, f"done: {r.improvements} improvements, {'converged' if r.converged else 'not converged'}")
     return model
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import fmath
-from ...jobs import check_stop
+from ...jobs import check_stop, converging, progress_range
 from ...rootframe import wrap
 from ...play.tasks import GridTask, speed_samples
 
@@ -107,7 +107,7 @@ def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: flo
           max_sweeps: int = 3000, should_stop=None, clip_speed: np.ndarray | None = None, speed_count: int = 0,
           speed_weight: float = 1.0, edge_cost: np.ndarray | None = None,
           clip_warps: np.ndarray | None = None, jump_penalty: np.ndarray | None = None,
-          jumps: np.ndarray | None = None) -> Lookahead:
+          jumps: np.ndarray | None = None, progress=None) -> Lookahead:
     """Value iteration over ``graph``'s clips (see the module docstring), their ``clip_yaws``
     ``yaws``; ``penalty`` [K] is a further cost of playing each clip (a jump or action nobody
     asked for).  With ``clip_speed`` [K] (m/s) and ``speed_count`` >= 2 the asked speed is part
@@ -116,7 +116,8 @@ def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: flo
     ``warps`` [W] (a short clip may warp less: ``warp_limits``).  ``jump_penalty`` [K]: the cost
     of each clip while a jump is asked (any clip but a jump: ``jumps`` [K] marks them), for a
     second table of values (``jump_values``) that finds the way to a jump, which serves the
-    request: what follows a jump is worth what the first table says."""
+    request: what follows a jump is worth what the first table says.  ``progress(fraction,
+    message)`` hears the sweeps (the jump table, when there is one, is the second half)."""
     t0 = time.perf_counter()
     speeds = speed_samples(clip_speed, speed_count) if clip_speed is not None else np.zeros(0)
     task = task_of(speeds)
@@ -135,13 +136,13 @@ def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: flo
     end = fmath.power(gamma, n.astype(float))  # [K]
     src, dst = graph.edges[:, 0], graph.edges[:, 1]
 
-    def iterate(cost: np.ndarray, served: np.ndarray | None = None) -> tuple:
+    def iterate(cost: np.ndarray, served: np.ndarray | None = None, report=None) -> tuple:
         """(values, sweeps, residual) for per-clip ``cost``; ``served`` [K, T]: the future of a jump
         clip's end (the request met, the values without it) while looking for one."""
         reward = base - cost[:, None, None]
         after = None if served is None else np.sum(served[np.arange(k)[:, None, None, None], idx] * wts, axis=-1)
         v = np.zeros((k, task.size))
-        sweeps, change = 0, np.inf
+        sweeps, change, residuals, done = 0, np.inf, [], 0.0
         for sweeps in range(1, max_sweeps + 1):
             check_stop(should_stop, "graph value iteration")
             future = np.sum(v[np.arange(k)[:, None, None, None], idx] * wts, axis=-1)  # [K, W, T]
@@ -153,12 +154,19 @@ def learn(graph, yaws: tuple, penalty: np.ndarray, warps: np.ndarray, gamma: flo
             new = np.where(np.isfinite(new), new, v)
             change = float(np.max(np.abs(new - v)))
             v = new
+            residuals.append(change)
             if change < tol:
                 break
+            if report is not None and sweeps % 10 == 0:
+                done = max(done, converging(residuals, tol, max_sweeps))
+                report(min(0.99, done), f"sweep {sweeps}: largest change {change:.4g}")
+        if report is not None:
+            report(1.0, f"converged after {sweeps} sweeps" if change < tol else f"{sweeps} sweeps, the most allowed")
         return v.astype(np.float32), sweeps, change
 
-    v, sweeps, change = iterate(penalty)
-    jump_v = iterate(jump_penalty, v)[0] if jump_penalty is not None else None
+    half = 0.5 if jump_penalty is not None else 1.0
+    v, sweeps, change = iterate(penalty, report=progress_range(progress, 0.0, half))
+    jump_v = iterate(jump_penalty, v, progress_range(progress, half, 1.0))[0] if jump_penalty is not None else None
     return Lookahead(v, warps, gamma, speeds, speed_weight if task.speeds else 0.0, sweeps, change,
                      time.perf_counter() - t0, jump_values=jump_v)
 

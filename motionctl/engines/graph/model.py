@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import MotionctlError
-from ...jobs import check_stop
+from ...jobs import check_stop, progress_range
 from ...rootframe import wrap
 from ...play.session import State
 from ...play.commands import Command
@@ -198,8 +198,11 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
     """Build the motion graph of ``library``'s clips; an empty graph is an error to fix by the
     threshold."""
     s = settings or GraphSettings()
+    if progress is not None:
+        progress(0.0, "resampling the clips")
     work = working_set(clips_of(library), s.fps, False)  # what build_graph works on (resampled once)
-    graph = build_graph(work, s, progress, should_stop)
+    built = BUILD_SHARE if s.policy == "lookahead" else 1.0
+    graph = build_graph(work, s, progress_range(progress, 0.0, built), should_stop)
     if graph.n == 0:
         raise MotionctlError("no transitions passed the threshold: raise it")
     st = graph.stats
@@ -211,20 +214,23 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
     model.remember(work)
     if s.policy == "lookahead":
         check_stop(should_stop, "motion graph")
-        if progress is not None:
-            progress(0.9, "value iteration over the graph's clips")
         yaws = model.yaws
         look = lookahead.learn(graph, yaws, model.unasked(np.arange(graph.n)), warp_values(s), s.discount,
                                clip_warps=model.clip_warps,
                                should_stop=should_stop, clip_speed=model.speed, speed_count=s.speed_samples,
                                speed_weight=s.speed_weight, edge_cost=model.edge_cost(),
                                jump_penalty=model.jump_asked_cost() if model.jumps.any() else None,
-                               jumps=model.jumps)
+                               jumps=model.jumps, progress=progress_range(progress, built, 1.0))
         model.use_lookahead(look, yaws)
         model.info.update({"sweeps": look.sweeps, "residual": look.residual, "value_bytes": int(look.values.nbytes),
                            "speeds": [round(float(v), 3) for v in look.speeds],
                            "seconds": st["build_seconds"] + look.seconds})
+    if progress is not None:
+        progress(1.0, f"done: {graph.n} clips, {len(graph.edges)} transitions")
     return model
+
+
+BUILD_SHARE = 0.8  # of the job with a lookahead policy: building the graph; its value iteration the rest
 
 
 __all__ = ["GraphController", "Settings", "fit"]

@@ -376,6 +376,8 @@ def fit(library, settings: MatchingSettings | None = None, *, progress=None, sho
     if not np.any(s.weights() > 0):
         raise MotionctlError("every feature weight is 0: motion matching needs at least one")
     clips = clips_of(library)
+    if progress is not None:
+        progress(0.0, "resampling the clips")
     work = working_set(clips, s.fps, s.mirror)
     names = [c.name for c in work]
     raw = []
@@ -383,8 +385,10 @@ def fit(library, settings: MatchingSettings | None = None, *, progress=None, sho
         if i % 8 == 0:
             check_stop(should_stop, "motion matching")
             if progress is not None:
-                progress(i / len(work), f"features of {c.name}")
+                progress(RESAMPLED + (FEATURED - RESAMPLED) * i / len(work), f"features of {c.name}")
         raw.append(raw_features(c))
+    if progress is not None:
+        progress(FEATURED, "the search table")
     raw = np.concatenate(raw)
     offset, scale = normalisation(raw, s.weights())
     table = frame_table(work, work[0].skeleton, 0.2)
@@ -403,8 +407,11 @@ def fit(library, settings: MatchingSettings | None = None, *, progress=None, sho
                   "feature_bytes": int(raw.astype(np.float32).nbytes), "seconds": time.perf_counter() - t0}
     model.typical_speed = float(model.info["typical_speed"])
     if progress is not None:
-        progress(1.0, "done")
+        progress(1.0, f"done: {model.info['frames']} frames")
     return model
+
+
+RESAMPLED, FEATURED = 0.3, 0.7  # shares of the job done after resampling, after the features (measured)
 
 
 __all__ = ["MatchMemory", "MatchingModel", "MatchingSettings", "fit"]

@@ -72,6 +72,9 @@ def train_planner(clips, settings: PlannerSettings | None = None, progress=None,
         return _train_planner(clips, settings, progress, should_stop)
 
 
+PROBLEM_SHARE = 0.25  # of training: cutting the steps and sampling their groups' blends (measured)
+
+
 def _train_planner(clips, settings, progress, should_stop):
     s = settings or PlannerSettings()
     if progress:
@@ -85,9 +88,10 @@ def _train_planner(clips, settings, progress, should_stop):
         raise MotionctlError("the reach task needs clips tagged pick, reach, punch or kick (none found)")
     groups = group_segments(seg, s.segments.group_size if s.parametric else 1)
     check_stop(should_stop, "planning controller")
+    if progress:
+        progress(0.0, f"{groups.n} groups of {seg.n} steps: their blends")
     problem = PlanningProblem.from_groups(task, seg, groups, s.fitted.blend_samples, s.fitted.seed)
-    sub = progress_range(progress, 0.05, 0.95)
-    fit = fitted_iteration(problem, s.fitted, sub, should_stop)
+    fit = fitted_iteration(problem, s.fitted, progress_range(progress, PROBLEM_SHARE, 1.0), should_stop)
     info = {"task": s.task, "parametric": s.parametric, "segments": seg.n, "groups": groups.n, "samples": fit.samples,
             "iterations": fit.iterations, "frozen_at": fit.frozen_at, "n_min": fit.n_min, "seconds": fit.seconds,
             "residual": fit.residuals[-1] if fit.residuals else None, "regressor": s.fitted.regressor}
