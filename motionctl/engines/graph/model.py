@@ -230,7 +230,7 @@ def fit(library, settings: GraphSettings | None = None, *, progress=None, should
     return model
 
 
-BUILD_SHARE = 0.8  # of the job with a lookahead policy: building the graph; its value iteration the rest
+BUILD_SHARE = 0.95  # of the job with a lookahead policy: building the graph (measured: 97% on 10 CMU 16 clips)
 
 
 __all__ = ["GraphController", "Settings", "fit"]

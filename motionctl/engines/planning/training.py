@@ -72,7 +72,7 @@ def train_planner(clips, settings: PlannerSettings | None = None, progress=None,
         return _train_planner(clips, settings, progress, should_stop)
 
 
-PROBLEM_SHARE = 0.25  # of training: cutting the steps and sampling their groups' blends (measured)
+PROBLEM_SHARE = 0.1  # of training: cutting the steps and sampling their groups' blends (measured: 4-20%)
 
 
 def _train_planner(clips, settings, progress, should_stop):
