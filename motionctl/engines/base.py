@@ -30,7 +30,8 @@ from ..play.session import State
 from ..play.commands import Command
 from ..settings import from_dict, to_dict, validate
 from ..store import open_archive, save_archive
-from .schema import check_arrays
+from .schema import Flag, Items, Num, Plain, Row, Table, Text, check_arrays, settings_shape
+from .schema import check_header as check_shape
 from ..play.synth import FrameTable, Step, frame_table
 
 
@@ -193,39 +194,43 @@ def check_pieces(table: FrameTable, clip, end, what: str) -> None:
 
 
 MAX_FPS = 1000.0  # frames per second a model may say it runs at
+MAX_CLIPS = 1_000_000  # working clips one model may name
+MAX_SPEED = 50.0  # m/s: a speed figure past this in a header is damage (a sprinter runs at 12)
+
+# The summary's figures the program reads (a run's generated player, certification's commands, the
+# active panel's picture, ``run`` without --clips); the rest are only shown (``summary_lines``).
+SUMMARY = Table({"top_speed": Num(0.0, MAX_SPEED, optional=True), "typical_speed": Num(0.0, MAX_SPEED, optional=True),
+                 "pool_coverage": Num(0.0, 1.0, optional=True), "seconds": Num(0.0, optional=True),
+                 "sources": Items(Text(empty=False), 1, MAX_CLIPS, optional=True),
+                 "looks_missed": Items(Text(), optional=True)}, others=Plain(), optional=True)
 
 
-def check_header(path, meta: dict) -> dict:
+def header_shape(model) -> Table:
+    """The whole header of a ``model`` class's files (``Model.save``): the common part, the settings'
+    kinds (``settings_shape``; their ranges are ``validate``'s) and the engine's own ``header``."""
+    return Table({"format": Text(), "engine": Text(choices=(model.engine,)), "settings": settings_shape(model.Settings),
+                  "summary": SUMMARY, "clip_names": Items(Text(empty=False), 1, MAX_CLIPS),
+                  "sources": Items(Row((Text(empty=False), Flag())), 1, MAX_CLIPS, optional=True),
+                  "fps": Num(1.0, MAX_FPS), "heading_smooth": Num(0.0, 10.0, optional=True),
+                  "data_key": Text(longest=128, optional=True), "model": model.header})
+
+
+def check_header(path, meta: dict, model) -> dict:
     """The common part of a model header (what ``Model.save`` writes besides the engine's own and
-    the settings) as ``from_archive``'s ``base``, plus "sources" and "data_key"; MotionFileError
-    naming ``path`` and the field when a value is of the wrong type or out of range."""
-    def fail(name, what):
-        raise MotionFileError(path, f"its header's {name!r} {what} (a damaged or hand-edited file?)")
-
-    names = meta.get("clip_names")
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
-        fail("clip_names", "must be a list of clip names")
-    sources = meta.get("sources")
+    the settings) as ``from_archive``'s ``base``, plus "sources" and "data_key", once the whole header
+    fits ``header_shape(model)`` (``schema.check_header``: MotionFileError naming ``path`` and the
+    field)."""
+    check_shape(path, header_shape(model), meta)
+    names, sources = meta["clip_names"], meta.get("sources")
     if sources is None:  # archives before sources were stored: the names say (``mirror_source``)
         sources = [mirror_source(n) for n in names]
-    elif not (isinstance(sources, list) and len(sources) == len(names) and
-              all(isinstance(s, list) and len(s) == 2 and isinstance(s[0], str) and isinstance(s[1], bool)
-                  for s in sources)):
-        fail("sources", f"must be {len(names)} [clip name, mirrored] pairs, one per clip name")
-    numbers = {}
-    for name, default, low, high in (("fps", None, 1.0, MAX_FPS), ("heading_smooth", 0.2, 0.0, 10.0)):
-        v = meta.get(name, default)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
-            fail(name, f"must be a number from {low:g} to {high:g}, got {v!r}")
-        numbers[name] = float(v)
-    key = meta.get("data_key") or ""
-    if not isinstance(key, str):
-        fail("data_key", f"must be a fingerprint, got {key!r}")
-    for name in ("summary", "model"):
-        if not isinstance(meta.get(name, {}), dict):
-            fail(name, "must be a table")
-    return {"summary": meta.get("summary", {}), "clip_names": list(names), "sources": [tuple(s) for s in sources],
-            "data_key": key, **numbers}
+    elif len(sources) != len(names):
+        raise MotionFileError(path, f"its header's 'sources' must be {len(names)} [clip name, mirrored] pairs, one "
+                              "per clip name (a damaged or hand-edited file?)")
+    smooth = meta.get("heading_smooth")
+    return {"summary": meta.get("summary") or {}, "clip_names": list(names), "sources": [tuple(s) for s in sources],
+            "data_key": meta.get("data_key") or "", "fps": float(meta["fps"]),
+            "heading_smooth": 0.2 if smooth is None else float(smooth)}
 
 
 class Model:
@@ -235,8 +240,13 @@ class Model:
     engine = ""
     Settings = None
     schema: dict | None = None  # {array name: schema.Array}: what a saved model's arrays must be
+    header = Table({}, others=Plain())  # schema.Table: what the engine's own part of the header ("model") must be
     absent_settings: dict = {}  # {setting: value} for a file saved before the setting (how it played then)
     decision_rate = 10.0  # decisions per second (about; steps may vary in length)
+    # Bytes a saved model takes per second of capture it was trained on, at most (measured at the
+    # default settings on CMU subject 16, with a margin of 2): what the command line asks free
+    # before training (``cli.estimated_model_bytes``).  Each engine states its own.
+    bytes_per_second = 4 << 20
     typical_speed = 1.3  # m/s: the speed its commands are measured at (certification)
 
     def __init__(self, settings, summary: dict | None = None, clip_names=(), fps: float = 30.0,
@@ -283,7 +293,7 @@ class Model:
         what the engine builds from them by its ``check``: a damaged or hand-edited file is refused
         here, naming the file, not met later while driving."""
         with open_archive(path, cls.archive_format(), f"{cls.engine} model") as (meta, z):
-            base = check_header(path, meta)
+            base = check_header(path, meta, cls)
             base["settings"] = cls.stored_settings(path, meta.get("settings", {}))
             if cls.schema is not None:
                 check_arrays(path, cls.schema, z)

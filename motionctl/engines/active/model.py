@@ -26,7 +26,7 @@ from ...settings import internal, setting
 from ...rootframe import facing_warp, heading
 from ...play.synth import Frames, Step
 from ..base import Model
-from ..schema import Array
+from ..schema import Array, Items, Num, Plain, Table, Text
 from .controller import Cluster, Controller, Example
 from .motion import PHASE, STATE_FRAMES, Aligned, blend, states_of, to_frames
 from .tasks import TASKS, task_named
@@ -89,6 +89,16 @@ class ActiveModel(Model):
                                                                 ("length", 1), ("keys", 2), ("start_state", 2),
                                                                 ("end_state", 2))},
               "c#_alpha": Array("f", 2, like="c#_x"), "c#_pseudo": Array("b", 1)}
+    bytes_per_second = 256 << 10  # 62 KB per example (its aligned poses): 20 examples of 9.7 s of capture, 128 KB/s
+    # The task, the learner's tolerances (the settings' ranges), each cluster's examples (the clip,
+    # its key frames, task figures and skating, checked against the cluster's arrays by ``check``)
+    # and the session's step log (what the picture draws)
+    header = Table({"task": Text(choices=tuple(TASKS)), "tolerance": Num(0.01, 1.0), "join": Num(0.01, 1.0),
+                    "clusters": Items(Items(Table({"clip": Text(empty=False), "keys": Items(Num(), 1, 64),
+                                                   "features": Items(Num(), 1, 64), "skating": Num(0.0, 1e4)}), 1),
+                                      1, 10_000),
+                    "log": Items(Table({"action": Text(), "coverage": Num(0.0, 1.0, optional=True)}, others=Plain()),
+                                 optional=True)})
 
     def __init__(self, settings, summary, clip_names, fps, heading_smooth, controller: Controller, log=()):
         super().__init__(settings, summary, clip_names, fps, heading_smooth)

@@ -40,8 +40,8 @@ from ...play.commands import DEFAULT_SPEED, Command
 from ...tags import ACTIONS, has
 from ...settings import setting
 from ...play.synth import Frames, Step, frame_table
-from ..base import Model, clips_of, fingerprint, working_set
-from ..schema import Array
+from ..base import MAX_SPEED, Model, clips_of, fingerprint, working_set
+from ..schema import Array, Items, Num, Table
 from .states import ROOT_WEIGHT, Database, States, velocity_between
 from ...play.tasks import TASK_CHOICES, GridTask, speed_samples
 from .values import Anchors, transitions, value_iteration
@@ -53,6 +53,7 @@ PUSH_REST = 0.02  # m/s: a disturbance below this has ended
 CERTIFY_BUCKET = 0.5  # s: certification's entry states are the captured clips' half-seconds
 TURN_COST = 1.0  # reward lost per radian of Turn Warp added to a frame (one frame's heading error)
 SPEED_HOLD = 3.0  # s: how long a player holds a speed, on average, for the values' look ahead
+MAX_STATES = 100_000_000  # motion states one field may say it was trained on
 
 
 @dataclass
@@ -132,6 +133,9 @@ class FieldModel(Model):
     engine = "field"
     Settings = FieldSettings
     schema = {"values": Array("f", 2, optional=True)}
+    bytes_per_second = 64 << 10  # 21 KB per second of capture at the defaults (5 speeds x 18 headings per state)
+    header = Table({"n_states": Num(1, MAX_STATES, whole=True),
+                    "speeds": Items(Num(0.0, MAX_SPEED), 0, 64, rising=True)}, absent=("speeds",))
 
     def __init__(self, settings: FieldSettings, summary, clip_names, fps, heading_smooth, values, n_states: int,
                  db: Database | None = None, speeds=()):
@@ -167,15 +171,17 @@ class FieldModel(Model):
     def from_archive(cls, base, meta, z):
         values = np.asarray(z["values"], dtype=np.float32) if "values" in z else None
         return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"], values,
-                   int(meta["n_states"]), speeds=meta.get("speeds", ()))
+                   meta["n_states"], speeds=meta.get("speeds", ()))
 
     def check(self) -> None:
-        """Stored values hold one value per task sample (the task its settings and speeds make)."""
+        """Stored values hold one value per task sample (the task its settings and speeds make),
+        and at most one row per motion state (anchors are some of the states)."""
         if self.values is not None and (self.values.ndim != 2 or self.values.shape[1] != self.task.size):
             raise MotionctlError(f"its values have {self.values.shape[-1]} task samples where its task has "
                                  f"{self.task.size}")
-        if self.n_states < 1 or not all(np.isfinite(self.speeds)):
-            raise MotionctlError("it was trained on no motion states, or at speeds that are not numbers")
+        if self.values is not None and len(self.values) > self.n_states:
+            raise MotionctlError(f"its values hold {len(self.values)} anchors, more than its header's "
+                                 f"'model.n_states' ({self.n_states} motion states)")
 
     # --- playing
 

@@ -19,8 +19,9 @@ from ...play.session import State
 from ...play.commands import MAX_TURN, Command
 from ...rootframe import facing_warp, wrap
 from ...play.synth import Step
-from ..base import Model, check_pieces, clips_of, fingerprint
-from ..schema import Array
+from ...jobs import check_memory
+from ..base import MAX_SPEED, Model, check_pieces, clips_of, fingerprint
+from ..schema import Array, Num, Table, Text
 from .control import (EVALUATION_PLAYER, TRAINING_PLAYERS, ControlBins, PlayerSettings, player_traces, read_trace,
                       scale_player)
 from .controller import ControllerSettings, FragmentModel, evaluate_controllers, train_controller
@@ -28,6 +29,7 @@ from .cut import FragmentSet
 
 Settings = ControllerSettings
 SHARP_OFF = np.radians(60.0)  # heading error past which a fragment controller asks its sharpest turn bin
+MAX_FRAGMENT_FRAMES = 240  # poses a fragment may hold: Fragment Length's 1 s at the highest working rate (240 fps)
 
 
 class FragmentController(Model):
@@ -43,6 +45,9 @@ class FragmentController(Model):
     Settings = ControllerSettings
     schema = {"table": Array("i", 2, low=0, high="len:clip"), "values": Array("f", 2, like="table"),
               "centres": Array("f", 2, tail=(4,)), "clip": Array("i", 1, low=0), "start": Array("i", 1, low=0, like="clip")}
+    bytes_per_second = 100 << 10  # 48 KB per second of capture at the defaults (150 bins, a fragment every 0.05 s)
+    header = Table({"n_frames": Num(4, MAX_FRAGMENT_FRAMES, whole=True), "speed": Num(0.0, MAX_SPEED, optional=True),
+                    "bin_kind": Text(choices=("paper", "kmeans"), optional=True)})
 
     def __init__(self, settings, summary, clip_names, fps, heading_smooth, table, values, bins: ControlBins, clip,
                  start, n_frames: int, speed: float):
@@ -71,18 +76,27 @@ class FragmentController(Model):
     @classmethod
     def from_archive(cls, base, meta, z):
         q = base["settings"].quality
-        bins = ControlBins(np.asarray(z["centres"]), meta.get("bin_kind", "paper"), q)
+        bins = ControlBins(np.asarray(z["centres"]), meta.get("bin_kind") or "paper", q)
         return cls(base["settings"], base["summary"], base["clip_names"], base["fps"], base["heading_smooth"],
                    np.asarray(z["table"]), np.asarray(z["values"]), bins, np.asarray(z["clip"]),
-                   np.asarray(z["start"]), int(meta["n_frames"]), float(meta.get("speed", 1.3)))
+                   np.asarray(z["start"]), meta["n_frames"], float(meta.get("speed") or 1.3))
 
     def check(self) -> None:
-        """Fragments lie in the clips it names, and the table has one column per control bin."""
+        """Fragments lie in the clips it names, the table has one column per control bin, and each
+        fragment holds the poses its settings cut (Fragment Length at the working rate: a header's
+        n_frames drives what binding allocates, once per fragment)."""
         if len(self.clip) != len(self.table) or (len(self.clip) and self.clip.max() >= len(self.clip_names)):
             raise MotionctlError(f"its {len(self.table)} fragments do not lie in its {len(self.clip_names)} clips")
-        if self.table.shape[1] != len(self.bins.centres) or self.n_frames < 1:
+        if self.table.shape[1] != len(self.bins.centres):
             raise MotionctlError(f"its table has {self.table.shape[1]} control bins where {len(self.bins.centres)} "
                                  "are defined")
+        cut, rate = self.settings.fragments.frames()[0], self.settings.fragments.fps
+        if abs(self.fps - rate) > 1e-6 * rate:
+            raise MotionctlError(f"its header's 'fps' is {self.fps:g} where its settings work at {rate:g} fps "
+                                 "(a damaged or hand-edited file?)")
+        if self.n_frames != cut:
+            raise MotionctlError(f"its header's 'model.n_frames' is {self.n_frames} where its settings cut fragments "
+                                 f"of {cut} poses (a damaged or hand-edited file?)")
 
     # --- playing
 
@@ -124,6 +138,8 @@ class FragmentController(Model):
         """Each fragment's own turn (rad) over its frames in ``table``: what Warp Rate adds to
         (frames past its clip's end stand still, as the synthesis plays them)."""
         check_pieces(table, self.clip, self.start_frame + 1, "fragments")
+        check_memory(24.0 * len(self.clip) * self.n_frames, "binding the fragment controller to its clips",
+                     "train it again with a shorter Fragment Length")
         first, length = table.first[self.clip], table.length[self.clip]
         within = self.start_frame[:, None] + np.arange(self.n_frames)
         rows = first[:, None] + np.minimum(within, length[:, None] - 1)

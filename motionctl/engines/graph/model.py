@@ -24,8 +24,8 @@ from ...play.session import State
 from ...play.commands import Command
 from ...play.synth import Step
 from ...tags import JUMPS
-from ..base import Model, check_pieces, clips_of, working_set
-from ..schema import Array
+from ..base import MAX_CLIPS, MAX_FPS, Model, check_pieces, clips_of, working_set
+from ..schema import Array, Items, Num, Plain, Row, Table, Text
 from . import lookahead
 from .build import GraphSettings, MotionGraph, build_graph
 
@@ -47,6 +47,13 @@ class GraphController(Model):
               "look_values": Array("f", 2, finite=False, optional=True), "look_warps": Array("f", 1, optional=True),
               "look_speeds": Array("f", 1, optional=True), "look_speed_weight": Array("f", 0, optional=True),
               "look_jump_values": Array("f", 2, finite=False, optional=True)}
+    bytes_per_second = 8 << 10  # 2 KB per second of capture at the defaults (clips' root paths, Look Ahead's table)
+    # ``MotionGraph.arrays``' meta: its clips' source names, motion types, (action, centre frame) or
+    # null, the build's figures; its rate is the common header's (this copy is not read)
+    header = Table({"fps": Num(1.0, MAX_FPS, optional=True), "names": Items(Text(empty=False), 1, MAX_CLIPS),
+                    "types": Items(Items(Text(), 0, 64), 1, MAX_CLIPS),
+                    "actions": Items(Row((Text(), Num(0, 10**9, whole=True)), optional=True), 1, MAX_CLIPS),
+                    "stats": Table({}, others=Plain())})
 
     def __init__(self, settings, summary, graph: MotionGraph, heading_smooth: float = 0.2,
                  look: lookahead.Lookahead | None = None):

@@ -38,7 +38,7 @@ from ...settings import setting
 from ...tags import canonical
 from ...play.synth import Frames, Step, frame_table
 from ..base import Model, clips_of, working_set
-from ..schema import Array
+from ..schema import Array, Table
 from . import springs
 from .features import (BLOCKS, POSE_DIMS, SEARCHES, TIMES, Index, Rows, normalisation, raw_features, row_info)
 
@@ -135,6 +135,8 @@ class MatchingModel(Model):
     absent_settings = {"warp_rate": 0.0}  # a file saved before Warp Rate plays without it
     Settings = MatchingSettings
     schema = {"features": Array("f", 2), "offset": Array("f", 1), "scale": Array("f", 1, finite=False, like="offset")}
+    bytes_per_second = 16 << 10  # 7 KB per second of capture at the defaults (27 features per frame)
+    header = Table({})  # it keeps nothing in the header's "model" (its figures are the summary's)
 
     def __init__(self, settings: MatchingSettings, summary, clip_names, fps, heading_smooth, features, offset,
                  scale):

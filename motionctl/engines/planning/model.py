@@ -15,10 +15,10 @@ from ...rootframe import facing_warp, to_world, wrap
 from ...play.session import State
 from ...play.commands import Command
 from ...play.synth import Step
-from ..base import Model, check_pieces, clips_of
+from ..base import MAX_CLIPS, MAX_FPS, MAX_SPEED, Model, check_pieces, clips_of
 from ...errors import MotionctlError
 from ...jobs import progress_range
-from ..schema import Array
+from ..schema import Array, Cases, Items, Num, Plain, Table, Text
 from .planner import Planner, rollout
 from .training import PlannerSettings, train_planner
 
@@ -28,6 +28,28 @@ ROLLOUT_STEPS = 20
 
 
 TURN_AHEAD = 1.0  # s: a turning stick asks to face where it turns the character in this time (a step and the next)
+
+MAX_SEGMENTS = 1_000_000  # steps one planner may hold
+MAX_CELLS = 4096  # cells of its value grid along one task number
+_WHOLE = Num(0, MAX_SEGMENTS, whole=True)
+# Each task's parameters (``play.tasks``: what ``make_task`` takes), in the ranges the settings give them.
+TASK_PARAMS = {"navigation": {"gamma": Num(0.0, 100.0), "speeds": Items(Num(0.0, MAX_SPEED), 0, 2, rising=True),
+                              "speed_weight": Num(0.0, 100.0)},
+               "reach": {"lam": Num(0.0, 1000.0), "radius": Num(0.01, 5.0), "extent": Num(0.1, 100.0)},
+               "guidance": {"lam": Num(0.0, 1e6), "gamma1": Num(0.0, 100.0), "gamma2": Num(0.0, 100.0),
+                            "half_width": Num(0.1, 10.0), "wall": Num(0.0, 100.0), "body": Num(0.0, 5.0),
+                            "clearance": Num(0.0, 5.0), "bonus": Num(0.0, 1000.0), "reach": Num(0.1, 100.0)}}
+
+
+def planner_header(task: str) -> Table:
+    """The planner's part of a header (``Planner.arrays``' meta) for ``task``."""
+    return Table({"task": Text(), "task_params": Table(TASK_PARAMS[task], absent=tuple(TASK_PARAMS[task])),
+                  "discount": Num(0.0, 1.0), "members": Items(Items(_WHOLE, 1), 1, MAX_SEGMENTS),
+                  "segments": Table({"clip_names": Items(Text(empty=False), 1, MAX_CLIPS), "clip": Items(_WHOLE),
+                                     "start": Items(_WHOLE), "end": Items(_WHOLE), "fps": Num(1.0, MAX_FPS)}),
+                  "info": Table({}, others=Plain(), optional=True),
+                  "grid_shape": Items(Num(1, MAX_CELLS, whole=True), 1, 3),
+                  "value_kind": Items(Text(choices=("trees", "poly", "none")), 1, MAX_SEGMENTS)})
 
 
 class PlanningController(Model):
@@ -44,6 +66,8 @@ class PlanningController(Model):
               "g#_tree_right": Array("i", 1, low=-1, high="len:g#_tree_left", forward=True, like="g#_tree_left"),
               "g#_tree_feature": Array("i", 1, low=0, high="len:grid_low", like="g#_tree_left"),
               "g#_tree_threshold": Array("f", 1, like="g#_tree_left"), "g#_tree_value": Array("f", 1, like="g#_tree_left")}
+    bytes_per_second = 4 << 20  # 1.8 MB per second of capture at the defaults (a 128 x 128 value grid per group)
+    header = Cases("task", {task: planner_header(task) for task in TASK_PARAMS})
 
     def __init__(self, settings, summary, clip_names, fps, heading_smooth, planner: Planner):
         super().__init__(settings, summary, clip_names, fps, heading_smooth)
