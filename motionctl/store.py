@@ -41,9 +41,20 @@ def read_bytes(path, limit: int = MAX_FILE_BYTES) -> bytes:
             raise MotionFileError(path, f"file is {info.st_size / 2**20:,.0f} MB, more than motionctl reads "
                                   f"for such a file ({limit / 2**20:,.0f} MB)")
         with open(path, "rb") as fh:
-            return fh.read(limit + 1)
+            # A buffer of the file's size: read(limit + 1) asks for the whole limit (2 GB) at once,
+            # which a process with a memory cap (ulimit -v) refused for any file, however small.
+            data = fh.read(info.st_size + 1)
+            while len(data) <= limit:  # it grew since stat: read on, up to the limit
+                more = fh.read(min(1 << 20, limit + 1 - len(data)))
+                if not more:
+                    break
+                data += more
     except OSError as exc:
         raise MotionFileError(path, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise MotionFileError(path, f"file grew past {limit / 2**20:,.0f} MB while it was read, more than motionctl "
+                              "reads for such a file")
+    return data
 
 
 def read_text(path, limit: int = SMALL_FILE_BYTES) -> str:
@@ -62,11 +73,16 @@ def parse_json(text: str, path):
     Python's parser goes.  Integers of more than 18 digits become floats (inf past 1e308), so a
     400-digit number is caught by a finiteness check instead of failing as an OverflowError later."""
     try:
-        return json.loads(text, parse_int=lambda s: int(s) if len(s.lstrip("-")) <= 18 else float(s))
+        return json.loads(text, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise MotionFileError(path, f"invalid JSON: {exc.msg}", exc.lineno) from None
     except RecursionError:
         raise MotionFileError(path, "invalid JSON: nested too deeply") from None
+
+
+def _bounded_int(text: str):
+    """A JSON integer: more than 18 digits becomes a float (inf past 1e308), as ``parse_json`` reads."""
+    return int(text) if len(text.lstrip("-")) <= 18 else float(text)
 
 
 def read_json(path, limit: int = SMALL_FILE_BYTES):
@@ -156,8 +172,29 @@ def atomic_savez(path, arrays: dict) -> str:
     written."""
     path = npz_path(path)
     with atomic_file(path) as fh:
-        np.savez(fh, **arrays)
+        write_npz(fh, arrays)
     return path
+
+
+def write_npz(fh, arrays: dict) -> None:
+    """``np.savez``'s archive (one ``<name>.npy`` per array, stored, zip64) into the open file ``fh``,
+    its zip closed whatever happens: ``np.savez`` leaves it open when a write fails, and on a full
+    disk Python then printed seven lines of "Exception ignored in: ZipFile.__del__ ... seek of
+    closed file" after motionctl's own one-line error."""
+    from numpy.lib import format as npy
+
+    zf = zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True)
+    try:
+        for name, value in arrays.items():
+            with zf.open(name + ".npy", "w", force_zip64=True) as member:
+                npy.write_array(member, np.asanyarray(value), allow_pickle=False)
+    except BaseException:
+        try:
+            zf.close()  # its end record may not be written either; the file is discarded
+        except (OSError, ValueError):
+            pass
+        raise
+    zf.close()
 
 
 def save_archive(path, fmt: str, meta: dict, arrays: dict) -> str:
@@ -192,7 +229,7 @@ def _opened(path, what: str):
         if not isinstance(z, np.lib.npyio.NpzFile):
             raise MotionFileError(path, f"not a motionctl {what}: a single array (.npy), not an archive")
         with z:
-            meta = json.loads(bytes(z["meta"]).decode("utf-8"))
+            meta = json.loads(bytes(z["meta"]).decode("utf-8"), parse_int=_bounded_int)
             if not isinstance(meta, dict):
                 raise MotionFileError(path, f"not a motionctl {what} (its header is not an object)")
             yield meta, z

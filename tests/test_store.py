@@ -11,6 +11,8 @@ import pytest
 from motionctl import store
 from motionctl.errors import MotionFileError
 
+from disks import full_disk, read_only
+
 
 def test_concurrent_saves_of_one_path_never_fail_or_leave_a_mixed_file(tmp_path):
     """Two writers (two Blender instances of one .blend) save one model path over and over: every
@@ -69,16 +71,49 @@ def test_a_failed_save_keeps_the_previous_file_and_names_the_path(tmp_path):
     assert os.listdir(tmp_path) == ["model.npz"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_a_read_only_folder_is_one_line_naming_the_file(tmp_path):
+def test_a_read_only_folder_is_one_line_naming_the_file(tmp_path, monkeypatch):
     folder = tmp_path / "locked"
     folder.mkdir()
-    folder.chmod(0o500)
+    how = read_only(folder, monkeypatch)
     try:
         with pytest.raises(MotionFileError, match=r"locked/model\.npz: cannot be written: Permission denied"):
             store.atomic_savez(str(folder / "model.npz"), {"a": np.arange(3)})
+        with pytest.raises(MotionFileError, match=r"locked/model\.npz: cannot be written: Permission denied"):
+            store.check_writable(folder / "model.npz")
     finally:
         folder.chmod(0o700)
+    assert how in ("chmod", "simulated") and os.listdir(folder) == []
+
+
+def test_a_full_disk_keeps_the_previous_file_and_prints_nothing_more(tmp_path, monkeypatch):
+    """ENOSPC in the middle of a model's archive: one MotionFileError naming the file, the previous
+    file as it was, no temporary left, and no "Exception ignored in: ZipFile.__del__ ... seek of
+    closed file" when the abandoned zip is collected (np.savez left it open)."""
+    import gc
+    import sys
+
+    path = tmp_path / "model.npz"
+    path.write_bytes(b"the previous model")
+    ignored = []
+    monkeypatch.setattr(sys, "unraisablehook", ignored.append)
+    full_disk(monkeypatch)
+    with pytest.raises(MotionFileError, match=r"model\.npz: cannot be written: No space left on device"):
+        store.save_archive(path, "motionctl.test/1", {"a": 1}, {"x": np.zeros(100_000)})
+    gc.collect()
+    assert not ignored, [str(u.exc_value) for u in ignored]
+    assert path.read_bytes() == b"the previous model" and os.listdir(tmp_path) == ["model.npz"]
+
+
+def test_an_archive_reads_back_as_numpy_wrote_it(tmp_path):
+    """``write_npz`` writes np.savez's archive: the same arrays, dtypes and shapes, read by np.load."""
+    arrays = {"meta": np.frombuffer(b'{"a": 1}', dtype=np.uint8), "f": np.linspace(0, 1, 7).reshape(7, 1),
+              "i": np.arange(5, dtype=np.int32), "b": np.array([True, False]), "s": np.float64(2.5)}
+    path = store.atomic_savez(tmp_path / "a", arrays)
+    assert path.endswith("a.npz")
+    with np.load(path, allow_pickle=False) as z:
+        assert sorted(z.files) == sorted(arrays)
+        for k, v in arrays.items():
+            assert z[k].dtype == np.asarray(v).dtype and np.array_equal(z[k], v)
 
 
 def test_a_missing_folder_is_one_line_naming_the_file(tmp_path):
@@ -123,7 +158,8 @@ def test_a_model_whose_settings_were_edited_out_of_range_is_refused_on_load(demo
     meta["settings"][edit] = value
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     np.savez(path, **arrays)
-    with pytest.raises(MotionFileError, match=r"graph\.npz: its settings are not valid"):
+    # Of the wrong kind (a word for a number): the header's shape names it; out of range: the setting's own range.
+    with pytest.raises(MotionFileError, match=rf"graph\.npz: its (settings are not valid|header's 'settings\.{edit}')"):
         load_model(path)
 
 
@@ -147,3 +183,33 @@ def test_a_zip_with_an_unknown_compression_or_a_deeply_nested_header_is_one_clea
     with pytest.raises(MotionFileError, match="nested.npz: damaged"):
         with store.open_archive(nested, "motionctl.test/1", "test model"):
             pass
+
+
+def test_reading_a_small_file_asks_for_its_size_not_the_limit(tmp_path):
+    """Under a memory cap (``ulimit -v``) a 40-byte file reads: read(limit + 1) asked for the whole 2 GB
+    limit at once, a MemoryError for every file (found by bench/fuzz.py's capped workers)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    small = tmp_path / "small.bvh"
+    small.write_bytes(b"HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n}\n")
+    code = ("import resource, sys; sys.path.insert(0, %r); from motionctl import store; "
+            "vm = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmSize:')); "
+            "resource.setrlimit(resource.RLIMIT_AS, (vm + (256 << 20), resource.RLIM_INFINITY)); "
+            "print(len(store.read_bytes(%r)))" % (ROOT, str(small)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == str(small.stat().st_size), out.stderr[-500:]
+
+
+def test_a_file_that_grows_past_the_limit_while_read_is_refused(tmp_path, monkeypatch):
+    """Its size is taken before reading; what it holds past the limit by the time it is read is refused."""
+    path = tmp_path / "take.csv"
+    path.write_bytes(b"x" * 100)
+    real_stat = os.stat
+    monkeypatch.setattr(store.os, "stat", lambda p, *a, **kw: os.stat_result((*real_stat(p)[:6], 0, *real_stat(p)[7:]))
+                        if os.fspath(p) == str(path) else real_stat(p, *a, **kw))
+    assert store.read_bytes(path, limit=200) == b"x" * 100  # said 0 bytes, holds 100: read on
+    with pytest.raises(MotionFileError, match="grew past"):
+        store.read_bytes(path, limit=50)
