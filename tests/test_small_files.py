@@ -171,3 +171,77 @@ def test_a_csv_trace_with_carriage_returns_reads_and_a_room_of_many_obstacles_is
     room.write_text(json.dumps({"bounds": [0, 0, 8, 6], "obstacles": [{"kind": "wall", "circle": [4, 3, 0.1]}] * 1001}))
     with pytest.raises(MotionFileError, match="1,001 obstacles are more than 1,000"):
         read_environment(str(room))
+
+
+@pytest.mark.parametrize("obstacle, where", [({"kind": "wall", "circle": [1, 1, 1e30]}, "a circle"),
+                                             ({"kind": "chasm", "circle": [-1e30, 1, 1]}, "a circle"),
+                                             ({"kind": "wall", "polygon": [[0, 0], [1e30, 0], [1, 1]]}, "a polygon point"),
+                                             ({"kind": "low", "polygon": [[0, 0], [1, 0], [1, -2e4]]}, "a polygon point")])
+def test_an_obstacle_far_outside_any_room_is_refused_naming_it(tmp_path, obstacle, where):
+    """A 1e30 m circle cast its grid cells past any integer (numpy's cast warning, then rasterised with
+    exit status 0); a 1e30 polygon point the same.  Now one error naming the obstacle, and no warning."""
+    import warnings
+
+    path = tmp_path / "room.json"
+    path.write_text(json.dumps({"bounds": [0, 0, 6, 5], "obstacles": [{"kind": "wall", "circle": [3, 3, 0.5]},
+                                                                      obstacle]}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(MotionFileError, match=rf"room\.json: obstacles\[1\]: {where}.* must lie within 10000 m"):
+            read_environment(str(path))
+
+
+def test_an_obstacle_reaching_far_past_the_room_still_rasterises_without_a_warning(tmp_path):
+    """Within the bound, a wall from far away (9 km) or a pillar of 5 km radius are cut to the room's grid."""
+    import warnings
+
+    from motionctl.evaluate.room.environment import WALL, rasterise
+
+    path = tmp_path / "room.json"
+    path.write_text(json.dumps({"bounds": [0, 0, 6, 5], "obstacles": [
+        {"kind": "wall", "polygon": [[-9000, 0], [3, 0], [3, 1], [-9000, 1]]},
+        {"kind": "chasm", "circle": [5006, 2.5, 5000]}]}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        grid = rasterise(read_environment(str(path)))
+    assert grid.bits[0, 2] & WALL and not grid.bits[10, 20] & WALL and grid.bits[-1, 12] & 2  # wall, floor, chasm
+
+
+def glb(tmp_path, text: bytes, length: int | None = None, kind: int = 0x4E4F534A):
+    import struct
+
+    path = tmp_path / "export.glb"
+    body = struct.pack("<II", len(text) if length is None else length, kind) + text
+    path.write_bytes(b"glTF" + struct.pack("<II", 2, 12 + len(body)) + body)
+    return str(path)
+
+
+@pytest.mark.parametrize("text, length, what", [(b'{"animations": [{"name": "walk"}, {}]}', None, None),
+                                                (b'{"animations": [{"name": "w\xe9"}]}', None, "not UTF-8 text"),
+                                                (b'{"animations": [{"name": "walk"}', None, "invalid JSON"),
+                                                (b'[{"name": "walk"}]', None, "list of named animations"),
+                                                (b'{"animations": {"name": "walk"}}', None, "list of named"),
+                                                (b'{"animations": [{"name": 7}]}', None, "list of named"),
+                                                (b'{"animations": []}', 4096, "says 4,096 bytes"),
+                                                (b"[" * 100000 + b"]" * 100000, None, "nested too deeply")])
+def test_the_export_checks_glb_read_back_is_one_error_naming_the_file(tmp_path, text, length, what):
+    """The .glb an export writes is read back for its animation names; a bad JSON chunk (bytes that
+    are not UTF-8, not JSON, not a glTF document) escaped as UnicodeDecodeError or JSONDecodeError."""
+    from motionctl.retarget.export import glb_animation_names
+
+    path = glb(tmp_path, text, length)
+    if what is None:
+        assert glb_animation_names(path) == ["walk", ""]
+        return
+    with pytest.raises(MotionFileError, match=rf"export\.glb(:1)?: .*{what}"):
+        glb_animation_names(path)
+
+
+def test_a_glb_whose_first_chunk_is_binary_or_that_is_a_folder_is_refused(tmp_path):
+    from motionctl.retarget.export import glb_animation_names
+
+    with pytest.raises(MotionFileError, match="first chunk is not JSON"):
+        glb_animation_names(glb(tmp_path, b"\x00" * 8, kind=0x004E4942))
+    (tmp_path / "folder.glb").mkdir()
+    with pytest.raises(MotionFileError, match="not a regular file"):
+        glb_animation_names(str(tmp_path / "folder.glb"))

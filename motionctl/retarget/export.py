@@ -113,19 +113,33 @@ def extra_bones(names) -> list:
 
 
 def glb_animation_names(path: str) -> list:
-    """The animation names a glTF 2.0 binary file holds (its JSON chunk), as Godot lists them."""
-    import json
+    """The animation names a glTF 2.0 binary file holds (its JSON chunk), as Godot lists them.  The
+    read-back check of an export: anything that is not a .glb with a JSON chunk of animations, each
+    named by a string, is one MotionFileError naming the file (a damaged JSON chunk escaped as a
+    UnicodeDecodeError or JSONDecodeError)."""
     import struct
 
-    with open(path, "rb") as fh:
-        head = fh.read(20)
-        if len(head) < 20 or head[:4] != b"glTF":
-            raise MotionctlError(f"{path}: not a glTF binary (.glb) file")
-        length, kind = struct.unpack("<II", head[12:20])
-        if kind != 0x4E4F534A:  # "JSON"
-            raise MotionctlError(f"{path}: a .glb whose first chunk is not JSON")
-        doc = json.loads(fh.read(length).decode("utf-8"))
-    return [a.get("name", "") for a in doc.get("animations", [])]
+    from ..errors import MotionFileError
+    from ..store import parse_json, read_bytes
+
+    data = read_bytes(path)
+    if len(data) < 20 or data[:4] != b"glTF":
+        raise MotionFileError(path, "not a glTF binary (.glb) file")
+    length, kind = struct.unpack("<II", data[12:20])
+    if kind != 0x4E4F534A:  # "JSON"
+        raise MotionFileError(path, "a .glb whose first chunk is not JSON")
+    if length > len(data) - 20:
+        raise MotionFileError(path, f"its JSON chunk says {length:,} bytes where the file holds {len(data) - 20:,}")
+    try:
+        text = data[20:20 + length].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MotionFileError(path, f"its JSON chunk is not UTF-8 text (byte {exc.start})") from None
+    doc = parse_json(text, path)
+    animations = doc.get("animations", []) if isinstance(doc, dict) else None
+    if not isinstance(animations, list) or not all(isinstance(a, dict) and isinstance(a.get("name", ""), str)
+                                                   for a in animations):
+        raise MotionFileError(path, "its JSON chunk is not a glTF document with a list of named animations")
+    return [a.get("name", "") for a in animations]
 
 
 # --------------------------------------------------------------------------- round-trip figures

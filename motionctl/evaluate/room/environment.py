@@ -103,14 +103,18 @@ MAX_POINTS = 10000  # points of one obstacle's polygon
 MAX_OBSTACLES = 1000  # obstacles in one room
 BLOCK_PAIRS = 1 << 20  # points x polygon edges measured at once (tens of MB)
 MAX_RASTER_PAIRS = 3e8  # cell x edge tests rasterising a room may take (a few seconds)
+MAX_COORD = 10_000.0  # metres: an obstacle's points, centre and radius lie within this of the origin
 
 
-def _numbers(value, count, where, what) -> list:
-    """``count`` finite numbers, or MotionctlError naming ``where``."""
+def _numbers(value, count, where, what, most: float | None = None) -> list:
+    """``count`` finite numbers (each within ±``most``), or MotionctlError naming ``where``."""
     ok = isinstance(value, (list, tuple)) and len(value) == count and \
         all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
     if not ok or not all(np.isfinite(v) for v in value):
         raise MotionctlError(f"{where}: {what} must be {count} finite numbers, got {value!r}")
+    if most is not None and any(abs(v) > most for v in value):
+        raise MotionctlError(f"{where}: {what} must lie within {most:g} m of the origin, got {value!r} (a room's grid "
+                             "is cut from these in whole cells: 1e30 m overflowed it)")
     return [float(v) for v in value]
 
 
@@ -172,9 +176,9 @@ def environment_from_dict(data, name="environment") -> Environment:
             if len(pts) > MAX_POINTS:  # rasterising a million-point polygon asked for 37 GiB
                 raise MotionctlError(f"{where}: a polygon of {len(pts):,} points is more than {MAX_POINTS:,}; "
                                      "simplify it")
-            ob = Obstacle(kind, points=np.array([_numbers(p, 2, where, "a polygon point") for p in pts]))
+            ob = Obstacle(kind, points=np.array([_numbers(p, 2, where, "a polygon point", MAX_COORD) for p in pts]))
         elif "circle" in o:
-            x, y, r = _numbers(o["circle"], 3, where, "a circle [x, y, radius]")
+            x, y, r = _numbers(o["circle"], 3, where, "a circle [x, y, radius]", MAX_COORD)
             if not r > 0:
                 raise MotionctlError(f"{where}: a circle's radius must be positive, got {r:g}")
             ob = Obstacle(kind, centre=(x, y), radius=r)
