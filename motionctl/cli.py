@@ -1,4 +1,4 @@
-"""Command line: ``python -m motionctl <command>``.
+"""Command line: ``python -m motionctl <command>``.  Help is shown as plain text (``Parser``).
 
 info       read files or folders and print the skeleton groups they form, and what was decided
            about each file's units, axes and floor
@@ -11,9 +11,16 @@ its ``Settings`` (each setting an option: ``--length``, ``--w-v``...), and the s
 options the engine adds itself (``Engine.cli``: ``fragments trace``; ``active run --pool DIR``, a
 learning session against the pool's oracle) and its own ``eval`` figures (``Engine.evaluate``).  ``eval --env room.json``
 certifies any model in a room.  ``--scheduler tcp://HOST:PORT`` (before the command, or
-``MOTIONCTL_SCHEDULER``) runs the parallel pieces on a running Dask cluster.  A user error
-prints one line naming the file or option and exits with status 2; nothing is left half-written.  The demo (which writes a .blend with Blender) is
-``tools/demo.py``: the engine never imports Blender.
+``MOTIONCTL_SCHEDULER``) runs the parallel pieces on a running Dask cluster.  The demo (which
+writes a .blend with Blender) is ``tools/demo.py``: the engine never imports Blender.
+
+A user error prints one line naming the file or option and exits with status 2, and nothing is
+left half-written (an existing output stays as it was).  Every option is checked before any work
+starts: numbers and seeds as the command line is read (``positive``, ``seed``), and each output
+(``--out``, ``--json``, ``--map``) where it will be written: its folder exists, takes a new file and
+has room for it (``check_output``: a model's estimated size, ``estimated_model_bytes``).  Outputs
+are written through a temporary file put in place at the end (``store.atomic_file``), so a full
+disk met while writing leaves the previous file.
 """
 
 from __future__ import annotations
@@ -26,21 +33,47 @@ import time
 
 import numpy as np
 
+from . import store
 from .engines.base import summary_lines
-from .errors import MotionctlError
+from .errors import MotionctlError, MotionFileError
 from .evaluate.looks import model_looks
 from .evaluate.room.settings import RoomSettings
 from .io.library import ImportSettings, import_library, load_clip
 from .play.commands import PlaySettings
 from .settings import add_arguments, from_args
 
-def out_path(path: str, ext: str) -> str:
-    """Where an output goes, with its extension added if missing; its folder must exist."""
+def out_path(path: str, ext: str, need: float = 0, option: str = "--out") -> str:
+    """Where an output goes, with its extension added if missing, checked before any work
+    (``check_output``); returns the absolute path."""
     path = os.path.abspath(path if path.endswith(ext) else path + ext)
-    folder = os.path.dirname(path)
-    if not os.path.isdir(folder):
-        raise MotionctlError(f"--out: the folder {folder} does not exist")
+    check_output(path, need, option)
     return path
+
+
+OUTPUT_SLACK = 1 << 20  # bytes free beyond an output's estimate (a BVH, a JSON, a map)
+
+
+def check_output(path: str, need: float = 0, option: str = "--out", what: str = "") -> None:
+    """One MotionctlError naming ``option`` unless ``path``'s folder exists, takes a new file and has
+    ``need`` bytes (and ``OUTPUT_SLACK``) free (``store.check_writable``'s probe: a read-only folder or
+    a full disk said before the work, not after it); ``what`` says what the need is."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise MotionctlError(f"{option}: the folder {folder} does not exist")
+    if os.path.isdir(path):
+        raise MotionctlError(f"{option}: {path} is a folder")
+    try:
+        store.check_writable(path, int(need) + OUTPUT_SLACK)
+    except MotionFileError as exc:
+        raise MotionctlError(f"{option}: {exc}" + (f" ({what})" if what and "free" in exc.reason else "")) from None
+
+
+def estimated_model_bytes(model_class, db) -> int:
+    """What a model trained on library ``db`` will take on disk: its engine's measured bytes per
+    second of capture (``Model.bytes_per_second``, the largest seen, with a margin) times the library's
+    seconds, and at least ``store.MIN_FREE_BYTES`` (what the panel asks before training)."""
+    seconds = sum(c.duration for c in db.clips)
+    return int(max(store.MIN_FREE_BYTES, model_class.bytes_per_second * seconds))
 
 
 # ----------------------------------------------------------------------------- library commands
@@ -106,10 +139,17 @@ def load_group(paths, group: int | None = None, settings: ImportSettings | None 
 
 
 def model_clips(model, args):
-    """The library clips a saved model plays (``--clips``, else the sources it recorded)."""
-    paths = args.clips or model.info.get("sources")
+    """The library clips a saved model plays (``--clips``, else the sources it recorded: its header's
+    ``summary.sources``, a list of paths checked on load)."""
+    if args.clips:
+        return load_group(args.clips, args.group, import_settings(args))[0].clips
+    paths = model.info.get("sources")
     if not paths:
         raise MotionctlError("--clips: the model does not record its clips; pass them")
+    gone = [p for p in paths if not os.path.lexists(p)]
+    if gone:
+        raise MotionctlError(f"--model: the clips it was trained on are gone ({gone[0]}"
+                             f"{f' and {len(gone) - 1} more' if len(gone) > 1 else ''}); pass them with --clips")
     return load_group(paths, args.group, import_settings(args))[0].clips
 
 
@@ -131,6 +171,9 @@ def fit_and_save(engine, args, paths, **fit_args):
     settings = from_args(engine.Settings, args)
     out = out_path(args.out, ".npz")
     db, sources = load_group(paths, args.group, import_settings(args))
+    need = estimated_model_bytes(engine.Model, db)  # before training: a full disk found after it cost the whole job
+    check_output(out, need, what=f"{engine.Model.bytes_per_second / 1024:.0f} KB per second of capture for "
+                 f"{sum(c.duration for c in db.clips):.0f} s, and at least {store.MIN_FREE_BYTES >> 20} MB")
     t0 = time.perf_counter()
     model = engine.fit(db, settings, **fit_args)
     model.info["sources"] = sources
@@ -165,20 +208,30 @@ def cmd_run(engine, args) -> int:
 
     if not args.model:
         raise MotionctlError(f"{engine.word} run: give --model (a saved model, .npz)")
+    play = from_args(PlaySettings, args)
+    out = out_path(args.out, ".bvh")
     model = load_model(args.model)
     if model.engine != engine.name:
         raise MotionctlError(f"--model: {args.model} is a {model.engine} model, not {engine.name}")
-    out = out_path(args.out, ".bvh")
     clips = model_clips(model, args)
     table = model.frame_table(clips)
     trace = read_run_trace(args, model)
-    session = Session(model, table, play=from_args(PlaySettings, args))
+    check_output(out, bvh_bytes(trace.duration * table.fps, clips[0].skeleton.n_joints), what="the run as BVH")
+    session = Session(model, table, play=play)
     clip = session.play_trace(trace, name=os.path.splitext(os.path.basename(out))[0])
     write_bvh(clip, out)
     print(f"wrote {out}: {len(session.steps)} decisions, {clip.n_frames} frames ({clip.duration:.2f} s, the trace "
           f"{trace.duration:.2f} s)")
     print_looks(clip, clips, trace.duration)
     return 0
+
+
+BVH_NUMBER_BYTES = 12  # a BVH motion value as written ("-123.456789 ")
+
+
+def bvh_bytes(frames: float, joints: int) -> float:
+    """About what a BVH of ``frames`` frames of ``joints`` joints takes (3 rotations a joint, 3 positions)."""
+    return frames * (3 * joints + 3) * BVH_NUMBER_BYTES
 
 
 def print_looks(clip, clips, trace_seconds: float) -> None:
@@ -200,6 +253,8 @@ def cmd_eval(engine, args) -> int:
     from .engines import load_model
     from .evaluate import certify, read_environment
 
+    if (args.json or args.map) and not args.env:
+        raise MotionctlError(f"{'--json' if args.json else '--map'}: room metrics need a room (--env room.json)")
     model = load_model(args.model)
     if model.engine != engine.name:
         raise MotionctlError(f"--model: {args.model} is a {model.engine} model, not {engine.name}")
@@ -207,21 +262,33 @@ def cmd_eval(engine, args) -> int:
         from .jobs import PrintProgress
 
         env = read_environment(args.env)
-        table = model.frame_table(model_clips(model, args)) if model.own_graph() is None else None
         room = from_args(RoomSettings, args)
+        # The outputs, before the evaluation: a full or read-only folder found after it cost the whole run.
+        json_path = out_path(args.json, ".json", JSON_BYTES, "--json") if args.json else None
+        map_path = out_path(args.map, ".npy", map_bytes(env.bounds, room.cell), "--map") if args.map else None
+        table = model.frame_table(model_clips(model, args)) if model.own_graph() is None else None
         with PrintProgress("evaluate") as progress:
             res = certify(model, table, env, room.embed(), pairs=room.pairs, lm_sample=room.lm_sample,
                           progress=progress)
-        print_room_metrics(res, args.json)
-        if args.map:
-            path = out_path(args.map, ".npy")
-            np.save(path, res["coverage_map"])
-            print(f"wrote {path}")
+        print_room_metrics(res, json_path)
+        if map_path:
+            with store.atomic_file(map_path) as fh:
+                np.save(fh, res["coverage_map"])
+            print(f"wrote {map_path}")
         return 0
     if engine.evaluate is not None:
         return engine.evaluate(model, args, sys.modules[__name__])
     print(json.dumps(model.summary(), default=str, indent=1))
     return 0
+
+
+JSON_BYTES = 1 << 20  # room metrics as JSON: tens of KB (the distributions' samples)
+
+
+def map_bytes(bounds, cell: float) -> float:
+    """The XY coverage map of a room as .npy: one 8-byte count per cell."""
+    x0, y0, x1, y1 = bounds
+    return 8.0 * np.ceil((x1 - x0) / cell) * np.ceil((y1 - y0) / cell) + 128
 
 
 ROOM_OBJECTS = frozenset({"embedding", "coverage_map", "free", "action_maps", "graph"})  # not written as JSON
@@ -238,12 +305,11 @@ def print_room_metrics(res: dict, json_path: str | None) -> None:
     print("\n".join(summary_lines(res)))
     if res["unused_clips"]:
         print("clips that never play in this room: " + "; ".join(res["unused_clips"]))
-    if json_path:
+    if json_path:  # checked before the evaluation (``cmd_eval``); written whole or not at all
         plain = {k: v for k, v in res.items() if k not in ROOM_OBJECTS}
-        path = out_path(json_path, ".json")
-        with open(path, "w", encoding="utf-8") as fh:
+        with store.atomic_file(json_path, "w", encoding="utf-8") as fh:
             json.dump(plain, fh, indent=1, default=lambda v: v.tolist() if isinstance(v, np.ndarray) else float(v))
-        print(f"wrote {path}")
+        print(f"wrote {json_path}")
 
 
 # ----------------------------------------------------------------------------- parser
@@ -265,6 +331,21 @@ def positive(kind, most: float | None = None):
             raise argparse.ArgumentTypeError(f"must be at most {most:g}, got {text}")
         return value
     return parse
+
+
+MAX_SEED = 2**31 - 1  # as the settings' seeds
+
+
+def seed(text):
+    """An argparse type: a random seed, a whole number from 0 to MAX_SEED (``--seed -1`` ended in
+    numpy's "expected non-negative integer" traceback)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to {MAX_SEED}, got {text!r}")
+    return value
 
 
 def add_settings(parser, engine) -> None:
@@ -296,7 +377,7 @@ def add_engine_commands(sub) -> None:
 
         def clip_args(q, required):
             q.add_argument("--clips", nargs="+", required=required, help="BVH/AMC files or folders")
-            q.add_argument("--group", type=int, help="skeleton group to use when the clips form several")
+            q.add_argument("--group", type=positive(int), help="skeleton group to use when the clips form several")
             add_import_arguments(q)
 
         t = commands.train = commands.add("train", help=f"train a {engine.label} model and save it (.npz)")
@@ -309,7 +390,7 @@ def add_engine_commands(sub) -> None:
         clip_args(r, False)
         r.add_argument("--trace", help="trace file (CSV/JSON); default: a generated evaluation player")
         r.add_argument("--trace-seconds", type=positive(float, MAX_SECONDS), default=20.0)
-        r.add_argument("--seed", type=int, default=7)
+        r.add_argument("--seed", type=seed, default=7, help="seed of the generated player (default 7)")
         add_arguments(r.add_argument_group("play options (as the Preview panel's)"), PlaySettings)
         r.add_argument("--out", required=True, help="BVH file to write (a model .npz for an engine that learns here)")
         r.set_defaults(func=lambda a, e=engine: cmd_run(e, a))
@@ -321,7 +402,7 @@ def add_engine_commands(sub) -> None:
         e.add_argument("--json", help="write the room metrics as JSON")
         e.add_argument("--map", help="write the XY coverage map as .npy (cells x, y: ways to be there)")
         e.add_argument("--trace-seconds", type=positive(float, MAX_SECONDS), default=10.0)
-        e.add_argument("--seed", type=int, default=7)
+        e.add_argument("--seed", type=seed, default=7, help="seed of generated evaluation traces (default 7)")
         e.set_defaults(func=lambda a, en=engine: cmd_eval(en, a))
         if engine.cli is not None:
             engine.cli(commands, sys.modules[__name__])
@@ -332,9 +413,26 @@ def add_import_arguments(parser) -> None:
     add_arguments(parser.add_argument_group("import options (as the Library panel's)"), ImportSettings)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser (its sub-commands' too) with help as plain text (the docstrings' ``markup``
+    is taken out: a terminal showed it as it is) and an error as one line naming the option, status 2."""
+
+    def format_help(self) -> str:
+        return super().format_help().replace("``", "")
+
+    def format_usage(self) -> str:
+        return super().format_usage().replace("``", "")
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
+DESCRIPTION = "motionctl's command line: read motion capture, train controllers on it, run and measure them."
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m motionctl``."""
-    p = argparse.ArgumentParser(prog="python -m motionctl", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="python -m motionctl", description=DESCRIPTION)
     p.add_argument("--scheduler", default=os.environ.get("MOTIONCTL_SCHEDULER") or None,
                    help="run the parallel pieces on the Dask cluster at this address (tcp://HOST:PORT; default: "
                         "$MOTIONCTL_SCHEDULER, else this machine); needs pip install -e \".[cluster]\"")

@@ -8,6 +8,7 @@ import json
 import os
 
 from ...errors import MotionctlError
+from ...store import atomic_file
 
 
 def add_commands(commands, cli) -> None:
@@ -32,7 +33,7 @@ def learn(args, cli, engine) -> int:
 
     model, written = cli.fit_and_save(engine, args, args.pool, log=log, track=True)
     log_path = os.path.splitext(written)[0] + ".steps.json"
-    with open(log_path, "w") as f:
+    with atomic_file(log_path, "w", encoding="utf-8") as f:
         json.dump({"summary": model.summary(), "steps": model.log}, f, indent=1, default=str)
     print(f"wrote {log_path}")
     return 0

@@ -17,7 +17,7 @@ def add_commands(commands, cli) -> None:
     g.add_argument("--seconds", type=cli.positive(float, cli.MAX_SECONDS), default=60.0)
     g.add_argument("--rate", type=cli.positive(float, 1000.0), default=10.0)
     g.add_argument("--max-speed", type=cli.positive(float, 15.0), default=3.5)
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=cli.seed, default=0)
     g.add_argument("--out", required=True)
     g.set_defaults(func=lambda args: write_player_trace(args, cli))
 
@@ -25,7 +25,7 @@ def add_commands(commands, cli) -> None:
 def write_player_trace(args, cli) -> int:
     """``fragments trace``: write a generated player's trace."""
     players = {p.name: p for p in TRAINING_PLAYERS + (EVALUATION_PLAYER,)}
-    out = cli.out_path(args.out, ".json" if args.out.endswith(".json") else ".csv")
+    out = cli.out_path(args.out, ".json" if args.out.endswith(".json") else ".csv", 64 * args.seconds * args.rate)
     trace = generate_trace(scale_player(players[args.player], args.max_speed), args.seconds, args.rate, args.seed)
     write_trace(trace, out)
     print(f"wrote {out}: {len(trace.samples)} samples at {trace.rate:g} Hz from player {args.player!r}")
