@@ -170,7 +170,8 @@ def test_the_demo_stops_at_once_in_one_line_without_bpy(tmp_path):
     out = tmp_path / "demo"
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "demo.py"), "--out", str(out)], env=env,
                           capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    assert proc.returncode == 2 and proc.stdout.startswith("checking what the demo needs"), proc.stdout
+    assert len(proc.stdout.splitlines()) == 1, proc.stdout  # that line alone: no work began
     err = proc.stderr.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
     want = {(3, 11): "bpy==5.0.1", (3, 13): "bpy==5.3.0"}.get(sys.version_info[:2], "Python 3.11")

@@ -121,7 +121,8 @@ def main(argv=None) -> int:
                     help="a small run in seconds (the tests): less capture and training play, a shorter run, and "
                          "only the clips trained on imported into the .blend")
     args = ap.parse_args(argv)
-    problem = missing()  # before any work: not after minutes of training
+    print(f"checking what the demo needs on Python {sys.version.split()[0]}: bpy, numpy, scipy, scikit-learn", flush=True)
+    problem = missing()  # before any work: not after minutes of training (importing bpy takes a few seconds)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
