@@ -53,7 +53,8 @@ def blender_ext_cli() -> str:
     """Path of Blender's extension command line (shipped inside the bpy wheel)."""
     spec = importlib.util.find_spec("bpy")
     if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("Blender's extension builder needs Blender's Python module, bpy (5.0.1 on Python 3.11, 5.3.0 on Python 3.13; none for other Pythons): python3 tools/setup.py 3.11 (or 3.13) makes .venv with it")
+        raise SystemExit("Blender's extension builder needs Blender's Python module, bpy (5.0.1 on Python 3.11, "
+                         "5.3.0 on Python 3.13; none for other Pythons): python3 tools/setup.py 3.11 (or 3.13) makes .venv with it")
     base = list(spec.submodule_search_locations)[0]
     found = glob.glob(os.path.join(base, "*", "scripts", "addons_core", "bl_pkg", "cli", "blender_ext.py"))
     if not found:

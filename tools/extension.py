@@ -23,7 +23,8 @@ def load_extension():
     try:
         importlib.import_module("bpy")
     except ImportError:
-        raise SystemExit("this needs Blender's Python module, bpy (5.0.1 on Python 3.11, 5.3.0 on Python 3.13; none for other Pythons): python3 tools/setup.py 3.11 (or 3.13) makes .venv with it") from None
+        raise SystemExit("this needs Blender's Python module, bpy (5.0.1 on Python 3.11, "
+                         "5.3.0 on Python 3.13; none for other Pythons): python3 tools/setup.py 3.11 (or 3.13) makes .venv with it") from None
     spec = importlib.util.spec_from_file_location(NAME, os.path.join(ROOT, "__init__.py"),
                                                   submodule_search_locations=[ROOT])
     module = importlib.util.module_from_spec(spec)
