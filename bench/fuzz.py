@@ -14,7 +14,13 @@ units and axes, calibration trimming, floor, names, grouping.  Outcomes:
   no_line    MotionFileError without a line (only for errors about the whole file)
   crash      any other exception: a bug
   nonfinite  a clip came out holding NaN or inf: a bug
+  warned     accepted, but numpy cast a NaN, an infinity or a number too large for an integer on
+             the way (garbage used silently): a bug
   slow       took longer than the time limit (1 s): a bug
+
+The other surfaces (``fuzz_surfaces``: saved models of the six engines, traces, timelines, rooms,
+bone-map presets, exported .glb files, command lines) count their model cases per engine: the
+model cases go round the engines' seeds, so ``--models 60000`` is 10,000 a engine.
 
 Writes bench/results/fuzz.md and .json.  The test suite runs a few thousand cases of the same
 generator (tests/test_fuzz.py).
@@ -259,7 +265,8 @@ def mutant(surface: str, k: int, seed: int, reader_seeds, files: dict) -> tuple[
         if k % 2:
             return name + ".asf", amc, mutate(asf, rng, "asf")
         return name + ".amc", mutate(amc, rng, "amc"), asf
-    name, data = files[surface][int(rng.integers(0, len(files[surface])))]
+    seeds = files[surface]  # models: round the engines, the same count each
+    name, data = seeds[k % len(seeds)] if surface == "models" else seeds[int(rng.integers(0, len(seeds)))]
     return name, mutate_file(surface, data, rng), None
 
 
@@ -269,7 +276,7 @@ def worker(surface: str, start: int, stop: int, seed: int, mocap: str, folder: s
     import resource
     import warnings
 
-    warnings.simplefilter("ignore")  # NaN and overflow are looked for in the outputs, not in warnings
+    warnings.simplefilter("ignore")  # NaN and overflow are looked for in the outputs; casts in ``cast_warned``
     files, ctx = {}, None
     if surface not in READERS:
         names = json.load(open(os.path.join(folder, "seeds.json"), encoding="utf-8"))[surface]
@@ -293,15 +300,39 @@ def worker(surface: str, start: int, stop: int, seed: int, mocap: str, folder: s
             sys.stderr.write(f"the mutant generator failed on {surface} case {k}:\n{traceback.format_exc()}")
             sys.exit(3)
         t0 = time.process_time()  # CPU time: the case's own work (two workers share the machine's cores)
-        if surface in READERS:
-            outcome, _, detail = run_case("bvh" if surface == "bvh" else "amc", data, asf)
-        else:
-            outcome, detail = run_file_case(surface, data, ctx, scratch)
+        with cast_warned() as casts:
+            if surface in READERS:
+                outcome, _, detail = run_case("bvh" if surface == "bvh" else "amc", data, asf)
+            else:
+                outcome, detail = run_file_case(surface, data, ctx, scratch)
         seconds = time.process_time() - t0
+        if casts and outcome == "ok":
+            outcome, detail = "warned", casts[0]
         if seconds > SLOW_S.get(surface, FILE_SLOW_S) and outcome in ("ok", "error", "no_line", "late"):
             outcome, detail = "slow", f"{seconds:.2f} s ({outcome}: {detail})"
         out.write(json.dumps({"k": k, "outcome": outcome, "s": seconds, "seed": label, "detail": detail[:600]}) + "\n")
         out.flush()
+
+
+class cast_warned:
+    """Within the block, the texts of numpy's warnings that it cast NaN, an infinity or a number too
+    large into an integer (``invalid value encountered in cast``): an accepted input that did so was
+    used as garbage (a room's 1e30 m circle was rasterised so, with exit status 0)."""
+
+    def __enter__(self):
+        import warnings
+
+        self._catch = warnings.catch_warnings(record=True)
+        self.seen = self._catch.__enter__()
+        warnings.simplefilter("ignore")
+        warnings.filterwarnings("always", message=".*(invalid value|overflow) encountered in cast",
+                                category=RuntimeWarning)
+        self.casts = []
+        return self.casts
+
+    def __exit__(self, *exc):
+        self.casts += [f"{w.filename}:{w.lineno}: {w.message}" for w in self.seen]
+        return self._catch.__exit__(*exc)
 
 
 def run_isolated(jobs, seed: int, mocap: str, folder: str, workers: int, on_result) -> None:
@@ -369,8 +400,8 @@ def run_isolated(jobs, seed: int, mocap: str, folder: str, workers: int, on_resu
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    counts_default = {"bvh": 100_000, "asf": 20_000, "models": 10_000, "traces": 5_000, "timelines": 5_000,
-                      "rooms": 5_000, "presets": 5_000}
+    counts_default = {"bvh": 100_000, "asf": 20_000, "models": 60_000, "traces": 5_000, "timelines": 5_000,
+                      "rooms": 5_000, "presets": 5_000, "glb": 2_000, "options": 2_000}
     for name, n in counts_default.items():
         ap.add_argument(f"--{name}", type=int, default=n, help=f"mutants (default {n:,})")
     ap.add_argument("--saves", type=int, default=1000, help="concurrent saves of one path (default 1,000)")
@@ -378,6 +409,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--mocap")
     ap.add_argument("--folder", help="where seed files and mutants go (default: a temporary folder)")
+    ap.add_argument("--reuse-seeds", action="store_true", help="use the seed files a run left in --folder (no "
+                    "training: for trying the generators; a recorded run makes its own)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -393,16 +426,20 @@ def main(argv=None) -> int:
     folder = args.folder or tempfile.mkdtemp(prefix="motionctl_fuzz_")
     wanted = {"bvh": args.bvh, "asf_amc": args.asf, **{s: getattr(args, s) for s in SURFACES}}
     t0 = time.perf_counter()
-    if any(wanted[s] for s in SURFACES):
+    reuse = args.reuse_seeds and os.path.exists(os.path.join(folder, "seeds.json"))
+    if any(wanted[s] for s in SURFACES) and not reuse:
         names = seed_files(mocap, folder)
         with open(os.path.join(folder, "seeds.json"), "w", encoding="utf-8") as fh:
             json.dump(names, fh)
     counts = {s: Counter() for s in ALL}
+    engines = {}  # models: {seed file: Counter of outcomes}
     examples, slowest, done = {}, Counter(), [0]
     total = sum(wanted.values())
 
     def on_result(surface, msg):
         counts[surface][msg["outcome"]] += 1
+        if surface == "models":
+            engines.setdefault(os.path.splitext(msg["seed"] or "?")[0], Counter())[msg["outcome"]] += 1
         slowest[surface] = max(slowest[surface], msg["s"])
         if msg["outcome"] in BUGS + ("no_line",) and len(examples.setdefault(surface, {}).get(msg["outcome"], [])) < 5:
             examples[surface].setdefault(msg["outcome"], []).append({"case": msg["k"], "seed": msg["seed"],
@@ -418,6 +455,7 @@ def main(argv=None) -> int:
     seconds = time.perf_counter() - t0
     result = {"command": "bench/fuzz.py " + " ".join(argv or sys.argv[1:]), "commit": env["commit"], "seed": args.seed,
               "seconds": seconds, "counts": {k: dict(v) for k, v in counts.items() if wanted[k]},
+              "models_by_engine": {k: dict(v) for k, v in sorted(engines.items())},
               "slowest_case_s": {k: slowest[k] for k in ALL if wanted[k]}, "examples": examples, "saves": saves,
               "environment": env,
               "settings": {"seed": args.seed, **wanted, "saves": args.saves, "workers": args.workers,
@@ -439,9 +477,10 @@ def main(argv=None) -> int:
     return 1 if bad else 0
 
 
-BUGS = ("crash", "nonfinite", "slow", "hang", "memory")
+BUGS = ("crash", "nonfinite", "warned", "slow", "hang", "memory")
 LABELS = {"bvh": "BVH", "asf_amc": "ASF/AMC", "models": "models (6 engines)", "traces": "traces (CSV, JSON)",
-          "timelines": "timelines", "rooms": "rooms", "presets": "bone-map presets"}
+          "timelines": "timelines", "rooms": "rooms", "presets": "bone-map presets", "glb": "exported .glb",
+          "options": "command lines"}
 
 
 def report(result: dict) -> str:
@@ -456,11 +495,17 @@ def report(result: dict) -> str:
     for s, c in counts.items():
         md.append(f"| {LABELS[s]} | {sum(c.values()):,} | " + " | ".join(f"{c.get(o, 0):,}" for o in outcomes) +
                   f" | {1000 * result['slowest_case_s'][s]:.0f} ms |")
+        if s == "models":
+            for engine, e in result.get("models_by_engine", {}).items():
+                md.append(f"| - {engine} | {sum(e.values()):,} | " + " | ".join(f"{e.get(o, 0):,}" for o in outcomes) +
+                          " | |")
     md += ["", "ok: read and used (played, rasterised, retargeted) with every value finite; error: refused with "
            "motionctl's own error naming the file (with the line for the readers); no_line: the same without a "
            "line (errors about the whole file); late: motionctl's own error while using what had loaded; "
-           "crash (any other exception, or a worker that died), nonfinite, slow, hang and memory (a MemoryError "
-           "past the cap): bugs."]
+           "crash (any other exception, or a worker that died; for a command line also another exit status, a "
+           "traceback or 'Exception ignored' printed, or an output changed by a failed command), nonfinite, warned "
+           "(accepted after numpy cast NaN, inf or an overflowing number to an integer), slow, hang and memory (a "
+           "MemoryError past the cap): bugs."]
     saves = result.get("saves")
     if saves:
         md += ["", f"Concurrent saves: {saves['saves']:,} saves of one path by two processes while a third read it "

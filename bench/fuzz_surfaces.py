@@ -1,8 +1,10 @@
-"""The other ways data gets in (issue 37), for ``bench/fuzz.py``: saved models of every engine,
-traces, timelines, rooms and bone-map presets.  Each mutant is written to a file, opened with the
-product's own reader and then used as the product uses it:
+"""The other ways data gets in (issues 37 and 57), for ``bench/fuzz.py``: saved models of every engine,
+traces, timelines, rooms, bone-map presets, exported .glb files and command lines.  Each mutant is
+written to a file, opened with the product's own reader and then used as the product uses it:
 
-  models     ``load_model``, the library's frame table, a short run of a fixed stick (20 decisions)
+  models     ``load_model``, the library's frame table, a generated player at the model's top speed (as
+             ``run`` makes one), a short run of a fixed stick (20 decisions); the cases go round the six
+             engines' seeds in turn, so each gets the same count
   traces     ``read_trace`` (CSV and JSON), then played from its start (``Session.play``, its
              clock and goals, at most ``PLAY_SECONDS`` of it) on a motion-matching model
   timelines  ``load_timeline`` (a run's commands on its clock, as the Compare box saves them),
@@ -10,14 +12,21 @@ product's own reader and then used as the product uses it:
   rooms      ``read_environment``, then rasterised onto the grid a room is certified on
   presets    ``load_preset``, checked against the capture's skeleton and a renamed rig, and a
              second of capture retargeted with it
+  glb        ``glb_animation_names``: the export check's read-back of a glTF binary's JSON chunk
+  options    a command line run by ``cli.main`` (``fuzz_options``: hostile option values, outputs
+             sent to a missing, read-only or full place)
 
 Seeds are real: models trained on three of CMU subject 16's clips (``tests/model_digests.py``'s
 small settings), traces and a timeline from a run on them, the rooms the tests certify, a preset
 ``auto_map`` makes.  Mutations: bytes and lines (``fuzz.mutate``), and structure: a model's arrays
 (NaN, inf, huge or negative entries, another dtype, shape or length, missing, foreign or swapped
-arrays) and its JSON header (any value replaced by a hostile one, keys dropped); a JSON file's
-values replaced, nested thousands deep or repeated.  Outcomes as for the readers, plus ``late``
-(motionctl's own error, but raised while playing what had loaded: not a bug, counted apart).
+arrays) and its JSON header (any value replaced by a hostile one, keys dropped, and a field near
+the top, where the fields the program reads live, given another kind: a whole number written 7.0,
+a number as a word, a value in a list, a word where a list belongs, 10^12, 1e308, -5); a JSON
+file's values replaced, nested thousands deep or repeated.  Outcomes as for the readers, plus ``late``
+(motionctl's own error, but raised while playing what had loaded: not a bug, counted apart), and
+``warned`` (accepted, but numpy said it cast a NaN, an infinity or a number too large for an
+integer on the way: garbage used silently, as a room with a 1e30 m circle was: a bug).
 """
 
 from __future__ import annotations
@@ -33,10 +42,11 @@ import zipfile
 import numpy as np
 
 PLAY_SECONDS = 4.0  # the longest a trace or timeline is played here (the seeds last 3 s; a user's may be longer: Esc)
-SURFACES = ("models", "traces", "timelines", "rooms", "presets")
+SURFACES = ("models", "traces", "timelines", "rooms", "presets", "glb", "options")
 JSON_HOSTILE = [None, True, False, "", "x", "nan", "1e999", -1, 0, 1, 2, 10**30, 10**400, -10**30, 0.5, -0.5,
                 1e308, -1e308, 1e-320, float("nan"), float("inf"), float("-inf"), [], {}, [1, 2], [[1, 2, 3]],
-                {"a": 1}, "\u00e9\x00", 2**63, -2**63, 2**31, 7]
+                {"a": 1}, "\u00e9\x00", 2**63, -2**63, 2**31, 7, "abc", -5, 10**12, 7.0, 1e30, -1e30, [[1]]]
+LIBRARY = [("cmu_amc", "16", f"16_{t}.amc") for t in ("11", "15", "35")]  # ``model_digests.small_library``'s
 STICK = [[0.0, 1.2, 0.0, 0.0]] * 6 + [[0.0, 1.0, 0.8, 0.0]] * 6 + [[1.0, 0.5, 0.0, 0.0]] * 4 + [[0.0, 0.0, 0.0, 0.0]] * 4
 
 
@@ -53,7 +63,9 @@ def seed_files(mocap: str, folder: str) -> dict:
     os.makedirs(folder, exist_ok=True)
     db = small_library(mocap)
     out = {s: [] for s in SURFACES}
+    sources = [os.path.join(mocap, *p) for p in LIBRARY]
     for name, model in _digests().trained(mocap):
+        model.info["sources"] = sources  # what ``train`` records, for ``run`` without --clips
         out["models"].append(os.path.basename(model.save(os.path.join(folder, f"{name}.npz"))))
     trace = generate_trace(EVALUATION_PLAYER, 3.0, seed=3)
     for ext in ("csv", "json"):
@@ -73,7 +85,24 @@ def seed_files(mocap: str, folder: str) -> dict:
     source, target = rigs(db)
     save_preset(os.path.join(folder, "preset.json"), auto_map(source, target), source, target)
     out["presets"].append("preset.json")
+    with open(os.path.join(folder, "export.glb"), "wb") as fh:
+        fh.write(glb_bytes({"asset": {"version": "2.0"}, "animations": [{"name": "walk"}, {"name": "run.001"}]}))
+    out["glb"].append("export.glb")
+    from fuzz_options import seed_options
+
+    out["options"] = seed_options(folder, mocap)
     return out
+
+
+def glb_bytes(doc, binary: bytes = b"\x00" * 16, length: int | None = None) -> bytes:
+    """A glTF 2.0 binary: its JSON chunk (``length`` to say another size) and a BIN chunk."""
+    import struct
+
+    text = json.dumps(doc, allow_nan=True).encode()
+    text += b" " * (-len(text) % 4)
+    chunks = struct.pack("<II", len(text) if length is None else length, 0x4E4F534A) + text
+    chunks += struct.pack("<II", len(binary), 0x004E4942) + binary
+    return b"glTF" + struct.pack("<II", 2, 12 + len(chunks)) + chunks
 
 
 def small_library(mocap: str):
@@ -115,6 +144,12 @@ def mutate_file(surface: str, data: bytes, rng) -> bytes:
     r = rng.random()
     if surface == "models":
         return mutate(data, rng, "npz") if r < 0.15 else mutate_model(data, rng)
+    if surface == "options":
+        from fuzz_options import mutate_options
+
+        return mutate_options(data, rng)
+    if surface == "glb":
+        return mutate(data, rng, "glb") if r < 0.3 else mutate_glb(data, rng)
     if data[:1] in (b"{", b"[") and r < 0.6:
         return mutate_json(data, rng)
     return mutate(data, rng, "csv" if surface == "traces" else "json")
@@ -151,8 +186,13 @@ def mutate_doc(doc, rng):
     for _ in range(int(rng.integers(1, 4))):
         nodes = list(_nodes(doc))
         path, value = nodes[int(rng.integers(0, len(nodes)))]
-        op = int(rng.integers(0, 7))
-        if op <= 2:  # a hostile value
+        op = int(rng.integers(0, 8))
+        if op == 7:  # a field near the top (where the fields read live) given another kind, or a size
+            near = [(p, v) for p, v in nodes if 1 <= len(p) <= 3 and not isinstance(v, (dict, list))]
+            if near:
+                path, value = near[int(rng.integers(0, len(near)))]
+                doc = _set(doc, path, _other_kind(value, rng))
+        elif op <= 2:  # a hostile value
             doc = _set(doc, path, _hostile(rng))
         elif op == 3 and path:  # a key or an item gone
             parent = doc
@@ -166,6 +206,15 @@ def mutate_doc(doc, rng):
         elif op == 6 and isinstance(value, dict):  # a foreign key
             value[str(_hostile(rng))] = _hostile(rng)
     return doc
+
+
+def _other_kind(value, rng):
+    """``value`` as another kind: 7 -> 7.0, a number -> its text or a list of it, a word -> a list of
+    its letters' word, or one of the sizes and signs that broke the loaders (10^12, 1e308, -5)."""
+    choices = [[value], str(value), "abc", -5, 10**12, 1e308, None, {"a": value}]
+    if isinstance(value, int) and not isinstance(value, bool):
+        choices += [float(value)] * 4
+    return copy.deepcopy(choices[int(rng.integers(0, len(choices)))])
 
 
 DEEP = "\x01deep"
@@ -187,6 +236,24 @@ DEEP_MARK = re.compile(re.escape(json.dumps(DEEP)[:-1]) + r'(?:[^"\\]|\\.)*"')
 
 def mutate_json(data: bytes, rng) -> bytes:
     return dump(mutate_doc(json.loads(data), rng))
+
+
+def mutate_glb(data: bytes, rng) -> bytes:
+    """A .glb whose JSON chunk is mutated as JSON, or given bytes that are not UTF-8 or JSON, or a
+    length past the file's end."""
+    import struct
+
+    length = struct.unpack("<I", data[12:16])[0]
+    doc = json.loads(data[20:20 + length])
+    op = int(rng.integers(0, 4))
+    if op <= 1:
+        return glb_bytes(mutate_doc(doc, rng))
+    text = bytearray(data[20:20 + length])
+    if op == 2:  # bytes of the chunk changed (a bad JSON chunk: not UTF-8, not JSON)
+        for _ in range(int(rng.integers(1, 6))):
+            text[int(rng.integers(0, len(text)))] = int(rng.integers(0, 256))
+        return data[:20] + bytes(text) + data[20 + length:]
+    return data[:12] + struct.pack("<I", [0, length + 1, 2**32 - 1, 7][int(rng.integers(0, 4))]) + data[16:]
 
 
 def mutate_model(data: bytes, rng) -> bytes:
@@ -220,7 +287,8 @@ def _mutate_array(arrays, name, rng):
         flat = a.reshape(-1)
         k = rng.integers(0, a.size, int(rng.integers(1, 4)))
         if a.dtype.kind == "f":
-            flat[k] = [np.nan, np.inf, -np.inf, 1e300, -1e300, 0.0, -1.0, 1e9][int(rng.integers(0, 8))]
+            with np.errstate(over="ignore"):  # 1e300 into float32 is inf: hostile either way
+                flat[k] = [np.nan, np.inf, -np.inf, 1e300, -1e300, 0.0, -1.0, 1e9][int(rng.integers(0, 8))]
         elif a.dtype.kind in "iu":
             info = np.iinfo(a.dtype)
             flat[k] = [info.max, info.min, 0, 10**6 % (info.max or 1), info.max // 2][int(rng.integers(0, 5))]
@@ -294,10 +362,13 @@ def use(surface: str, path: str, ctx: Context) -> str:
     stage = "load"
     try:
         if surface == "models":
-            from motionctl.play.commands import commands_from_controls
+            from motionctl.play.commands import EVALUATION_PLAYER, commands_from_controls, generate_trace, scale_player
 
             model = load(path)
             stage = "use"
+            generate_trace(scale_player(EVALUATION_PLAYER, model.top_speed), 2.0, 10.0, 7)  # what ``run`` plays
+            if not all(isinstance(p, str) for p in model.info.get("sources") or []):  # what ``run`` reads
+                return "its sources are not paths"
             table = model.frame_table(ctx.db.clips)
             clip = Session(model, table, start=(1.0, 2.0), start_yaw=0.5).run(commands_from_controls(np.array(STICK)))
             return _finite_clip(clip)
@@ -333,6 +404,12 @@ def use(surface: str, path: str, ctx: Context) -> str:
             res = retarget(ctx.clip, ctx.source, ctx.target, mapping)
             arrays = [np.asarray(v) for v in vars(res).values() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
             return "" if all(np.all(np.isfinite(a)) for a in arrays) else "a retargeted pose holds NaN or inf"
+        if surface == "glb":
+            from motionctl.retarget.export import glb_animation_names
+
+            names = glb_animation_names(path)
+            stage = "use"
+            return "" if all(isinstance(n, str) for n in names) else "an animation name is not text"
         raise ValueError(f"no surface {surface!r}")
     except BaseException as exc:
         exc.fuzz_stage = stage
@@ -350,7 +427,11 @@ def run_file_case(surface: str, data: bytes, ctx: Context, scratch: str) -> tupl
     """(outcome, detail) of one mutant: ok, error, late, crash, nonfinite, memory."""
     from motionctl.errors import MotionctlError
 
-    ext = {"models": ".npz", "rooms": ".json", "presets": ".json", "timelines": ".json"}.get(surface)
+    if surface == "options":
+        from fuzz_options import run_options_case
+
+        return run_options_case(data, ctx.folder, scratch)
+    ext = {"models": ".npz", "rooms": ".json", "presets": ".json", "timelines": ".json", "glb": ".glb"}.get(surface)
     if ext is None:
         ext = ".json" if data[:1] in (b"{", b"[") else ".csv"
     path = os.path.join(scratch, "mutant" + ext)

@@ -173,10 +173,10 @@ def test_a_csv_trace_with_carriage_returns_reads_and_a_room_of_many_obstacles_is
         read_environment(str(room))
 
 
-@pytest.mark.parametrize("obstacle, where", [({"kind": "wall", "circle": [1, 1, 1e30]}, "a circle"),
-                                             ({"kind": "chasm", "circle": [-1e30, 1, 1]}, "a circle"),
-                                             ({"kind": "wall", "polygon": [[0, 0], [1e30, 0], [1, 1]]}, "a polygon point"),
-                                             ({"kind": "low", "polygon": [[0, 0], [1, 0], [1, -2e4]]}, "a polygon point")])
+@pytest.mark.parametrize("obstacle, where", [
+    ({"kind": "wall", "circle": [1, 1, 1e30]}, "a circle"), ({"kind": "chasm", "circle": [-1e30, 1, 1]}, "a circle"),
+    ({"kind": "wall", "polygon": [[0, 0], [1e30, 0], [1, 1]]}, "a polygon point"),
+    ({"kind": "low", "polygon": [[0, 0], [1, 0], [1, -2e4]]}, "a polygon point")])
 def test_an_obstacle_far_outside_any_room_is_refused_naming_it(tmp_path, obstacle, where):
     """A 1e30 m circle cast its grid cells past any integer (numpy's cast warning, then rasterised with
     exit status 0); a 1e30 polygon point the same.  Now one error naming the obstacle, and no warning."""
