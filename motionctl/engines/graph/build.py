@@ -163,16 +163,27 @@ def candidate_transitions(feats: np.ndarray, clip_of: np.ndarray, s: GraphSettin
 
 
 def _candidate_block(blk, feats, sq, clip_of, weight, radius, threshold):
-    """Candidates with their from frame in rows r0:r1 (see ``candidate_transitions``)."""
+    """Candidates with their from frame in rows r0:r1 (see ``candidate_transitions``).
+
+    The block's costs are a matrix product (BLAS: fast), whose last bits differ between CPUs and
+    BLAS kernels; a local minimum or a threshold decided on them flipped where two costs nearly
+    tied (an 11-clip graph had 101 clips on an AVX-512 CPU and 109 on an AVX2 one).  So the
+    product only screens: every entry that could be a candidate within ``_SCREEN`` of rounding is
+    decided again on ``pair_cost``, which gives the same bits on every CPU, and where its
+    neighbourhood nearly ties, on the neighbourhood's ``pair_cost`` too."""
     r0, r1 = blk
     n, r = len(feats), radius
     a0, a1 = max(0, r0 - r), min(n, r1 + r)  # halo rows for the local-minimum test
     d = sq[a0:a1, None] - 2.0 * feats[a0:a1] @ feats.T + sq[None]
     np.maximum(d, 0, out=d)
+    tau = _SCREEN * float(sq.max(initial=0.0))  # far above the product's rounding (about 1e-15 of it)
     if weight is not None:
         d /= weight[a0:a1, None] * weight[None]
-    local = minimum_filter(d, size=2 * r + 1, mode="nearest")
-    rows, cols = np.nonzero((d <= local) & (d < threshold))
+        tau /= float(weight.min()) ** 2
+    ring = np.ones((2 * r + 1, 2 * r + 1), dtype=bool)
+    ring[r, r] = False
+    others = minimum_filter(d, footprint=ring, mode="nearest")  # each entry's neighbourhood without it
+    rows, cols = np.nonzero((d <= others + 2 * tau) & (d < threshold + tau))  # every candidate, and some more
     keep = (rows + a0 >= r0) & (rows + a0 < r1)
     i, j1 = rows[keep] + a0, cols[keep]  # i resembles j1 = j - 1: the transition goes i -> j1 + 1
     j = j1 + 1
@@ -181,7 +192,35 @@ def _candidate_block(blk, feats, sq, clip_of, weight, radius, threshold):
     same = clip_of[i] == clip_of[np.minimum(j, n - 1)]
     near = same & (np.abs(j - (i + 1)) < 2 * r + 1)
     sel = valid & ~near
-    return i[sel], j[sel], d[rows[keep][sel], cols[keep][sel]]
+    i, j1, screened, nearest = i[sel], j1[sel], d[rows[keep][sel], cols[keep][sel]], others[rows[keep][sel], cols[keep][sel]]
+    cost = _weighted(pair_cost(feats, i, j1), weight, i, j1)
+    minimum = screened < nearest - 2 * tau  # a clear minimum whatever the rounding
+    unsure = np.flatnonzero(~minimum)
+    if len(unsure):  # a near tie in the neighbourhood: decided on the exact costs around it
+        off = np.arange(-r, r + 1)
+        wi = np.clip(i[unsure, None, None] + off[None, :, None], 0, n - 1)
+        wj = np.clip(j1[unsure, None, None] + off[None, None, :], 0, n - 1)
+        wi, wj = np.broadcast_arrays(wi, wj)
+        around = _weighted(pair_cost(feats, wi.ravel(), wj.ravel()), weight, wi.ravel(), wj.ravel())
+        minimum[unsure] = cost[unsure] <= around.reshape(len(unsure), -1).min(axis=1)
+    ok = minimum & (cost < threshold)
+    return i[ok], j1[ok] + 1, cost[ok]
+
+
+_SCREEN = 1e-9  # the matrix product's rounding allowed for, relative to the largest squared feature norm
+
+
+def pair_cost(feats: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """float [T]: the frame cost between frames i [T] and j [T], summed squared feature differences
+    in numpy's own loops (no BLAS): the same bits on every CPU and for any batch, so every decision
+    on costs (candidates, coalescing, branching, roughness) is the same everywhere."""
+    diff = feats[i] - feats[j]
+    return np.einsum("ij,ij->i", diff, diff)
+
+
+def _weighted(cost: np.ndarray, weight, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``cost`` of frame pairs (i, j) divided by both frames' desirability ``weight`` (None: as is)."""
+    return cost if weight is None else cost / (weight[i] * weight[j])
 
 
 # ----------------------------------------------------------------------------- coalescing
@@ -199,7 +238,6 @@ def coalesce(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.nda
     (One function of about 100 lines on purpose: its helpers share the heap and position index of
     one greedy pass, and apart they would read worse.)"""
     n = len(feats)
-    sq = np.sum(feats**2, axis=1)
     starts = np.r_[0, np.flatnonzero(np.diff(clip_of)) + 1]
     stops = np.r_[starts[1:], n]
     lo_of, hi_of = starts[clip_of], stops[clip_of]  # each frame's clip as [lo, hi)
@@ -234,9 +272,8 @@ def coalesce(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.nda
         own, prev, tgt = np.clip(own, 0, n - 1), np.clip(c[0] - 1, 0, n - 1), np.clip(tgt, 0, n - 1)
         # The rerouted transition's target must follow its compared frame in the same clip.
         ok &= np.where(side0, lo_of[own][:, None] == lo_of[tgt], lo_of[prev][None, :] == lo_of[tgt])
-        d = np.maximum(sq[own][:, None] - 2 * feats[own] @ feats[prev].T + sq[prev][None, :], 0.0)
-        if weight is not None:
-            d /= weight[own][:, None] * weight[prev][None, :]
+        a, b = np.broadcast_arrays(own[:, None], prev[None, :])
+        d = _weighted(pair_cost(feats, a.ravel(), b.ravel()), weight, a.ravel(), b.ravel()).reshape(a.shape)
         return np.where(ok, threshold - d, -1.0)
 
     def score(w0, lo, hi):
@@ -300,21 +337,13 @@ def coalesce(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.nda
     return frm[ok], to[ok]
 
 
-def _pair_cost(feats: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """float [T]: the frame cost between frames i [T] and j [T] (as the blocked cost matrix computes it)."""
-    return np.maximum(np.sum(feats[i] ** 2, 1) - 2 * np.einsum("ij,ij->i", feats[i], feats[j]) + np.sum(feats[j] ** 2, 1),
-                      0.0)
-
-
 def limit_branching(feats: np.ndarray, frm: np.ndarray, to: np.ndarray, clip_of: np.ndarray, k: int, weight=None):
     """Keep at most ``k`` transitions out of each clip end (from frame): first the cheapest into
     each other source file, best first, so a hub links to different motions rather than to
     every cycle of the same walk; then the cheapest of the rest.  Returns surviving (from, to)."""
     if len(frm) == 0:
         return frm, to
-    cost = _pair_cost(feats, frm, to - 1)
-    if weight is not None:
-        cost = cost / (weight[frm] * weight[to - 1])
+    cost = _weighted(pair_cost(feats, frm, to - 1), weight, frm, to - 1)
     order = np.lexsort((cost, clip_of[to], frm))
     f, t, c = frm[order], to[order], cost[order]
     first_in_file = np.r_[True, (f[1:] != f[:-1]) | (clip_of[t[1:]] != clip_of[t[:-1]])]
@@ -345,8 +374,8 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     desire = s.clip_weights(clips)
     weight = desire[clip_of] if np.any(desire != 1.0) else None
     sub = progress_range(progress, 0.0, 0.1)  # the costs; coalescing took 95% of a build (10 CMU 16 clips)
-    # The frame costs are matrix products: with BLAS on two threads instead of one their last bits
-    # changed, which flipped local-minimum, threshold and coalescing choices (different graphs).
+    # The frame costs' matrix products only screen (``_candidate_block``): every choice is made on
+    # ``pair_cost``, the same on every CPU, BLAS kernel and thread count.
     with one_blas_thread():
         limit = RELAX * min(s.threshold, ROUGH_UNIT)  # what reconnecting may add: no rougher at a loose threshold
         wide = replace(s, threshold=max(s.threshold, limit if s.reconnect else 0.0))
@@ -431,7 +460,7 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
     a, b = edges[e_keep, 0], edges[e_keep, 1]
     natural = (src[a] == src[b]) & (ends[a] == starts[b])
     # a transition compares the last frame played with the one before the next clip's first
-    rough = np.where(natural, 0.0, _pair_cost(feats, ends[a] - 1, np.maximum(starts[b] - 1, 0)) / ROUGH_UNIT)
+    rough = np.where(natural, 0.0, pair_cost(feats, ends[a] - 1, np.maximum(starts[b] - 1, 0)) / ROUGH_UNIT)
     return MotionGraph(s.fps, [c.name for c in clips], src[sel], starts[sel] - first[src[sel]],
                        ends[sel] - first[src[sel]], g_edges, types, actions, stats, paths, airborne,
                        rough.astype(np.float32))
