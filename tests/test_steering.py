@@ -18,12 +18,14 @@ from motionctl.play.commands import Command
 from motionctl.rootframe import wrap
 
 from motionctl.engines import ENGINES
-from motionctl.evaluate.looks import command_error
+from motionctl.evaluate.looks import capsule
 from motionctl.io.library import import_library
 from motionctl.play.commands import PlaySettings, Trace
-from motionctl.play.session import Session
+from motionctl.play.session import Session, stick_turn
+from motionctl.rootframe import root_frame
 
 RATE = 10.0
+SETTLE = 1.5  # s: the longest step an engine plays at its defaults (the graph's Max Clip)
 MIX = ("16_11", "16_13", "16_15", "16_16", "16_17", "16_19", "16_21", "16_23", "16_31", "16_35", "16_36")
 
 
@@ -35,25 +37,69 @@ def clips(mocap):
 
 def heading_error(model, clips, samples) -> float:
     """p95 of the facing's distance (degrees) from the capsule over a played trace."""
+    return float(np.percentile(heading_errors(model, clips, samples)[1], 95))
+
+
+def heading_errors(model, clips, samples) -> tuple:
+    """(seconds [F], the facing's distance from the capsule [F] in degrees) of a played trace."""
     table = model.play(clips)
     trace = Trace(samples, RATE, "probe")
     clip = Session(model, table, play=PlaySettings()).play_trace(trace)
-    return command_error(clip, trace.clock(), trace.samples)["heading_deg"]["p95"]
+    _, yaw = root_frame(clip, 0.2)
+    _, cy = capsule(trace.clock(), trace.samples, clip.fps, clip.n_frames, (0.0, 0.0), 0.0)
+    return np.arange(clip.n_frames) / clip.fps, np.degrees(np.abs(wrap(yaw - cy)))
 
 
-def turning() -> np.ndarray:
-    n = int(8 * RATE)
+def settled(t: np.ndarray, samples: np.ndarray, seconds: float) -> np.ndarray:
+    """bool [F]: the frames more than ``seconds`` after the stick last changed (or began)."""
+    changes = np.flatnonzero(np.r_[True, np.any(np.diff(samples, axis=0) != 0, axis=1)]) / RATE
+    return np.all((t[:, None] < changes[None]) | (t[:, None] >= changes[None] + seconds), axis=1)
+
+
+def turning(seconds: float = 8.0) -> np.ndarray:
+    """0.6 rad/s left for 4 s, then right (8 s: back where it began) at a walk."""
+    n = int(seconds * RATE)
     out = np.tile([0.0, 1.3, 0.0, 0.0], (n, 1))
-    out[: n // 2, 2], out[n // 2:, 2] = 0.6, -0.6  # 0.6 rad/s left for 4 s, then right: back where it began
+    out[: int(4 * RATE), 2], out[int(4 * RATE):, 2] = 0.6, -0.6
     return out
 
 
-@pytest.mark.parametrize("name, limit", [("matching", 6.0), ("graph", 15.0), ("fragments", 6.0)])
+@pytest.mark.parametrize("name, limit", [("matching", 6.0), ("graph", 10.0), ("fragments", 6.0)])
 def test_a_turning_stick_is_followed_at_its_rate(clips, name, limit):
+    """Once a step chosen before the stick changed has played (the graph's clips last up to Max Clip,
+    1.5 s), the facing is on the capsule, and stays on it to the end.  Judged on the whole run's
+    p95, the graph passed or failed by where the reversal fell in a clip, and so by the CPU: a near
+    tie in its frame costs (BLAS rounding) made the clip playing there 1.2 s long on AVX-512 CPUs
+    and short on AVX2 ones, and the long clip's turn was never made up (54.8° off for good)."""
     engine = ENGINES[name]
     settings = engine.Settings(**({"trace_seconds": 30, "held_out": 0} if name == "fragments" else {}))
     model = engine.fit(clips, settings)
-    assert heading_error(model, clips, turning()) < limit
+    samples = turning()
+    t, err = heading_errors(model, clips, samples)
+    after = settled(t, samples, SETTLE)
+    assert after.sum() > 0.5 * len(t)
+    assert np.percentile(err[after], 95) < limit
+    assert err[t >= t[-1] - 1.0].max() < limit  # no turn owed at the end
+
+
+def test_a_stick_reversed_during_a_long_step_is_owed_after_it(clips):
+    """A step plays the stick's rate in force when it was chosen: a stick reversed while a 1.2 s
+    piece plays is made up after it.  The heading asked moves by what the stick turned meanwhile
+    (``stick_turn``), not by its rate now over the step (22° short for good), and the root owes
+    the facing's gap to it (as far as planted feet allow; 54.8° off for good before)."""
+    from tiny_engine import TinySettings, fit
+
+    model = fit(clips, TinySettings(piece=1.2))  # no facing warp: the root alone makes the turn up
+    t, err = heading_errors(model, clips, turning(12.0))
+    assert err[(t > 4.0) & (t < 4.0 + 1.2)].max() > 15.0  # the reversal came during a step: it lagged
+    assert np.percentile(err[t >= 8.0], 95) < 8.0  # and was made up at the pace planted feet allow (12-18° before)
+
+
+def test_the_turn_a_stick_made_is_summed_command_by_command():
+    times, turns = np.array([0.0, 1.0, 2.5]), np.array([0.6, -0.6, 0.0])
+    assert stick_turn(times, turns, 0.5, 2.0) == pytest.approx(0.5 * 0.6 - 1.0 * 0.6)
+    assert stick_turn(times, turns, 2.0, 9.0) == pytest.approx(-0.5 * 0.6)
+    assert stick_turn(times, turns, 1.5, 1.5) == 0.0
 
 
 def test_a_straight_stick_walks_straight_when_the_engine_warps_its_facing(clips):

@@ -75,6 +75,7 @@ class Session:
         self.trail = deque(maxlen=trail)
         self._held = None  # the facing a let-go stick holds (``_standing``)
         self._steer = None  # (heading, frames played) a turning stick has turned to (``_steering``)
+        self._turned = None  # rad the stick turned since the last decision, as played (None: its rate now)
 
     @property
     def state(self) -> State:
@@ -100,6 +101,8 @@ class Session:
         elif self._steer is not None and np.isfinite(step.control[2]):
             step.control = np.array(step.control, dtype=float)
             step.control[2] = wanted[2]
+        if self._steer is not None and self.feet is not None:
+            self._owe_steered_turn(asked.heading)
         root, rot, self.synth, _, _ = synthesize(self.table, [step], self.synth, self.crossfade, self.warp, self.feet)
         rest = float(wrap(asked.heading - self.synth.yaw)) if asked.heading is not None else np.pi
         if self.synth.lag is not None and abs(rest) < np.pi / 2:  # near the heading asked, owe no turn past it
@@ -138,18 +141,36 @@ class Session:
         rate twisted the planted legs.  Asked half a second ahead (``TURN_LOOK``), engines faced
         that far ahead of the stick (the field and matching 10-18° on bench_looks' turning trace,
         1.6-3.5° now).  The heading never leads the facing by more than MAX_LEAD, so an engine that
-        cannot keep up is not owed a whole circle."""
+        cannot keep up is not owed a whole circle.  The heading moves by what the stick turned
+        while the last step played (``tick`` and ``play`` record it), not by the stick's rate now
+        over that step: a stick reversed during a long step otherwise left the heading behind the
+        stick for good (22° after a 1.2 s clip)."""
         turn = float(command.control[2])
         if (command.heading is not None or command.target is not None or command.gate is not None
                 or command.line is not None or abs(turn) < 1e-6):
             self._steer = None
             return command
         yaw = self.synth.yaw
-        heading = yaw if self._steer is None else self._steer[0] + turn * (self._frames - self._steer[1]) / self.fps
+        turned, self._turned = self._turned, None
+        if turned is None:  # no record of the stick since the last decision: its rate now, over the step played
+            turned = turn * (self._frames - self._steer[1]) / self.fps if self._steer is not None else 0.0
+        heading = yaw if self._steer is None else self._steer[0] + turned
         heading = yaw + float(np.clip(wrap(heading - yaw), -MAX_LEAD, MAX_LEAD))
         self._steer = (heading, self._frames)
         speed = float(np.hypot(*command.control[:2]))
         return replace(command, heading=heading, speed=speed)
+
+    def _owe_steered_turn(self, heading: float) -> None:
+        """Under a turning stick the root owes the turn to where the stick has turned (``heading``),
+        not only the stick's rate from here: a step plays the rate in force when it was chosen, so
+        a stick reversed during a long step (a motion graph's clip of up to 1.5 s) left the facing
+        behind by that step's turn for good (the graph ended 54° off a stick that turned back, and
+        followed within 5° or not by which clip a near tie had made long).  The gap is the turn the
+        next step owes beyond the stick's rate (``synth.correct``: as much as planted feet allow,
+        the engine's facing warp giving the rest)."""
+        lag = np.zeros(3) if self.synth.lag is None else np.asarray(self.synth.lag, dtype=float).copy()
+        lag[2] = float(np.clip(wrap(heading - self.synth.yaw), -self.feet.max_lag_turn, self.feet.max_lag_turn))
+        self.synth.lag = lag
 
     def _catching_up(self, command: Command) -> Command:
         """What the model is asked: a stick's command with the lag the root still owes it
@@ -180,6 +201,7 @@ class Session:
             self.buffer = self.decide(command)
         i = int(self.t)
         self.t += dt * self.fps
+        self._turned = (self._turned or 0.0) + float(command.control[2]) * dt  # the stick as it is held
         return self.buffer[0][i], self.buffer[1][i]
 
     def run(self, commands, should_stop=None, name: str = "run") -> Clip:
@@ -202,12 +224,17 @@ class Session:
         target = int(round(float(seconds) * self.fps))
         if target < 1:
             raise ValueError(f"a run of {seconds} s has no frame at {self.fps:g} fps")
-        k = 0
+        turns = np.array([float(c.control[2]) for c in commands])
+        k, last = 0, None
         while self._frames < target:
             if k % 50 == 0:
                 check_stop(should_stop, "playing")
             k += 1
-            i = int(np.searchsorted(times, self._frames / self.fps + 1e-9, side="right")) - 1
+            now = self._frames / self.fps
+            i = int(np.searchsorted(times, now + 1e-9, side="right")) - 1
+            if last is not None:  # what the stick turned while the last step played, command by command
+                self._turned = stick_turn(times, turns, last, now)
+            last = now
             self.decide(commands[max(i, 0)])
         self.trim(target)
         return self.clip(name)
@@ -240,4 +267,12 @@ class Session:
         return to_clip(self.table, np.concatenate(self.roots), np.concatenate(self.rots), name, tags={"driven"})
 
 
-__all__ = ["Session", "State"]
+def stick_turn(times: np.ndarray, turns: np.ndarray, t0: float, t1: float) -> float:
+    """rad a stick turned from ``t0`` to ``t1`` s, each of ``turns`` [S] (rad/s) in force from its
+    time in ``times`` [S] until the next (the first from the start, the last on)."""
+    lo = np.maximum(np.r_[-np.inf, times[1:]], t0)
+    hi = np.minimum(np.r_[times[1:], np.inf], t1)
+    return float(np.sum(turns * np.maximum(hi - lo, 0.0)))
+
+
+__all__ = ["Session", "State", "stick_turn"]
