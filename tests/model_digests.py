@@ -1,10 +1,10 @@
 """Train every registered engine on three of CMU subject 16's clips with a fixed seed and print one
-JSON line {engine: SHA-1 of its saved arrays}.  ``test_reproducible`` compares them, in each suite
+JSON line {engine: SHA-1 of its saved arrays} (and, with ``--runs DIR``, what each plays for a fixed trace).  ``test_reproducible`` compares them, in each suite
 (Python 3.11 with numpy 1.26, Python 3.13 with numpy 2) and under OpenBLAS's SSE3 kernels, with the
 digests recorded in ``model_digests.json``: the same seed must give the same model everywhere.  A
 change that means to train other models records them again:
 
-    python tests/model_digests.py MOCAP_DIR [--write]
+    python tests/model_digests.py MOCAP_DIR [--write] [--runs DIR]
 """
 
 import functools
@@ -63,16 +63,50 @@ def trained(mocap: str) -> tuple:
     return tuple(small_models(small_library(mocap)))
 
 
-def main(mocap: str) -> dict:
-    return {name: digest(model) for name, model in trained(mocap)}
+def run_of(model, clips) -> dict:
+    """What ``model`` plays on ``clips`` for a fixed 6 s trace (a turning stick, left then right, then
+    let go): {"root": [F, 3], "rot": [F, J, 4]}.  A near tie in a choice changes it wholesale; blends
+    computed with BLAS (active learning's) differ in their last bits between kernels, which no
+    choice depends on: runs are compared within a tolerance, models bit for bit."""
+    from motionctl.play.commands import PlaySettings, Trace
+    from motionctl.play.session import Session
+
+    samples = np.tile([0.0, 1.3, 0.0, 0.0], (60, 1))
+    samples[:25, 2], samples[25:50, 2], samples[50:] = 0.6, -0.6, 0.0
+    clip = Session(model, model.play(clips), play=PlaySettings()).play_trace(Trace(samples, 10.0, "digest"))
+    return {"root": clip.root_pos, "rot": clip.local_rot}
+
+
+def main(mocap: str, runs: str | None = None) -> dict:
+    """{engine: model digest, "graph:mix": the digest of a larger graph}; with ``runs`` a folder, each
+    engine's ``run_of`` is saved there as <engine>.npz (only the models are recorded: what a run
+    plays changes with the play layer; runs are compared between kernels in one go)."""
+    clips = small_library(mocap).clips
+    out = {}
+    for name, model in trained(mocap):
+        out[name] = digest(model)
+        if runs:
+            np.savez(os.path.join(runs, f"{name}.npz"), **run_of(model, clips))
+    out["graph:mix"] = digest(ENGINES["graph"].fit(mix_library(mocap)))
+    return out
+
+
+MIX = ("11", "13", "15", "16", "17", "19", "21", "23", "31", "35", "36")
+
+
+def mix_library(mocap: str):
+    """Eleven of subject 16's walks, turns and runs: a graph whose frame costs hold near ties (built
+    on an AVX-512 CPU, it had 101 clips where AVX2 CPUs built 109, before its choices were made on
+    costs with the same bits everywhere)."""
+    return import_library([os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in MIX]).groups[0].database
 
 
 RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model_digests.json")
 
 if __name__ == "__main__":
-    digests = main(sys.argv[1])
+    digests = main(sys.argv[1], sys.argv[sys.argv.index("--runs") + 1] if "--runs" in sys.argv else None)
     if "--write" in sys.argv[2:]:
         with open(RECORDED, "w", encoding="utf-8") as fh:
-            json.dump(digests, fh, indent=1, sort_keys=True)
+            json.dump({k: v for k, v in digests.items() if ":" not in k}, fh, indent=1, sort_keys=True)
             fh.write("\n")
     print(json.dumps(digests))
