@@ -14,6 +14,7 @@ Stop requests and progress are handled by ``parallel_map`` between pieces, on th
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -60,7 +61,7 @@ def converging(residuals, tol: float, budget: int) -> float:
         back = min(n - 1, max(5, n // 10))
         a, b = float(residuals[-1 - back]), float(residuals[-1])
         if a > b > 0:
-            left = np.log(b / tol) / (np.log(a / b) / back)
+            left = math.log(b / tol) / (math.log(a / b) / back)
             share = max(share, n / (n + left))
     return float(min(share, 1.0))
 

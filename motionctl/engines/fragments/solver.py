@@ -18,6 +18,7 @@ a known trace (eqs. 7-8).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -370,7 +371,7 @@ def settling(changed: int, total: int, settle: float, improvements: int) -> floa
     share of the solve's time spent; the improvement budget, rarely used up, says nothing."""
     target = max(settle * total, 0.5)
     held = 1.0 - changed / max(total, 1)
-    orders = np.log(total / max(changed, target)) / np.log(total / target) if total > target else 1.0
+    orders = math.log(total / max(changed, target)) / math.log(total / target) if total > target else 1.0
     return float(np.clip(max(0.5 * (held + orders), 1.0 - 0.85 ** improvements), 0.0, 1.0))
 
 
