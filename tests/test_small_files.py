@@ -5,6 +5,7 @@ JSON nesting, numbers finite and in range; each problem one MotionFileError nami
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -245,3 +246,94 @@ def test_a_glb_whose_first_chunk_is_binary_or_that_is_a_folder_is_refused(tmp_pa
     (tmp_path / "folder.glb").mkdir()
     with pytest.raises(MotionFileError, match="not a regular file"):
         glb_animation_names(str(tmp_path / "folder.glb"))
+
+
+@pytest.mark.parametrize("text, line, what", [
+    ("# rate: fast\nvx,vy,turn,airborne\n0,1,0,0\n", 1, "bad rate 'fast'"),
+    ("# rate: 10\n# made by hand\n\n", 3, "empty trace: no control samples"),
+    ('vx,vy,turn,airborne\n0,"1",0,0\n0,1,0\n', 3, "3 values, expected 4"),
+    ('vx,vy,turn,airborne\n0,"x",0,0\n', 2, "non-numeric value 'x'"),
+    ("vx,vy,turn,airborne\n0,1,0,0.5\n", 2, "airborne must be 0 or 1, found 0.5")])
+def test_a_csv_trace_names_the_line_of_its_first_problem(tmp_path, text, line, what):
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    with pytest.raises(MotionFileError, match=rf"t\.csv:{line}: .*{what}"):
+        read_trace(str(path))
+
+
+def test_a_quoted_csv_trace_reads_as_numbers(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text('vx,vy,turn,airborne\n0,"1.5",0,0\n"0.5",1,0.2,1\n')
+    assert read_trace(str(path)).samples.tolist() == [[0, 1.5, 0, 0], [0.5, 1, 0.2, 1]]
+
+
+@pytest.mark.parametrize("doc, what", [('{"rate": 10, "samples": [[0, 1, 0]]}', "sample 0 has 3 values"),
+                                       ('{"rate": 10, "samples": [[0, 1, 0, 0], 5]}', "sample 1 has 0 values"),
+                                       ('{"rate": 10, "samples": [["a", 1, 0, 0]]}', "samples must be numbers"),
+                                       ('{"rate": 10, "samples": []}', "empty trace"),
+                                       ('[[0, 1, 0, 0]]', "expected {\"rate\""),
+                                       ('{"samples": [[0, 1, 0, 0]], "heading": [1, 2]}', "bad times or goals"),
+                                       ('{"samples": [[0, 1, 0, 0], [0, 1, 0, 1]], "action": ["kick", null], '
+                                        '"target": [[1, 2]]}', "bad times or goals")])
+def test_a_json_trace_names_its_problem(tmp_path, doc, what):
+    path = tmp_path / "t.json"
+    path.write_text(doc)
+    with pytest.raises(MotionFileError, match=re.escape(what)):
+        read_trace(str(path))
+
+
+def test_a_json_trace_keeps_its_goals_and_actions(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text('{"samples": [[0, 1, 0, 0], [0, 1, 0, 1]], "action": ["kick", null], "target": [[1, 2], null]}'
+                    .replace("null]}", "[null, null]]}"))
+    trace = read_trace(str(path))
+    assert trace.rate == 10.0 and trace.goals["action"].tolist() == ["kick", ""]
+    assert trace.goals["target"][0].tolist() == [1, 2] and np.isnan(trace.goals["target"][1]).all()
+
+
+@pytest.mark.parametrize("room, what", [
+    ([1, 2], 'expected {"bounds"'), ({"bounds": [0, 0, -1, 5]}, "min must be below max"),
+    ({"bounds": [0, 0, 6, 5], "obstacles": {"a": 1}}, "expected a list of obstacles"),
+    ({"bounds": [0, 0, 6, 5], "obstacles": [3]}, r"obstacles\[0\]: expected an object"),
+    ({"bounds": [0, 0, 6, 5], "obstacles": [{"kind": "lava", "circle": [1, 1, 1]}]}, "unknown kind 'lava'"),
+    ({"bounds": [0, 0, 6, 5], "obstacles": [{"kind": "wall", "polygon": [[0, 0], [1, 1]]}]}, "at least 3"),
+    ({"bounds": [0, 0, 6, 5], "obstacles": [{"kind": "wall", "circle": [1, 1, 0]}]}, "radius must be positive"),
+    ({"bounds": [0, 0, 6, 5], "obstacles": [{"kind": "wall"}]}, "needs a 'polygon' or a 'circle'"),
+    ({"bounds": [0, 0, 6, 5], "obstacles": [{"kind": "region", "circle": [1, 1, 1]}]}, "needs 'allow' or 'forbid'"),
+    ({"bounds": [0, 0, 6, 5], "obstacles": [{"kind": "region", "circle": [1, 1, 1], "allow": [3]}]},
+     "'allow' must be a list of motion types")])
+def test_a_room_names_the_field_at_fault(tmp_path, room, what):
+    path = tmp_path / "room.json"
+    path.write_text(json.dumps(room))
+    with pytest.raises(MotionFileError, match=rf"room\.json: .*{what}"):
+        read_environment(str(path))
+
+
+def test_a_region_takes_one_motion_type_as_a_word(tmp_path):
+    path = tmp_path / "room.json"
+    path.write_text(json.dumps({"bounds": [0, 0, 6, 5], "obstacles": [
+        {"kind": "region", "polygon": [[1, 1], [2, 1], [2, 2]], "forbid": " run "}]}))
+    assert read_environment(str(path)).obstacles[0].forbid == ("run",)
+
+
+@pytest.mark.parametrize("doc, what", [("[]", "not a bone-map preset"),
+                                       ('{"format": "motionctl.bonemap", "map": {"spine": 3}}', "is not a bone name")])
+def test_a_bone_map_preset_names_its_problem(tmp_path, doc, what):
+    from motionctl.retarget.mapping import PRESET_FORMAT
+
+    path = tmp_path / "preset.json"
+    path.write_text(doc.replace("motionctl.bonemap", PRESET_FORMAT))
+    with pytest.raises(MotionFileError, match=what):
+        load_preset(str(path))
+    with pytest.raises(MotionFileError, match="no such bone-map preset"):
+        load_preset(str(tmp_path / "gone.json"))
+
+
+@pytest.mark.parametrize("doc, what", [("[1]", "expected an object"), ('{"tags": "walk"}', '"tags" must be a list'),
+                                       ('{"description": 3}', '"description" must be text'),
+                                       ('{"action_centres": [1.5]}', '"action_centres" must be a list of frame')])
+def test_a_sidecar_names_its_problem(tmp_path, doc, what):
+    (tmp_path / "walk.json").write_text(doc)
+    with pytest.raises(MotionFileError, match=rf"walk\.json: .*{re.escape(what)}"):
+        read_sidecar(str(tmp_path / "walk.bvh"))
+    assert read_sidecar(str(tmp_path / "other.bvh")) == {}
