@@ -104,10 +104,10 @@ def test_tabulated_edges_equal_the_edges_worked_out_node_by_node():
         for backbone in (False, True):
             src, far, rows = exp.out_edges(ids, allow, backbone)
             assert {(int(a), int(b), int(r)) for a, b, r in zip(src, far, rows)} == \
-                reference_edges(exp, ids, allow, backbone, True)
+                reference_edges(exp, ids, allow, backbone, True)  # count: sets of integer edges
             tgt, far = exp.in_edges(ids, allow, backbone)
             assert {(int(a), int(b)) for a, b in zip(tgt, far)} == \
-                {e[:2] for e in reference_edges(exp, ids, allow, backbone, False)}
+                {e[:2] for e in reference_edges(exp, ids, allow, backbone, False)}  # count: sets of integer edges
             assert len(src) > 0 and len(tgt) > 0
 
 
@@ -133,7 +133,7 @@ def test_flood_scc_equals_scipy_on_an_explicit_embedded_graph():
     ti, src = exp.in_edges(ids)
     back = {(int(a), int(b)) for a, b in zip(src, ids[ti])}
     fwd = {(int(a), int(b)) for a, b in zip(s, t) if b in set(ids.tolist())}
-    assert back == fwd
+    assert back == fwd  # count: sets of integer edges
 
 
 def test_footprint_offsets_are_exactly_the_grid_points_inside_the_ellipsoid():
@@ -157,7 +157,10 @@ def test_footprint_offsets_are_exactly_the_grid_points_inside_the_ellipsoid():
                     local = rot.T @ (np.array([dx, dy]) * 0.2 - nat)
                     for dh in range(-4, 5):
                         e = (local[0] / radii[0]) ** 2 + (local[1] / radii[1]) ** 2 + ((dh * hb - end[2]) / radii[2]) ** 2
-                        assert (e <= 1.0) == ((dx, dy, dh) in found), (h, c, dx, dy, dh)
+                        # A point on the surface may go either way: the straight walk's ellipsoid passes
+                        # through four grid points (e = 1 to 2e-15 here), decided by the last bits of e.
+                        if abs(e - 1.0) > 1e-9:
+                            assert (e <= 1.0) == ((dx, dy, dh) in found), (h, c, dx, dy, dh)  # count: booleans
 
 
 def test_walls_block_edges_and_chasms_need_jumps():
@@ -216,6 +219,7 @@ def test_shortest_path_search_matches_dijkstra():
         got, _ = shortest_path(emb, starts, goal)
         assert got == pytest.approx(expected, rel=1e-9, abs=1e-9)
         if expected > 0:  # a bound below the best cost finds nothing, and says so
+            # exact: (inf, inf) is the sentinel for nothing found
             assert shortest_path(emb, starts, goal, bound=0.5 * expected) == (np.inf, np.inf)
         for _ in range(10):  # goals of scattered nodes, as an action's are (the bound at a goal is not 0)
             scattered = rng.choice(ids, 40, replace=False)
@@ -258,7 +262,8 @@ def test_desirability_weights_keep_more_transitions_of_a_motion_type(demo_librar
         cross = g.source[g.edges[:, 0]] != g.source[g.edges[:, 1]]
         return int(((run[g.edges[:, 0]] | run[g.edges[:, 1]]) & cross).sum())
 
-    assert into_runs(keen) > into_runs(plain)
+    assert into_runs(keen) > into_runs(plain)  # count: integers (edges into runs)
+    # exact: parsed from "2" and "1.5"
     assert GraphSettings(desirability="Jog=2; sneak=1.5").weights() == {"run": 2.0, "sneak": 1.5}
     for bad in ("run", "run=fast", "run=-1", "=2"):
         with pytest.raises(MotionctlError, match="desirability"):
@@ -268,7 +273,7 @@ def test_desirability_weights_keep_more_transitions_of_a_motion_type(demo_librar
 def test_one_looping_clip_makes_a_cycle(demo_library):
     walk = bvh.read_bvh(os.path.join(demo_library, "demo_walk.bvh"))
     g = build_graph([walk], GraphSettings(threshold=1.0))
-    assert g.n >= 2 and g.stats["seconds_kept"] > 0.5 * g.stats["seconds_total"]
+    assert g.n >= 2 and g.stats["seconds_kept"] > 0.5 * g.stats["seconds_total"]  # margin: 2.87 s against 2.0 here
     # Every clip is in the one strongly connected component: it can loop forever.
     adj = sparse.csr_matrix((np.ones(len(g.edges)), (g.edges[:, 0], g.edges[:, 1])), shape=(g.n, g.n))
     assert connected_components(adj, directed=True, connection="strong")[0] == 1
@@ -371,7 +376,7 @@ def test_real_capture_graph_covers_an_empty_room_and_a_controller_can_be_certifi
     db = import_library(files).groups[0].database
     g = build_graph(db, GraphSettings(threshold=0.6))
     assert g.n > 10 and len(g.edges) > g.n
-    assert g.stats["seconds_kept"] > 0.5 * g.stats["seconds_total"]
+    assert g.stats["seconds_kept"] > 0.5 * g.stats["seconds_total"]  # margin: 19.7 s against 11.0 here
     res = evaluate(g, Environment((0, 0, 8, 6), [], "room"), pairs=10, lm_sample=0.05)
     assert res["coverage_xy"] > 0.9 and res["path_efficiency"]["median"] >= 1.0 - 1e-9
     assert np.isfinite(res["path_efficiency"]["median"])
@@ -467,7 +472,7 @@ def test_embedding_finds_the_largest_component_scipy_finds(room, with_jump):
     domain = np.ascontiguousarray(exp.valid_nodes()).ravel()
     largest = _largest_by_scipy(exp, domain, backbone=True)
     assert largest[0].sum() > 20
-    assert emb.stats["largest_proven"] and emb.stats["backbone_nodes"] == largest[0].sum()
+    assert emb.stats["largest_proven"] and emb.stats["backbone_nodes"] == largest[0].sum()  # count: integers (nodes)
     assert any(np.array_equal(emb.backbone.ravel(), c) for c in largest)
 
 
@@ -491,7 +496,7 @@ def test_the_largest_component_is_found_from_a_seed_in_a_smaller_one():
     assert np.array_equal(got, expected) and info["proven"] and info["searches"] >= 2
     # With too few searches the answer is not claimed: the bound says how large a missed SCC could be.
     got, info = largest_component(exp, domain, None, small_side, np.zeros_like(domain), np.random.default_rng(0), 1)
-    assert not info["proven"] and info["bound"] >= expected.sum() > got.sum()
+    assert not info["proven"] and info["bound"] >= expected.sum() > got.sum()  # count: integers (nodes)
 
 
 def test_action_efficiency_counts_unreachable_ends_at_the_horizon_as_the_paper_does():
@@ -506,10 +511,11 @@ def test_action_efficiency_counts_unreachable_ends_at_the_horizon_as_the_paper_d
     paper = path_efficiency(emb, 40, "jump", seed=1)
     possible = path_efficiency(emb, 40, "jump", seed=1, ends="action")
     assert paper["pairs"] == 40 and paper["unreached"] > 0
-    assert paper["failure_rate"] == paper["unreached"] / paper["pairs"]
-    assert len(paper["ratios"]) == paper["found"] == paper["pairs"] - paper["unreached"]
+    assert paper["failure_rate"] == paper["unreached"] / paper["pairs"]  # exact: the same division of the same integers
+    assert len(paper["ratios"]) == paper["found"] == paper["pairs"] - paper["unreached"]  # count: integers
     expected = np.mean(paper["ratios"] + [HORIZON] * paper["unreached"])
-    assert np.isclose(paper["mean"], expected) and paper["mean"] > paper["mean_found"]
+    assert np.isclose(paper["mean"], expected) and paper["mean"] > paper["mean_found"]  # margin: 3.58 against 1.16 here
+    # margin: 1.16 against 3.58 here; integers
     assert possible["unreached"] < paper["unreached"] and possible["mean"] < paper["mean"]
     with pytest.raises(ValueError, match="ends"):
         path_efficiency(emb, 5, "jump", ends="anywhere")
@@ -528,6 +534,7 @@ def test_only_the_flight_of_a_jump_passes_over_a_chasm_and_the_feet_land_outside
     for env, crossed in ((narrow, True), (wide, False)):
         emb = embed(toy_graph(), env, SMALL)
         xs = np.nonzero(emb.scc.any(axis=(1, 2, 3)))[0]
+        # count: booleans, of whole cells against half-cell bounds (0.1 m)
         assert ((xs.min() * SMALL.cell < 2.5) and (xs.max() * SMALL.cell > 3.5)) == crossed
         chasm_cells = (emb.grid.bits & 2) != 0
         assert not np.any(emb.scc & chasm_cells[:, :, None, None])  # nobody stands in it
@@ -608,6 +615,7 @@ def test_a_jump_flies_as_captured_and_crosses_the_chasm_its_flight_clears(mocap)
     for gap, crossed in ((best["chasm_m"] - 0.25, True), (best["chasm_m"] + 0.25, False)):
         emb = embed(g, Environment((0, 0, 8, 4), [_chasm(4 - gap / 2, 4 + gap / 2)]), room)
         xs = np.nonzero(emb.scc.any(axis=(1, 2, 3)))[0] * room.cell
+        # count: booleans, of whole cells against half-cell bounds (0.1 m)
         assert ((xs.min() < 3.5) and (xs.max() > 4.5)) == crossed, (gap, xs.min(), xs.max())
 
 
@@ -621,6 +629,7 @@ def test_the_default_graph_keeps_the_heads_and_tails_of_its_clips(mocap):
     clips = import_library([os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in names]).groups[0].database
     g = build_graph(clips, GraphSettings())
     assert g.stats["dropped_sources"] == []
+    # margin: 27.5 s against 26.8 here (2.5%)
     assert g.stats["seconds_kept"] >= 0.9 * g.stats["seconds_total"], g.stats["seconds_kept"] / g.stats["seconds_total"]
 
 
@@ -636,15 +645,17 @@ def test_the_default_graph_keeps_the_runs_it_was_given(mocap):
     kept = build_graph(clips, GraphSettings())
     assert {"16_35", "16_36"} <= set(paper.stats["dropped_sources"])  # what the repair is for
     assert kept.stats["dropped_sources"] == [] and kept.stats["reconnected"] > 0
-    assert kept.stats["seconds_kept"] >= 0.8 * kept.stats["seconds_total"]
+    assert kept.stats["seconds_kept"] >= 0.8 * kept.stats["seconds_total"]  # margin: 35.7 s against 30.6 here
     # Each edge knows how rough its transition is: natural continuations 0, the paper's under 1 (the
     # threshold), the ones put back up to RELAX times it (subject 16's walks and runs meet no closer).
     from motionctl.engines.graph.build import RELAX
     rough, e = kept.edge_roughness(), kept.edges
     natural = (kept.source[e[:, 0]] == kept.source[e[:, 1]]) & (kept.end[e[:, 0]] == kept.start[e[:, 1]])
+    # margin: 1.996 against RELAX 2 here; 1e-6 on top
     assert np.all(rough[natural] == 0) and np.all(rough[~natural] > 0) and rough.max() <= RELAX + 1e-6
     assert (paper.edge_roughness() < 1 + 1e-6).all() and (rough > 1).any()
     runs = [i for i, n in enumerate(kept.names) if n in ("16_35", "16_36")]
+    # count: integers (frames)
     assert all(((kept.source == r) * (kept.end - kept.start)).sum() >= 0.5 * 30 for r in runs)  # 0.5 s of each
     # Still one strongly connected graph: every clip reaches every other.
     from scipy.sparse.csgraph import connected_components
