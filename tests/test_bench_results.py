@@ -21,11 +21,14 @@ def test_a_partial_scoreboard_run_replaces_its_rows_of_the_full_board_and_nothin
     part = {"rows": [again, extra], "command": "python bench/bench_scoreboard.py --engines active,active:new",
             "wall_seconds": 12.0, "environment": {"commit": "f" * 40}}
     out = sb.merge(copy.deepcopy(board), part)
+    # count: names
     assert [r["variant"] for r in out["rows"]] == variants + ["active:new"]  # in place; a new variant last
     for before, after in zip(board["rows"], out["rows"]):
         if before["variant"] != "active":
+            # exact: rows merge() leaves alone are the same JSON values
             assert after["stats"] == before["stats"] and after["targets"] == before["targets"]
     row = next(r for r in out["rows"] if r["variant"] == "active")
+    # exact: the float put in, carried through merge() untouched
     assert row["stats"]["direction_s"]["median"] == 2.0 * matching
     assert row["targets"]["direction_median"] is False  # measured again against the board's matching
     assert out["merged"][-1]["rows"] == ["active", "active:new"]

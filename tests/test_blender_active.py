@@ -64,7 +64,7 @@ def test_the_loop_in_the_panel_on_real_walks(walks, ext, tmp_path):
         a.candidate_index = k
         point, _ = session.task.mark(session.candidates[k].u)
         assert np.allclose(marker.location[:2], np.add((2.0, 1.0), point), atol=1e-4)
-    assert marker["motionctl_request"] == session.candidates[3].describe(session.task)
+    assert marker["motionctl_request"] == session.candidates[3].describe(session.task)  # count: strings
 
     # Answer with a library clip (and a clip that is not in the library: a clear error).
     a.candidate_index = 0
@@ -85,7 +85,7 @@ def test_the_loop_in_the_panel_on_real_walks(walks, ext, tmp_path):
     assert any(g > 0 for g in gains) and all(0.0 <= g <= 100.0 for g in gains)
     assert gains[0] > 0
     assert bpy.ops.motionctl.active_reject() == {"FINISHED"}
-    assert len(a.candidates) < n and a.steps == steps + 1 and a.examples == 2
+    assert len(a.candidates) < n and a.steps == steps + 1 and a.examples == 2  # count: integers
 
     # A pseudoexample: previewed on the ghost as an action, then accepted into the map.
     k = next(i for i, c in enumerate(a.candidates) if c.has_pseudo)
@@ -101,7 +101,7 @@ def test_the_loop_in_the_panel_on_real_walks(walks, ext, tmp_path):
     a.auto_steps = 2
     steps = a.steps
     assert bpy.ops.motionctl.active_auto() == {"FINISHED"}
-    assert a.steps == steps + 2 and a.examples >= 2
+    assert a.steps == steps + 2 and a.examples >= 2  # count: integers
     img = bpy.data.images.get("motionctl active " + st.groups[0].name)
     assert img is not None and img.size[0] > 0 and "coverage" in img["motionctl_caption"]
 
@@ -121,6 +121,6 @@ def test_the_loop_in_the_panel_on_real_walks(walks, ext, tmp_path):
     st = bpy.context.scene.motionctl
     assert teaching(st.groups[0].name) is None
     assert bpy.ops.motionctl.active_start(resume=True) == {"FINISHED"}
-    assert (st.active.examples, st.active.pseudoexamples) == (examples, pseudo)
+    assert (st.active.examples, st.active.pseudoexamples) == (examples, pseudo)  # count: integers
     assert teaching(st.groups[0].name).pool.used.sum() >= 1  # the examples it holds are not offered again
     assert bpy.ops.motionctl.active_suggest() == {"FINISHED"} and len(st.active.candidates) > 0

@@ -37,8 +37,9 @@ def test_a_played_run_is_measured_and_compared_across_engines(scene, ext, tmp_pa
     (row,) = played["rows"]
     assert row["engine"] == "matching" and 0.0 <= row["skating"] <= 1.0
     assert row["seconds"] == pytest.approx(8.0) == row["trace_seconds"]  # as long as the trace, exactly
+    # margin: p50 0.036 <= p95 0.055 < 0.5 here (percentiles of one array are ordered)
     assert 0.0 < row["pose_distance"]["p50"] <= row["pose_distance"]["p95"] < 0.5
-    assert 0 < row["jump_deg_s"]["n"] <= row["switches"]
+    assert 0 < row["jump_deg_s"]["n"] <= row["switches"]  # count: integers
     image = bpy.data.images.get(ext.operators.preview.COMPARE_IMAGE)
     assert image is not None and image.size[0] > 100
 
@@ -62,5 +63,6 @@ def test_a_played_run_is_measured_and_compared_across_engines(scene, ext, tmp_pa
     play = PlaySettings(warp=st.preview.warp, plant_feet=st.preview.plant_feet)
     direct = measure(replay(model, model.play(clips), times, commands, meta["seconds"], play))
     got = compared["rows"][1]
+    # count: integers (the switches; the skating goes through approx)
     assert got["skating"] == pytest.approx(direct["skating"]) and got["switches"] == direct["switches"]
     assert np.isclose(got["seconds"], direct["seconds"])

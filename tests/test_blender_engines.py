@@ -71,4 +71,5 @@ def test_train_play_bake_and_evaluate_through_the_same_buttons(scene, ext, tmp_p
     st.evaluate.engine = engine
     st.evaluate.pairs, st.evaluate.headings, st.evaluate.lm_sample = 4, 12, 0.2
     assert bpy.ops.motionctl.evaluate() == {"FINISHED"}
+    # count: names and integers
     assert st.evaluate.evaluated == engine and st.evaluate.nodes > 0 and 0.0 < st.evaluate.coverage_xy <= 1.0

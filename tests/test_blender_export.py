@@ -109,7 +109,7 @@ def test_what_comes_back_from_the_file_is_what_the_animator_saw(exported, preset
     assert rt["travel_m"] > 2.5  # the takes walk: there is root motion to lose
     assert rt["root_cm_p95"] < 1.0 and rt["root_cm_max"] < 1.0, rt
     assert rt["yaw_deg_p95"] < 1.0 and rt["yaw_deg_max"] < 1.0, rt
-    assert rt["skating"] <= rt["skating_before"] + 0.01, rt
+    assert rt["skating"] <= rt["skating_before"] + 0.01, rt  # margin: 0.01 of a share (equal here)
 
 
 def test_the_fbx_files_say_their_unit_and_hide_no_scale_or_bone(exported, ext):
@@ -118,6 +118,7 @@ def test_the_fbx_files_say_their_unit_and_hide_no_scale_or_bone(exported, ext):
     for preset, unit in (("UNREAL", 1.0), ("UNITY", 100.0)):
         rt, out, path = results[preset]
         facts = G.fbx_facts(path)
+        # exact: the factor the exporter writes (1.0 or 100.0), read back from the file
         assert facts["unit_scale_factor"] == unit, (preset, facts["unit_scale_factor"])  # 1: cm, 100: m
         nodes = {k: v for k, v in facts["models"].items() if v[0] != "LimbNode"}
         assert len(nodes) == 1, nodes  # the armature, and no other object
@@ -219,7 +220,7 @@ def test_bone_rolls_of_the_target_do_not_change_or_flip_the_baked_motion(bpy_cle
         n = int(ob.animation_data.action.frame_range[1])
         out.append((world_motion(bpy, ob, range(1, n + 1)), [b.name for b in ob.data.bones]))
     ((h0, r0), names), ((h1, r1), names1) = out
-    assert names == names1
+    assert names == names1  # count: bone names
     assert np.abs(h1 - h0).max() < 1e-4  # metres: what test_blender_retarget asks of Blender's playback
     assert _angle(r1, r0).max() < 0.05  # degrees
     limbs = [i for i, n in enumerate(names) if any(k in n for k in ("ForeArm", "Leg")) and "Up" not in n]

@@ -65,6 +65,7 @@ def test_batch_writes_a_file_per_take_and_nothing_when_cancelled(clips, ext, tmp
     assert bpy.ops.motionctl.export_batch() == {"FINISHED"}
     assert sorted(os.listdir(tmp_path)) == ["rt_16_15.fbx", "rt_16_58.fbx"]
     for name in ("rt_16_15", "rt_16_58"):
+        # count: take names
         assert imported_takes(ext, bpy, str(tmp_path / f"{name}.fbx")) == [name]  # one take each, its name
 
 
@@ -140,6 +141,6 @@ def test_the_command_line_batch_writes_the_same_files(bpy_clean, ext, mocap, tmp
     capsys.readouterr()
     assert export_game.main(args + [clips[0], str(tmp_path / "missing.bvh")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"error: {tmp_path / 'missing.bvh'}: no such file"]
+    assert err == [f"error: {tmp_path / 'missing.bvh'}: no such file"]  # count: strings
     assert export_game.main(args[:-1] + [str(tmp_path / "hero.blend" / "x")] + clips) == 2
     assert "cannot make the output folder" in capsys.readouterr().err

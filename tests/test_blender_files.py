@@ -48,7 +48,7 @@ def test_two_blend_files_in_one_folder_keep_their_own_caches(bpy_clean, demo_lib
     # Reopening a.blend finds its own clips (every clip ticked trains), not b's.
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "a.blend"))
     st = bpy.context.scene.motionctl
-    assert st.file_id == id_a and st.groups[0].database.startswith("//motionctl_cache/")
+    assert st.file_id == id_a and st.groups[0].database.startswith("//motionctl_cache/")  # count: strings
     from motionctl.clip import MotionDatabase
 
     db = MotionDatabase.load(bpy.path.abspath(st.groups[0].database))
@@ -84,6 +84,7 @@ def test_saving_moves_caches_beside_the_blend_and_save_copy_keeps_the_open_files
     other.mkdir()
     bpy.ops.wm.save_as_mainfile(filepath=str(other / "copy.blend"), copy=True)
     st = bpy.context.scene.motionctl
+    # count: strings
     assert (st.file_id, st.groups[0].database) == own  # the open file still uses its own caches
     copied = cache_files(str(other))
     assert len(copied) == 1 and not copied[0].startswith(own[0])
@@ -98,6 +99,7 @@ def test_save_copy_of_an_unsaved_session_keeps_its_caches(bpy_clean, demo_librar
     temp_db = bpy.path.abspath(st.groups[0].database)
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "copy.blend"), copy=True)
     st = bpy.context.scene.motionctl
+    # count: paths
     assert bpy.path.abspath(st.groups[0].database) == temp_db and os.path.exists(temp_db)  # still usable
     assert len(cache_files(str(tmp_path))) == 1
     quick_fragments(st)
@@ -144,6 +146,7 @@ def test_reopening_restores_what_every_panel_shows(bpy_clean, demo_library, tmp_
     # Opening a file clears what lived in memory: overlays, the evaluation, the last run.
     assert not state.overlays and state.evaluation is None and state.last_run is None
     st = bpy.context.scene.motionctl
+    # exact: the float property as saved in the .blend, read back
     assert st.evaluate.coverage_xy == coverage and st.evaluate.evaluated == "graph"
     assert {m.engine for m in st.groups[0].models} == {"fragments", "graph"}
     labels = []

@@ -36,6 +36,7 @@ def test_build_graph_evaluate_show_map_and_bake_a_best_path(scene_with_room, ext
     bpy = scene_with_room
     st, ev = build_and_evaluate(bpy)
     s = json.loads(next(m for m in st.groups[0].models if m.engine == "graph").summary)
+    # count: integers, and whole frames over the same fps (kept 19.7 s of 20.0)
     assert s["clips"] > 3 and s["transitions"] > s["clips"] and s["seconds_kept"] <= s["seconds_total"]
     assert 0.5 < ev.coverage_xy <= 1.0 and ev.nodes > 1000 and os.path.exists(bpy.path.abspath(ev.map_path))
     assert ev.path_median >= 1.0 - 1e-9 and ev.evaluated == "graph"

@@ -113,7 +113,7 @@ def test_demo_command_writes_a_blend_that_opens(ext, tmp_path):
     assert len(names) == 16 and len(bpy.context.scene.motionctl.clips) == 15
     # The controller's run is what the armature plays, over the whole scene range.
     run = bpy.data.actions["controller_run"]
-    assert arms[0].animation_data.action == run
+    assert arms[0].animation_data.action == run  # count: the same action
     assert (bpy.context.scene.frame_start, bpy.context.scene.frame_end) == tuple(int(x) for x in run.frame_range)
     assert (tmp_path / "model_policy.npz").exists() and (tmp_path / "evaluation_trace.csv").exists()
 

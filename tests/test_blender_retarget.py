@@ -66,10 +66,10 @@ def test_a_capture_on_each_rig_keeps_its_joints_and_feet(walks, ext, mocap, kind
     posed = posed_heads(bpy, ob, np.arange(1, clip.n_frames + 1))
     assert np.abs(posed - res.world).max() < 1e-4  # Blender plays back what the core computed
     q = ext.motionctl.retarget.quality(res, clip, src, rig, world=posed)
-    assert q["legs_error_p95"] < 0.10 * q["leg_length"]
-    assert q["arms_error_p95"] < 0.20 * q["leg_length"]
+    assert q["legs_error_p95"] < 0.10 * q["leg_length"]  # margin: 0.068 against 0.099 here
+    assert q["arms_error_p95"] < 0.20 * q["leg_length"]  # margin: 0.195 against 0.198 here (1.7%)
     assert abs(q["sole_median"]) < 0.01 and q["sole_p95"] < 0.06
-    assert q["skating_scaled"] <= q["source_skating"] + 0.06
+    assert q["skating_scaled"] <= q["source_skating"] + 0.06  # margin: 0.051 against 0.060 here
     report = json.loads(st.retarget.report)[0]
     assert report["action"] == "rt_16_15" and report["sole_p95"] == pytest.approx(q["sole_p95"], abs=1e-4)
 
@@ -118,12 +118,13 @@ def test_a_controller_run_on_a_mixamo_rig_with_root_motion_on_the_object(walks, 
     bpy.context.view_layer.update()
     rig = ext.operators.retarget.rig_from_object(ob)
     ob.animation_data.action = act
-    assert rig_before.names == rig.names
+    assert rig_before.names == rig.names  # count: bone names
     src = R.Rig.from_skeleton(clip.skeleton)
     res = R.retarget(clip, src, rig, R.auto_map(src, rig), R.RetargetSettings(root_motion="OBJECT", foot_plant=True))
     posed = posed_heads(bpy, ob, np.arange(1, clip.n_frames + 1))
     assert np.abs(posed - res.world).max() < 1e-4
     walked = np.linalg.norm(np.diff(posed[:, 0, :2], axis=0), axis=1).sum()
+    # margin: 6.6 m against 3 m here
     assert walked > 0.5 * clip.duration  # it walked, carried by the object
     # every trace of the Preview panel through the controller, each its own action
     for seed in (5, 6):
@@ -146,7 +147,7 @@ def test_ticked_clips_bake_to_nla_strips_and_presets_round_trip(walks, ext, moca
     assert bpy.ops.motionctl.retarget_save_map(filepath=path) == {"FINISHED"}
     st.retarget.bones[0].source = "lhumerus"  # an edit, then the preset back
     assert bpy.ops.motionctl.retarget_load_map(filepath=path) == {"FINISHED"}
-    assert {p.target: p.source for p in st.retarget.bones} == auto
+    assert {p.target: p.source for p in st.retarget.bones} == auto  # count: bone names
     st.retarget.source, st.retarget.nla, st.retarget.root_motion = "GROUP", True, "IN_PLACE"
     ob.location = (2.0, 1.0, 0.0)  # where the animator put the character
     bpy.context.view_layer.update()
@@ -155,6 +156,7 @@ def test_ticked_clips_bake_to_nla_strips_and_presets_round_trip(walks, ext, moca
     assert ad.action is None and len(ad.nla_tracks) == 1
     strips = list(ad.nla_tracks[0].strips)
     assert [s.action.name for s in strips] == ["rt_16_15", "rt_16_58"]
+    # exact: whole frames (NLA strips start and end on frames)
     assert strips[1].frame_start == strips[0].frame_end + 1  # one after another
     bpy.context.scene.frame_set(int(strips[1].frame_start) + 20)
     hips = ob.pose.bones["spine"]

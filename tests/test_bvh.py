@@ -132,7 +132,7 @@ def test_malformed_bvh_raises_an_error_naming_file_and_line(tmp_path, case, muta
     assert str(err.value).startswith(path)
     if where is not None:
         expected = _expected_line(text, where) if where[1] != "}\nMOTION" else _expected_line(text, ("grep", "MOTION")) - 1
-        assert err.value.line == expected, (str(err.value), expected)
+        assert err.value.line == expected, (str(err.value), expected)  # count: line numbers
 
 
 def test_wrong_count_error_points_at_the_short_line(tmp_path):
@@ -157,8 +157,11 @@ def test_real_bvh_round_trips_through_our_writer(tmp_path, path):
     out = tmp_path / "rt.bvh"
     bvh.write_bvh(clip, out)
     back = bvh.read_bvh(out)
+    # count: names and channel names
     assert back.skeleton.names == clip.skeleton.names and back.skeleton.channels == clip.skeleton.channels
+    # exact: the reader rounds a frame time within 1e-3 of a whole fps to it (30, 120 round-trip)
     assert back.n_frames == clip.n_frames and back.fps == clip.fps
+    # exact: a unit from orient's UNITS table (discrete), detected again
     assert back.skeleton.unit_scale == clip.skeleton.unit_scale
     assert np.abs(back.root_pos - clip.root_pos).max() < 1e-6
     assert np.abs(back.skeleton.offsets - clip.skeleton.offsets).max() < 1e-6

@@ -50,7 +50,9 @@ def test_the_zip_works_in_each_blender_with_nothing_but_numpy(release, mocap, tm
     print(res.stdout[-4000:])
     assert res.returncode == 0 and "\nOK " in res.stdout, res.stdout[-4000:] + res.stderr[-4000:]
     result = json.loads(res.stdout.split("\nOK ", 1)[1].splitlines()[0])
+    # count: version strings
     assert result["blender"].split()[0] == release.blender and result["python"].startswith(release.python + ".")
+    # count: version strings and booleans
     assert result["numpy"] == release.numpy and result["validates"] and result["installs"] and result["enables"]
     assert f"scikit-learn=={result['scikit_learn']}" in PACKAGES  # from the zip's own wheels
     record = os.environ.get("MOTIONCTL_CLEAN_RECORD")  # .ci/run collects the table of the closing note
@@ -64,6 +66,7 @@ def test_the_readme_table_lists_every_release_ci_installs():
     text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     section = text.split("### Supported Blender versions", 1)[1].split("\n#", 1)[0]
     rows = re.findall(r"^\| (\d\.\d+)(?: LTS)? +\| ([\d.]+) +\| (3\.\d+) +\| ([\d.]+) +\|", section, re.M)
+    # count: version strings
     assert [(r[1], r[2], r[3]) for r in rows] == [(r.blender, r.python, r.numpy) for r in RELEASES], rows
 
 

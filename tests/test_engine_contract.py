@@ -75,6 +75,7 @@ def check_settings(engine, model) -> None:
         assert o.label and o.description, o.name
         if o.kind in ("float", "int", "floats", "ints"):  # else the panel's hard maximum is the largest float
             assert o.min is not None and o.max is not None, f"{o.name} has no range"
+    # exact: settings through JSON (floats round-trip by repr)
     assert from_dict(engine.Settings, json.loads(json.dumps(to_dict(model.settings)))) == model.settings
     # Every stored field is checked on load: a setting, or internal(...) with the range it must keep.
     exposed = {o.path for o in options(engine.Settings)}
@@ -116,6 +117,7 @@ def check_save_and_load(engine, model, path, clips) -> None:
     """A saved and loaded model makes the same decisions."""
     assert engine_of(path) is engine
     back = load_model(path)
+    # exact: a saved and loaded model's summary (the same JSON values)
     assert type(back) is type(model) and back.summary() == model.summary() and back.sources == model.sources
     a, b = Session(model, model.frame_table(clips)), Session(back, back.frame_table(clips))
     for c in commands():
@@ -123,6 +125,7 @@ def check_save_and_load(engine, model, path, clips) -> None:
         b.decide(c)
     for s, t in zip(a.steps, b.steps):
         assert np.allclose(s.members, t.members)
+    # exact: the same decisions from the same arrays (save/load is bit-exact), in one process
     assert a.memory == b.memory
     assert np.allclose(a.clip().root_pos, b.clip().root_pos)
 
@@ -178,7 +181,7 @@ def check_sessions(model, clips) -> None:
     for frame in (None, 0, table.n_frames // 2):
         session = Session(model, table, start=(1.0, 2.0), start_yaw=0.5, frame=frame)
         clip = session.run(commands())
-        assert clip.n_frames > 0 and clip.skeleton.names == clips[0].skeleton.names
+        assert clip.n_frames > 0 and clip.skeleton.names == clips[0].skeleton.names  # count: an integer and joint names
         assert np.all(np.isfinite(clip.root_pos)) and np.allclose(np.linalg.norm(clip.local_rot, axis=-1), 1.0)
         step = np.linalg.norm(np.diff(clip.root_pos[:, :2], axis=0), axis=1) * clip.fps
         assert step.max() < 12.0  # no teleports (m/s)
@@ -270,5 +273,6 @@ def test_a_file_saved_before_a_setting_plays_as_it_did(name):
     for key, then in model_cls.absent_settings.items():
         assert stored[key] != then  # the default differs, so the test can tell them apart
         old = model_cls.stored_settings("old.npz", {k: v for k, v in stored.items() if k != key})
-        assert getattr(old, key) == then
+        assert getattr(old, key) == then  # exact: the value stored_settings fills in, passed through
+        # exact: the value stored_settings fills in, passed through
         assert getattr(model_cls.stored_settings("new.npz", stored), key) == stored[key]

@@ -28,6 +28,7 @@ def test_the_figures_see_scaled_root_motion_turned_yaw_renamed_takes_and_added_b
     bones = ["root", "pelvis"]
     same = round_trip({"bones": bones, "takes": {"a": take}}, {"bones": bones, "takes": {"a": take}}, 30.0)
     assert same["root_cm_p95"] == 0 and same["yaw_deg_p95"] == 0 and same["names_equal"] and same["bones_equal"]
+    # exact: the same take's points measured on both sides (it round-trips unchanged)
     assert same["skating"] == same["skating_before"]
     shrunk = dict(take, root_pos=take["root_pos"] * 0.01)
     assert root_errors(take["root_pos"], take["root_rot"], shrunk["root_pos"], shrunk["root_rot"])["root_cm_p95"] > 50
@@ -38,6 +39,7 @@ def test_the_figures_see_scaled_root_motion_turned_yaw_renamed_takes_and_added_b
     other = round_trip({"bones": bones, "takes": {"a": take}}, {"bones": bones + ["root_end"], "takes": {"b": take}},
                        30.0)
     assert not other["names_equal"] and not other["bones_equal"] and other["bones_added"] == ["root_end"]
+    # exact: inf is the sentinel for nothing to compare
     assert other["root_cm_p95"] == float("inf")  # nothing to compare is a failure, not a pass
 
 

@@ -119,6 +119,7 @@ def test_n_min_search_picks_the_lowest_held_out_error():
         x = rng.uniform(-1, 1, (240, 1))
         samples.append((x, np.sign(x[:, 0]) + 0.3 * rng.standard_normal(240)))  # noisy: larger leaves help
     best, errors = choose_n_min(samples, (1, 4, 16, 64), n_trees=5, seed=0)
+    # exact: both take the least of the same dict (ties to the smaller n_min either way)
     assert best == min(errors, key=errors.get) and set(errors) == {1, 4, 16, 64}
     assert best > 1
 
@@ -243,7 +244,7 @@ def test_planning_goes_through_a_gate_behind_the_character_where_greedy_does_not
         x = gates_around(rng, 300, behind)
         g = rng.integers(0, planner.n_groups, len(x))
         plan, greedy = passed_gates(planner, x, g, False), passed_gates(planner, x, g, True)
-        assert plan > 0.5 and plan > greedy + 0.25, (behind, plan, greedy)
+        assert plan > 0.5 and plan > greedy + 0.25, (behind, plan, greedy)  # margin: 0.93 against 0.63 here
 
 
 def test_planning_reaches_targets_the_greedy_controller_cannot():
@@ -342,9 +343,10 @@ def test_navigation_planner_turns_towards_the_desired_direction_and_plays_blends
         off[warp] = abs(wrap(session.synth.yaw - 2.5))
         for step in session.steps:
             seconds = float(step.members[:, 2] @ step.members[:, 3]) / model.fps
+            # margin: 1e-9 on the bound (reached exactly here)
             assert step.edit is None if warp == 0 else abs(step.edit[2]) <= warp * seconds + 1e-9
     model.settings.warp_rate = rate
-    assert off[rate] < 0.5 * off[0.0], off
+    assert off[rate] < 0.5 * off[0.0], off  # margin: 0.037 rad against 1.29 here
 
 
 def test_trees_freeze_only_once_the_values_stop_growing():
@@ -373,5 +375,6 @@ def test_training_is_the_same_for_a_seed_whatever_the_thread_count(walks, monkey
             planner, fit, _, _ = train_planner(walks, s)
         runs.append((fit.samples, fit.residuals, planner.value.grid.values))
     for samples, residuals, grid in runs[1:]:
+        # exact: the planner is trained bit-identically with 1 or 2 threads (what this test checks)
         assert samples == runs[0][0] and residuals == runs[0][1]
         assert np.array_equal(grid, runs[0][2])

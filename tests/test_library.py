@@ -48,7 +48,7 @@ def test_conforming_to_another_convention_keeps_world_positions(mocap, name):
     clip, _ = read_clip(os.path.join(mocap, name), ImportSettings())
     conv, names = _canonical(clip.skeleton)
     moved, _ = conform(clip, ref, names)
-    assert moved.skeleton.names == ref.names
+    assert moved.skeleton.names == ref.names  # count: joint names
     order = [names.index(n) for n in _canonical(ref)[1]]
     assert np.abs(moved.world()[0] - clip.world()[0][:, order]).max() < 1e-9
 
@@ -62,6 +62,7 @@ def test_folding_an_extra_root_keeps_world_positions(mocap):
     assert folded.skeleton.n_joints == clip.skeleton.n_joints - 1
     assert np.abs(folded.world()[0] - clip.world()[0][:, 1:]).max() < 1e-9
     read = bvh.read_bvh(path)  # folded when read, by default
+    # count: joint names (the positions against a literal)
     assert read.skeleton.names == folded.skeleton.names and np.abs(read.world()[0] - folded.world()[0]).max() < 1e-9
 
 

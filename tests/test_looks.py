@@ -40,8 +40,9 @@ def test_clean_capture_scores_clean_and_the_same_capture_drifting_scores_broken(
     assert clean["skating"] <= 0.05  # the calibration the docstring states
     assert 0.5 < clean["planted"] < 0.8  # walking: each foot on the floor about two thirds of the time
     slow, fast = skating_of([drifted(c, 0.5) for c in clips]), skating_of([drifted(c, 1.0) for c in clips])
-    assert slow["skating"] > clean["skating"] + 0.2
+    assert slow["skating"] > clean["skating"] + 0.2  # margin: 0.38 against 0.21 here
     assert fast["skating"] > 0.9
+    # margin: 51.8 against 26.4 here
     assert fast["sliding_cm"] > 5 * clean["sliding_cm"]  # a dragged foot travels over each contact
     assert fast["planted"] > 0.4  # a foot dragged over the floor is still on it: the measure sees it
 
@@ -64,6 +65,7 @@ def reference(clips):
 def test_held_out_capture_is_near_capture_and_broken_poses_are_not(clips, reference):
     held = reference.held_out()
     assert 0.005 < np.percentile(held, 50) < 0.04 and np.percentile(held, 95) < 0.1
+    # margin: 0.163 against 0.050 here
     assert np.percentile(PoseReference.of(clips).held_out(), 95) > np.percentile(held, 95)  # the lone run
     walk = clips[0]
     own = reference.distance(walk)
@@ -72,17 +74,19 @@ def test_held_out_capture_is_near_capture_and_broken_poses_are_not(clips, refere
     odd = walk.local_rot.copy()
     arms = [j for j, n in enumerate(walk.skeleton.names) if "humerus" in n.lower() or "radius" in n.lower()]
     odd[:, arms] = quat.mul(quat.about_axis(0, np.full(len(arms), 2.0)), odd[:, arms])
+    # margin: 0.54 against 0.10 here
     assert np.percentile(reference.distance(replace(walk, local_rot=odd)), 50) > 2 * np.percentile(held, 95)
     # a frozen pose gliding: a mid-stride frame held while the root moves on: its poses do not move as
     # any captured pose does (twice the held-out median away) and its feet slide
     frozen = replace(walk, local_rot=np.repeat(walk.local_rot[walk.n_frames // 2][None], walk.n_frames, 0))
+    # margin: 0.054 against 0.046 here (15%)
     assert np.percentile(reference.distance(frozen), 50) > 2 * np.percentile(held, 50)
     assert foot_skating(frozen)["skating"] > 0.5
     # a crouched glide: the run's hips lowered 15 cm, the legs bent to keep the feet down
     low = replace(walk, root_pos=walk.root_pos - [0.0, 0.0, 0.15])
     looked = looks(low, reference)
     src = capture_looks(clips[:5], reference)
-    assert looked["root_height"]["p95"] < src["root_height"]["p5"]
+    assert looked["root_height"]["p95"] < src["root_height"]["p5"]  # margin: 0.83 m against 0.94 m here
 
 
 def test_targets_name_what_a_broken_run_misses(clips, reference):
@@ -140,7 +144,8 @@ def test_planted_feet_stay_planted_where_the_root_goes_otherwise(walk_table, fac
     dragged, _ = play_pieces(walk_table, factor, turn, None)
     planted, _ = play_pieces(walk_table, factor, turn, FeetSettings())
     src = foot_skating(walk_table.clips[0])
-    assert foot_skating(planted)["skating"] <= src["skating"] + 0.05
+    assert foot_skating(planted)["skating"] <= src["skating"] + 0.05  # margin: 0.013 against 0.05 at the nearest
+    # margin: 1.6 cm against 8.6 cm at the nearest
     assert foot_skating(planted)["sliding_cm"] < foot_skating(dragged)["sliding_cm"]
     # the root still went (about) as fast as it was told
     speed = np.linalg.norm(np.diff(planted.root_pos[:, :2], axis=0), axis=1).sum() / planted.duration
@@ -151,6 +156,7 @@ def test_planted_feet_stay_planted_where_the_root_goes_otherwise(walk_table, fac
 def test_a_faster_control_plays_the_capture_faster_not_longer_strides(walk_table):
     _, counts_same = play_pieces(walk_table, 1.0, 0.0, FeetSettings())
     _, counts_fast = play_pieces(walk_table, 1.2, 0.0, FeetSettings())
+    # margin: 100 frames against 0.9 x 119 = 107 here
     assert counts_fast.sum() < 0.9 * counts_same.sum()  # the same steps in fewer frames
 
 
@@ -160,6 +166,7 @@ def test_heel_raise_turns_the_foot_about_its_toe_to_reach():
     v = np.array([[0.0, -0.15, 0.06]])  # toe to ankle: the ankle behind and above the toe
     ankle, q = heel_raise(hip, toe, v, np.array([0.88]))
     assert np.linalg.norm(ankle - hip) == pytest.approx(0.88, abs=1e-6)
+    # margin: 0.17 m against 0.08 m
     assert ankle[0, 2] > toe[0, 2] + v[0, 2]  # the heel went up
     assert np.linalg.norm(ankle - toe) == pytest.approx(np.linalg.norm(v), abs=1e-9)  # about the toe
     assert np.allclose(quat.rotate(q, v), ankle - toe, atol=1e-9)
@@ -190,6 +197,7 @@ def test_a_trained_models_summary_shows_how_it_looks_and_warns_when_worse(clips)
     info = model_looks(model, clips)
     run, capture = info["looks"]["run"], info["looks"]["capture"]
     assert run["run_seconds"] == pytest.approx(run["trace_seconds"], abs=0.05)
+    # margin: 0.012 against 0.061 here
     assert run["skating"] <= capture["skating"] + 0.05 and info["looks_missed"] == []
     lines = summary_lines(engine, dict(model.summary(), **info))
     texts = [t for t, w in lines if not w]
@@ -254,4 +262,4 @@ def test_a_foot_let_go_mid_contact_is_locked_again_where_it_is(walk_table):
 
     never = still_share(FeetSettings(relock_after=1e9))
     again = still_share(FeetSettings())
-    assert again > 2 * never and again > never + 0.1
+    assert again > 2 * never and again > never + 0.1  # margin: 0.27 against 0.22 and 0.21 here

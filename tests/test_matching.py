@@ -47,6 +47,7 @@ def test_the_three_searches_find_the_same_nearest_frame(model):
         assert d == pytest.approx(np.min(np.sum((m.x[rows] - q) ** 2, axis=1)))
         for name in ("kdtree", "boxes"):
             got, e = by[name].nearest(q)
+            # count: table rows (the distances go through approx)
             assert e == pytest.approx(d, rel=1e-9) and (got == ref or e == pytest.approx(d, rel=1e-12))
         # with a bound below the nearest, nothing is nearer
         for name in by:
@@ -54,9 +55,11 @@ def test_the_three_searches_find_the_same_nearest_frame(model):
         # rows skipped are never chosen: all three find the same next nearest
         skip = (ref - 3, ref + 3)
         alt, d2 = by["brute"].nearest(q, np.inf, skip)
+        # exact: brute force masks the skipped rows of the same distances: a subset's minimum
         assert not skip[0] <= alt <= skip[1] and d2 >= d
         for name in ("kdtree", "boxes"):
             got, e = by[name].nearest(q, np.inf, skip)
+            # count: table rows (the distances go through approx)
             assert not skip[0] <= got <= skip[1] and e == pytest.approx(d2, rel=1e-9)
 
 
@@ -88,7 +91,7 @@ def test_jumps_are_inertialized(clips):
         d = discontinuity(run_of(session))
         assert len(d["deg_s"]) >= 5
         jumps[halflife] = np.median(d["deg_s"])
-    assert jumps[0.1] < 0.7 * jumps[0.01]
+    assert jumps[0.1] < 0.7 * jumps[0.01]  # margin: 369 against 0.7 x 847 = 593 °/s here
 
 
 def test_it_turns_to_a_new_direction(model):
@@ -112,6 +115,7 @@ def test_straight_walks_turn_by_the_warp_rate(mocap):
                        for c in range(len(walks)) for a in (np.radians(90), -np.radians(120))]
     warped, unwarped = np.array(times[np.radians(90.0)]), np.array(times[0.0])
     assert np.all(np.isfinite(warped)) and np.max(warped) < 2.5, warped
+    # margin: 6.0 s against 1.8 s here
     assert np.mean(np.minimum(unwarped, 6.0)) > 1.5 * np.mean(warped), (warped, unwarped)
 
 
@@ -130,6 +134,7 @@ def test_the_trajectory_query_asks_for_the_command(model):
     assert left == pytest.approx([-1.3, 0.0], abs=1e-9) and face == pytest.approx(np.pi / 2)
     pos, dirs = springs.predict(memory.sim_v, memory.sim_a, left, memory.sim_face, memory.sim_w, face,
                                 np.array([1 / 3, 2 / 3, 1.0]), 0.27, 0.27)
+    # margin: -0.75 < -0.06 < 0.2 here
     assert pos[-1, 0] < pos[0, 0] < 0.2 and dirs[-1, 0] < -0.9  # heading off to the left, facing left
 
 
@@ -148,9 +153,9 @@ def test_the_shared_foot_locking_plants_matchings_feet(clips):
                 heading = session.synth.yaw + rng.uniform(-np.pi, np.pi)
             session.decide(Command(heading=heading, speed=1.3))
         skating[plant] = foot_skating(session.clip())
-    assert skating[True]["sliding_cm"] < skating[False]["sliding_cm"]
-    assert skating[True]["skating"] <= skating[False]["skating"]
-    assert skating[True]["skating"] <= foot_skating(clips[0])["skating"] + 0.05
+    assert skating[True]["sliding_cm"] < skating[False]["sliding_cm"]  # margin: 1.6 cm against 21 cm here
+    assert skating[True]["skating"] <= skating[False]["skating"]  # margin: 0.011 against 0.48 here
+    assert skating[True]["skating"] <= foot_skating(clips[0])["skating"] + 0.05  # margin: 0.011 against 0.054 here
 
 
 def test_a_jump_plays_only_when_asked(model):
@@ -161,10 +166,11 @@ def test_a_jump_plays_only_when_asked(model):
         session.decide(Command(heading=session.synth.yaw))
         assert m.rows.kind[session.memory.row] != jump
     session.decide(Command(np.array([0.0, 1.2, 0.0, 1.0]), heading=session.synth.yaw))
+    # count: integers (row kinds, rows)
     assert m.rows.kind[session.memory.row] == jump and session.memory.commit > session.memory.row
     for _ in range(10):  # released at once: the jump plays on
         session.decide(Command(heading=session.synth.yaw))
-        assert m.rows.kind[session.memory.row] == jump
+        assert m.rows.kind[session.memory.row] == jump  # count: integers (row kinds)
 
 
 def test_a_sharp_change_searches_at_once(model):
@@ -175,7 +181,7 @@ def test_a_sharp_change_searches_at_once(model):
     since = session.memory.since
     session.decide(Command(heading=session.synth.yaw + np.pi))
     assert since > 0 and session.memory.since == 0.0
-    assert abs(wrap(session.memory.goal[2])) > np.radians(150)
+    assert abs(wrap(session.memory.goal[2])) > np.radians(150)  # margin: 3.14 rad against 2.62
 
 
 def test_bad_settings_and_changed_clips_are_refused(clips, model):

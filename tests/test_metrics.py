@@ -127,8 +127,8 @@ def test_a_splice_shows_a_velocity_jump_where_the_motion_is_smooth():
     spliced = replace(walk, root_pos=np.concatenate((walk.root_pos[:60], root)),
                       local_rot=np.concatenate((walk.local_rot[:60], walk.local_rot[75:])))
     deg2, lin2 = velocity_jumps(spliced)
-    assert max(deg2[59], deg2[60]) > 3 * np.percentile(deg[2:-2], 99)
-    assert max(lin2[59], lin2[60]) > 2 * np.percentile(lin[2:-2], 99)
+    assert max(deg2[59], deg2[60]) > 3 * np.percentile(deg[2:-2], 99)  # margin: 1710 against 1460 here
+    assert max(lin2[59], lin2[60]) > 2 * np.percentile(lin[2:-2], 99)  # margin: 20.1 against 4.2 here
     run = Run(spliced, np.array([0, 60]), np.zeros(2), np.zeros(2), np.array([False, True]))
     d = discontinuity(run)
     assert d["deg_s"][0] == pytest.approx(max(deg2[60], deg2[59])) and len(d["m_s"]) == 1
@@ -181,6 +181,7 @@ def test_model_memory_and_decision_times(tmp_path, demo_library):
     model = fit(clips)
     path = model.save(tmp_path / "m.npz")
     mem = model_memory(path, clips)
+    # count: integers (bytes)
     assert mem["file_bytes"] == (tmp_path / "m.npz").stat().st_size and mem["held_bytes"] > model.features.nbytes // 2
     ms = timed_decisions(Session(model, model.frame_table(clips)), [Command(heading=0.0)] * 5)
     assert ms.shape == (5,) and np.all(ms > 0)

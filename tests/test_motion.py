@@ -103,7 +103,7 @@ def test_mirror_map_pairs_left_and_right_joints():
     assert pairs["LeftHip"] == "RightHip" and pairs["LHipJoint"] == "RHipJoint" and pairs["lhand"] == "rhand"
     assert pairs["lfemur"] == "rfemur" and pairs["CC_Base_L_Thigh"] == "CC_Base_R_Thigh"
     assert pairs["root"] == "root" and pairs["lowerback"] == "lowerback" and pairs["lowerneck"] == "lowerneck"
-    assert np.all(m[m] == np.arange(len(names)))
+    assert np.all(m[m] == np.arange(len(names)))  # count: integer indices
 
 
 def test_database_save_load_round_trip_and_errors(tmp_path, demo_library):
@@ -114,10 +114,11 @@ def test_database_save_load_round_trip_and_errors(tmp_path, demo_library):
     path = tmp_path / "db.npz"
     db.save(path)
     back = MotionDatabase.load(path)
-    assert [c.name for c in back.clips] == [c.name for c in clips]
-    assert [c.tags for c in back.clips] == [c.tags for c in clips]
+    assert [c.name for c in back.clips] == [c.name for c in clips]  # count: clip names
+    assert [c.tags for c in back.clips] == [c.tags for c in clips]  # count: tag sets
     assert np.array_equal(back.local_rot, db.local_rot) and np.array_equal(back.root_pos, db.root_pos)
     assert np.array_equal(back.clips[1].annotations["action_centres"], clips[1].annotations["action_centres"])
+    # count: joint and channel names
     assert back.skeleton.names == db.skeleton.names and back.skeleton.channels == db.skeleton.channels
     with pytest.raises(MotionFileError, match="missing"):
         MotionDatabase.load(tmp_path / "nope.npz")

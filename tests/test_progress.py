@@ -60,6 +60,7 @@ def test_every_engines_training_ends_at_100_percent_done_and_never_goes_back(thr
     assert np.all(np.diff(fractions) >= 0), [(a, b) for a, b in zip(reports, reports[1:]) if b[0] < a[0]]
     assert reports[-1][0] == 1.0 and reports[-1][1].startswith("done"), reports[-3:]
     lines = printed(out.getvalue())[name]
+    # exact: "100.0" printed and parsed back
     assert len(lines) == len(reports) and lines[-1][:2] == (100.0, reports[-1][1])
 
 
@@ -148,6 +149,7 @@ def test_the_time_left_is_unknown_where_it_cannot_be_told():
     assert all(max(np.diff(s), default=0.0) <= 1e-6 for s in stretches)
     assert any(left is None for t, _, left in timeline if 9.0 <= t <= 14.0)  # the pace changed: not promised
     late = [(t, left) for t, left in told if t >= 40.0]
+    # margin: within 1e-12 s here, against 1 s and more
     assert late and all(abs(left - (158.0 - t)) < 0.1 * (158.0 - t) + 1.0 for t, left in late)
 
 

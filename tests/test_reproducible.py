@@ -27,10 +27,10 @@ def test_the_bench_graph_is_identical_with_one_or_two_threads(mocap, monkeypatch
         with threadpool_limits(threads):
             graphs.append(build_graph(db, BASELINE))
     a, b = graphs
-    assert a.n > 50 and a.stats["candidates"] == b.stats["candidates"]
+    assert a.n > 50 and a.stats["candidates"] == b.stats["candidates"]  # count: integers (candidates)
     for name in ("source", "start", "end", "edges"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
-    assert a.types == b.types and a.actions == b.actions
+    assert a.types == b.types and a.actions == b.actions  # count: strings
 
 
 @pytest.mark.mocap
@@ -57,7 +57,7 @@ def test_every_engine_trains_the_same_model_with_one_or_two_threads(mocap, monke
         with threadpool_limits(threads):
             arrays.append(eng.fit(db, settings).arrays()[1])
     a, b = arrays
-    assert a.keys() == b.keys()
+    assert a.keys() == b.keys()  # count: array names
     for k in a:
         assert np.array_equal(np.asarray(a[k]), np.asarray(b[k])), k
 

@@ -76,7 +76,7 @@ def test_every_convention_finds_the_same_bones(mbnames, convention):
     want = find_roles(base)
     got = find_roles(renamed(base, MB_TO[convention], convention))
     for role in LIMBS + ["hips"]:
-        assert got[role] == want[role], role
+        assert got[role] == want[role], role  # count: bone names
 
 
 def test_joint_named_and_character_creator_skeletons(mocap):
@@ -100,7 +100,7 @@ def test_roles_by_shape_when_names_say_nothing(mbnames):
     got = find_roles(anonymous)
     for role in ("thigh.L", "shin.L", "foot.L", "thigh.R", "shin.R", "foot.R", "upper_arm.L", "forearm.L",
                  "upper_arm.R", "forearm.R", "hips"):
-        assert got[role] == want[role], role
+        assert got[role] == want[role], role  # count: bone names
 
 
 def scaled_copy(clip, factor, seed=0, object_turn=0.0):
@@ -223,7 +223,7 @@ def test_presets_round_trip_and_bad_input_is_named(walk, tmp_path):
     mapping = auto_map(src, tgt)
     path = str(tmp_path / "map.json")
     save_preset(path, mapping, src, tgt)
-    assert load_preset(path) == mapping
+    assert load_preset(path) == mapping  # count: bone names
     with pytest.raises(MotionFileError, match="no such bone-map preset"):
         load_preset(str(tmp_path / "missing.json"))
     (tmp_path / "bad.json").write_text("{not json")

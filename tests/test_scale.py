@@ -104,6 +104,7 @@ def test_sparse_controller_with_hubs_scores_like_the_dense_one(dense, clips):
     res = evaluate_controllers(dense, {"dense": rd.table, "sparse": rs.table, "bare": bare.table}, bins, held,
                                s.quality)
     assert abs(res["dense"]["mean"] - res["sparse"]["mean"]) < 1.0, (res["dense"]["mean"], res["sparse"]["mean"])
+    # margin: 86.7 against 92.3 here
     assert res["bare"]["mean"] < res["sparse"]["mean"] - 1.0, (res["bare"]["mean"], res["sparse"]["mean"])
 
 
@@ -191,6 +192,7 @@ def test_training_and_the_optimum_on_a_cluster_equal_the_local_run(dense, cluste
         jobs.use_scheduler(None)
     assert local.hubs > 0 and np.array_equal(sparse.hubs, twin.hubs)
     assert np.array_equal(local.table, remote.table) and np.array_equal(local.values, remote.values)
+    # exact: the same computation on a local or a distributed scheduler (what this test checks)
     assert np.array_equal(path0[0], path1[0]) and path0[1] == path1[1]
     assert np.array_equal(path_d1[0], optimal_path(dense_t, cq_d, np.arange(30) % 3)[0])
 
@@ -209,7 +211,8 @@ def test_graph_build_and_room_metrics_on_a_cluster_equal_the_local_run(clips, cl
     finally:
         jobs.use_scheduler(None)
     assert np.array_equal(g0.edges, g1.edges) and np.array_equal(g0.start, g1.start)
-    assert r0["nodes"] == r1["nodes"]
+    assert r0["nodes"] == r1["nodes"]  # count: integers (nodes)
+    # exact: the same computation on a local or a distributed scheduler (what this test checks)
     assert r0["path_efficiency"] == r1["path_efficiency"]
 
 

@@ -119,7 +119,7 @@ def test_the_look_ahead_graph_chooses_by_the_asked_speed_and_without_speed_it_ca
     look = learn(TwoClips(), yaws, np.zeros(2), warps, clip_speed=speed, speed_count=3)
     assert len(look.speeds) == 3 and look.values.shape == (2, HEADINGS * 3)
     pick = {v: choose(look, *yaws, np.arange(2), 0.0, np.zeros(2), v, speed)[0] for v in (0.8, 1.2, 2.8, 4.0)}
-    assert pick == {0.8: 0, 1.2: 0, 2.8: 1, 4.0: 1}
+    assert pick == {0.8: 0, 1.2: 0, 2.8: 1, 4.0: 1}  # count: integer clip indices
     blind = learn(TwoClips(), yaws, np.zeros(2), warps, clip_speed=speed, speed_count=0)
     assert len(blind.speeds) == 0 and blind.values.shape == (2, HEADINGS)
     assert {choose(blind, *yaws, np.arange(2), 0.0, np.zeros(2), v, speed)[0] for v in (0.8, 2.8)} == {0}

@@ -24,7 +24,7 @@ from motionctl.tags import apply_tags, read_sidecar
     ("controller", set()), ("brunch", set()), ("16_01", set()),  # no false matches inside words
 ])
 def test_tags_from_text(text, expected):
-    assert tags.tags_from_text(text) == expected
+    assert tags.tags_from_text(text) == expected  # count: tag sets
 
 
 def test_canonical_synonyms_and_groups():
