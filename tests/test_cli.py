@@ -35,7 +35,7 @@ def test_every_engine_trains_runs_and_evaluates(demo_library, tmp_path, capsys, 
     out = capsys.readouterr().out
     assert f"wrote {model}.npz" in out and os.path.exists(f"{model}.npz")
     summary = json.loads(out.splitlines()[-2])
-    assert summary["engine"] == {"plan": "planning"}.get(word, word)
+    assert summary["engine"] == {"plan": "planning"}.get(word, word)  # count: engine names
     run = tmp_path / "run.bvh"
     assert main([word, "run", "--model", f"{model}.npz", "--trace-seconds", "4", "--out", str(run)]) == 0
     clip = read_bvh(run)

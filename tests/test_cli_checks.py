@@ -134,8 +134,9 @@ def test_the_estimate_grows_with_the_library_past_the_panels_minimum():
 
     for engine in ENGINES.values():
         per_second = engine.Model.bytes_per_second
-        assert 0 < per_second * 10 <= store.MIN_FREE_BYTES
-        assert cli.estimated_model_bytes(engine.Model, library(10)) == store.MIN_FREE_BYTES
+        assert 0 < per_second * 10 <= store.MIN_FREE_BYTES  # count: integers (bytes)
+        assert cli.estimated_model_bytes(engine.Model, library(10)) == store.MIN_FREE_BYTES  # count: integers (bytes)
+        # count: integers (bytes; whole seconds times bytes per second, exact below 2**53)
         assert cli.estimated_model_bytes(engine.Model, library(6000)) == max(store.MIN_FREE_BYTES, per_second * 6000)
     assert cli.estimated_model_bytes(ENGINES["planning"].Model, library(6000)) > 20 << 30
 

@@ -70,6 +70,7 @@ def test_a_file_that_cannot_be_opened_is_named(tmp_path, monkeypatch):
 
 def test_array_specs_check_trailing_axes_and_fixed_ranges(tmp_path):
     schema = {"centres": Array("f", 2, tail=(4,)), "kind": Array("i", 1, low=0, high=3), "g#_dx": Array("f", 2)}
+    # count: a name and the schema's own entry
     assert spec_of(schema, "g12_dx") == ("g#_dx", schema["g#_dx"]) and spec_of(schema, "other") is None
     check_arrays("m.npz", schema, {"centres": np.zeros((2, 4)), "kind": np.array([0, 2]), "g0_dx": np.zeros((1, 1))})
     with pytest.raises(MotionFileError, match=r"'centres' has shape \(2, 3\), its last axes must be \(4,\)"):

@@ -61,7 +61,7 @@ def test_deep_nesting_parses_without_recursion_limits():
     text += "End Site\n{\nOFFSET 0 0.001 0\n}\n" + "}\n" * (depth + 1)
     text += "MOTION\nFrames: 2\nFrame Time: 0.04\n" + ("0 " * (6 + 3 * depth) + "\n") * 2
     clip = bvh.parse_bvh(text.encode(), "deep.bvh", unit_scale=1.0, axis_up="Y")
-    assert clip.skeleton.n_joints == depth + 1 and np.all(np.isfinite(clip.world()[0]))
+    assert clip.skeleton.n_joints == depth + 1 and np.all(np.isfinite(clip.world()[0]))  # count: integers (joints)
     assert clip.skeleton.names[2] == "j.001"
 
 
@@ -72,7 +72,7 @@ def test_many_joints_of_one_name_are_renamed_in_linear_time():
     text += "MOTION\nFrames: 1\nFrame Time: 0.04\n0 0 0\n"
     clip = bvh.parse_bvh(text.encode(), "same.bvh", unit_scale=1.0, axis_up="Y")
     names = clip.skeleton.names
-    assert len(set(names)) == n + 1 and names[-1] == f"same.{n - 1:03d}"
+    assert len(set(names)) == n + 1 and names[-1] == f"same.{n - 1:03d}"  # count: integers and names
 
 
 ASF_CYCLE = """:version 1.10
@@ -135,7 +135,7 @@ def test_amc_nan_value_names_frame_and_line(mocap):
     words = lines[i].split()
     lines[i] = b" ".join([words[0], b"nan"] + words[2:])
     err = file_error(asfamc.parse_amc, b"\n".join(lines), "16_15.amc", asf, match="not a finite number")
-    assert err.line == i + 1 and "frame 2" in err.reason
+    assert err.line == i + 1 and "frame 2" in err.reason  # count: line numbers
 
 
 @pytest.mark.parametrize("content, match", [(b"", "damaged"), (b"PK\x03\x04garbage", "damaged"), ("npy", "single array")])

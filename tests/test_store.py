@@ -56,6 +56,7 @@ def test_a_killed_saves_temporary_is_removed_by_the_next_save_and_a_live_one_is_
     assert sorted(os.listdir(tmp_path)) == sorted([fresh.name, path.name])  # another save may still own it
     assert path.read_text() == "vx,vy,turn,airborne\n"
     mode = stat.S_IMODE(os.stat(path).st_mode)
+    # count: integer file modes
     assert mode == store.FILE_MODE  # as open() would make it, not the temporary's private 0600
 
 
