@@ -75,6 +75,21 @@ def bpy_clean(ext):
     return bpy
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The slow set (``-m slow``; the README's command runs the rest): a test marked
+    ``@pytest.mark.slow``, and in a module that lists ``SLOW_CASES``, each parametrised case whose
+    id holds every '-'-separated part of one of them (a fixture combination, "active-capture").
+    First, so that ``-m`` sees the marks."""
+    for item in items:
+        cases = getattr(getattr(item, "module", None), "SLOW_CASES", ())
+        spec = getattr(item, "callspec", None)
+        if cases and spec is not None:
+            parts = set(spec.id.split("-"))
+            if any(set(case.split("-")) <= parts for case in cases):
+                item.add_marker(pytest.mark.slow)
+
+
 _EXIT_STATUS = [0]
 
 

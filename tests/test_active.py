@@ -395,6 +395,7 @@ def test_nelder_mead_finds_the_largest_gap_between_examples(walk_pool):
     assert found == pytest.approx(best.score, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_a_step_searches_again_past_what_the_performer_rejected(walk_pool, monkeypatch):
     """A performer who comes within 1.5 tolerances or refuses: every request of the first search is
     refused; searching again past them finds one the pool answers within the same step.  (Task
@@ -487,6 +488,7 @@ def jump_model(mocap):
     return fit(clips, ActiveSettings(task="jump", budget=6)), clips
 
 
+@pytest.mark.slow
 def test_the_jump_lands_near_the_target(jump_model):
     model, clips = jump_model
     table = model.play(clips)
@@ -500,6 +502,7 @@ def test_the_jump_lands_near_the_target(jump_model):
         assert abs(landed - forward) < 0.35, (forward, landed)
 
 
+@pytest.mark.slow
 def test_fit_on_walks_learns_and_summarises(walk_clips):
     model = fit(walk_clips[:6], ActiveSettings(budget=5, mirror=True))
     s = model.summary()
@@ -508,6 +511,7 @@ def test_fit_on_walks_learns_and_summarises(walk_clips):
     assert len(model.log) >= 4 and all(e["action"] in ("example", "pseudoexample", "rejected") for e in model.log)
 
 
+@pytest.mark.slow
 def test_a_walk_controller_warps_its_cycles_toward_the_heading_at_most_the_warp_rate(walk_clips):
     """A cycle turns at most 45° (the walk task's box) in about a second: Warp Rate also turns its
     facing toward the asked heading, by at most the rate over the cycle, so a 90° turn is made in
@@ -541,6 +545,7 @@ def test_a_walk_controller_warps_its_cycles_toward_the_heading_at_most_the_warp_
     assert warped < 2.0 and warped < 0.75 * unwarped, (warped, unwarped)  # margin: 0.93 s against 1.58 s here
 
 
+@pytest.mark.slow
 def test_a_session_answers_rejects_accepts_and_continues_after_saving(walk_clips, tmp_path):
     from motionctl.engines.active import ActiveModel
     from motionctl.engines.active.session import ActiveSession
@@ -592,6 +597,7 @@ def test_a_session_answers_rejects_accepts_and_continues_after_saving(walk_clips
         ActiveSession(library, ActiveSettings(task="jump"), controller=saved.ctrl)
 
 
+@pytest.mark.slow
 def test_cli_runs_a_learning_session_and_logs_each_step(mocap, tmp_path, capsys):
     from motionctl.cli import main
     pool = tmp_path / "pool"
@@ -607,6 +613,7 @@ def test_cli_runs_a_learning_session_and_logs_each_step(mocap, tmp_path, capsys)
     assert main(["active", "run", "--out", str(tmp_path / "x")]) == 2  # neither --pool nor --model
 
 
+@pytest.mark.slow
 def test_a_turning_stick_turns_the_walk_with_the_feet_planted(walk_clips):
     """Q/E held with Plant Feet on: the blended walk turns with the stick.  The Session asks a
     turning stick as a heading; told "no yaw forced" for it, as for a heading the player set, the

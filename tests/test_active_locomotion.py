@@ -141,6 +141,7 @@ def speeds(model, clips, asked) -> list:
     return out, low
 
 
+@pytest.mark.slow
 def test_the_locomotion_controller_walks_runs_and_stops_as_asked_where_the_walk_cannot(clips):
     asked = (1.3, 3.0, 1.3, 0.0, 1.3)
     loco = fit(clips, ActiveSettings(task="locomotion", budget=14))

@@ -35,6 +35,7 @@ def saved_summary(bpy, st):
     return json.loads(entry.summary)
 
 
+@pytest.mark.slow
 def test_the_loop_in_the_panel_on_real_walks(walks, ext, tmp_path):
     bpy = walks
     st = bpy.context.scene.motionctl

@@ -21,6 +21,7 @@ def scene(bpy_clean, demo_library):
     return bpy
 
 
+@pytest.mark.slow
 def test_a_played_run_is_measured_and_compared_across_engines(scene, ext, tmp_path):
     bpy = scene
     st = bpy.context.scene.motionctl

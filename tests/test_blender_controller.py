@@ -13,6 +13,8 @@ from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
 from motionctl.play.commands import PlaySettings
 from motionctl.play.session import Session
 
+SLOW_CASES = {"guidance"}  # the slow set: the guidance planner (navigation stays in the quick run)
+
 pytestmark = pytest.mark.blender
 CLIPS = {"demo_walk", "demo_run", "demo_walk_turn_left", "demo_sidestep_left", "demo_jump"}
 
@@ -120,6 +122,7 @@ def test_a_worker_thread_job_stops_within_a_second_of_cancel(library, ext, tmp_p
     assert not os.path.exists(out)
 
 
+@pytest.mark.slow
 def test_each_engine_keeps_its_own_model(library):
     """Training the planner does not throw the fragment controller away: Play Trace still works."""
     bpy = library
@@ -319,6 +322,7 @@ def test_mannequin_is_skinned_to_the_armature(library):
     assert np.abs(a - b).max() > 0.05  # the body moves with the clip
 
 
+@pytest.mark.slow
 @pytest.mark.mocap
 def test_play_trace_bakes_onto_its_groups_armature_when_another_skeletons_is_active(library, mocap, tmp_path):
     """A second skeleton group imported (a Character Creator capture) and its armature active: Play

@@ -11,6 +11,8 @@ from blender_scene import room_collection, use_demo_clips
 from motionctl.engines import ENGINES
 from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
 
+SLOW_CASES = {"active", "field", "matching"}  # the slow set: the three engines whose training through the buttons takes longest
+
 pytestmark = pytest.mark.blender
 
 # Small but real settings per engine so that each trains in seconds on the demo clips; an engine

@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 from rigs import EXPORT_RIGS, make_rig
 
+SLOW_CASES = {"rigify"}  # the slow set: every case on Rigify's 160-bone metarig (Mixamo and the UE rig stay in the quick run)
+
 pytestmark = pytest.mark.blender
 
 PRESETS = ("UNREAL", "UNITY", "GODOT")

@@ -57,6 +57,7 @@ def test_build_graph_evaluate_show_map_and_bake_a_best_path(scene_with_room, ext
     assert act.name == "best_path" and act.frame_range[1] > 30
 
 
+@pytest.mark.slow
 def test_certify_the_fragment_controller_in_the_same_room(scene_with_room):
     bpy = scene_with_room
     st = bpy.context.scene.motionctl

@@ -98,6 +98,7 @@ def test_bad_file_reaches_the_user_as_a_message(bpy_clean, tmp_path):
     assert not any(o.type == "ARMATURE" for o in bpy_clean.data.objects)
 
 
+@pytest.mark.slow
 def test_demo_command_writes_a_blend_that_opens(ext, tmp_path):
     import bpy
 

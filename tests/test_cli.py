@@ -10,6 +10,8 @@ import pytest
 from motionctl.io.bvh import read_bvh
 from motionctl.cli import main
 
+SLOW_CASES = {"fragments"}  # the slow set: fragments' train, run and eval (plan and graph stay in the quick run)
+
 QUICK = {"fragments": ["--trace-seconds", "30", "--held-out", "0"],
          "plan": ["--iterations", "3", "--trajectories", "30", "--n-trees", "4"],
          "graph": ["--threshold", "1.0"]}

@@ -314,6 +314,7 @@ def test_passive_flow_keeps_moving_where_the_pure_flow_settles_into_a_stop(mocap
     assert min(speeds[0.5]) > 0.5  # keeping moving, it walks on
 
 
+@pytest.mark.slow
 def test_certification_macro_steps_close_into_a_graph_that_turns(field, table):
     from motionctl.evaluate.room.certify import macro_graph
 

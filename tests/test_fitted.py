@@ -230,6 +230,7 @@ def passed_gates(planner, x, g, greedy: bool, steps: int = 20) -> float:
     return float(ok.mean())
 
 
+@pytest.mark.slow
 @pytest.mark.mocap
 def test_planning_goes_through_a_gate_behind_the_character_where_greedy_does_not(mocap):
     """Guidance trains over gates all round the character: a gate behind it (it must turn round
@@ -311,6 +312,7 @@ def test_reach_task_needs_an_action_clip(walks):
         train_planner(walks, PlannerSettings(task="reach"))
 
 
+@pytest.mark.slow
 def test_navigation_planner_turns_towards_the_desired_direction_and_plays_blends(walks):
     from motionctl.engines.planning import fit
 
@@ -361,6 +363,7 @@ def test_trees_freeze_only_once_the_values_stop_growing():
     assert not should_freeze(oscillating, [0.001, 0.001], 0.01)  # too few iterations to tell
 
 
+@pytest.mark.slow
 def test_training_is_the_same_for_a_seed_whatever_the_thread_count(walks, monkeypatch):
     """Same settings and seed: the same samples and value grids, in one process and with one or two workers
     (the audit saw reach training give 16,751 / 14,932 / 12,246 samples on identical runs)."""

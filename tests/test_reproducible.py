@@ -13,6 +13,7 @@ from conftest import ROOT
 sys.path.insert(0, ROOT)
 
 
+@pytest.mark.slow
 @pytest.mark.mocap
 def test_the_bench_graph_is_identical_with_one_or_two_threads(mocap, monkeypatch):
     from threadpoolctl import threadpool_limits
@@ -33,6 +34,7 @@ def test_the_bench_graph_is_identical_with_one_or_two_threads(mocap, monkeypatch
     assert a.types == b.types and a.actions == b.actions  # count: strings
 
 
+@pytest.mark.slow
 @pytest.mark.mocap
 @pytest.mark.parametrize("engine", ["fragments", "field", "active"])
 def test_every_engine_trains_the_same_model_with_one_or_two_threads(mocap, monkeypatch, engine):
@@ -62,6 +64,7 @@ def test_every_engine_trains_the_same_model_with_one_or_two_threads(mocap, monke
         assert np.array_equal(np.asarray(a[k]), np.asarray(b[k])), k
 
 
+@pytest.mark.slow
 @pytest.mark.mocap
 def test_every_engine_trains_the_recorded_model_on_this_stack_and_on_an_older_cpus_kernels(mocap):
     """The same seed gives the same model on both stacks Blender embeds (Python 3.11 with numpy 1.26,

@@ -75,6 +75,7 @@ def test_sparse_threshold_matches_dense_when_every_top_transition_is_kept(dense,
         assert len(dk ^ sk) <= 0.002 * len(dk), (pct, len(dk ^ sk), len(dk))
 
 
+@pytest.mark.slow
 def test_sparse_controller_with_hubs_scores_like_the_dense_one(dense, clips):
     # Each fragment keeps its best 8% of successors by motion quality; training adds hub columns
     # (the fragments worth most per control bin).  Without them the policy loses points: paper
@@ -168,6 +169,7 @@ def test_fragment_pieces_on_a_cluster_equal_the_local_run_bit_for_bit(dense, on_
     assert np.array_equal(succ, succ0) and np.array_equal(dist, dist0)
 
 
+@pytest.mark.slow
 def test_training_and_the_optimum_on_a_cluster_equal_the_local_run(dense, cluster):
     s = from_flat(ControllerSettings, {"trace_seconds": 30.0})  # equality, not quality: short traces do
     s.quality.successors = 80
@@ -234,6 +236,7 @@ def _slow_square(x, big):
     return x * x + big.sum()
 
 
+@pytest.mark.slow
 def test_cli_trains_on_a_cluster_and_names_an_unreachable_scheduler(clips, cluster, tmp_path, capsys):
     from motionctl.cli import main
 

@@ -66,6 +66,7 @@ def test_the_capture_speed_range_is_its_walks_to_its_runs(clips):
     assert 0.5 < slow < 1.3 and 2.5 < fast < 4.5
 
 
+@pytest.mark.slow
 def test_the_field_stops_when_asked_and_without_speed_it_does_not(clips):
     """A stop asked from a walk: the field that knows speed stands; the paper's direction task
     (heading only, keeping moving) walks on.  (Walk to run is tested on a mix with a brisk walk
@@ -81,6 +82,7 @@ def test_the_field_stops_when_asked_and_without_speed_it_does_not(clips):
     assert not np.isfinite(paper["stop"]) and paper["settled"] > 0.5, paper
 
 
+@pytest.mark.slow
 def test_the_fields_speed_actions_take_a_walk_to_a_run_and_without_them_it_cannot(mocap):
     """Five walks, a stop and two runs: a walking state's k neighbours are all walks, so the field
     of the paper's k actions, asked to run, never gets there; its two speed actions (the captured
@@ -125,6 +127,7 @@ def test_the_look_ahead_graph_chooses_by_the_asked_speed_and_without_speed_it_ca
     assert {choose(blind, *yaws, np.arange(2), 0.0, np.zeros(2), v, speed)[0] for v in (0.8, 2.8)} == {0}
 
 
+@pytest.mark.slow
 def test_planning_slows_and_stops_when_asked_and_without_speed_it_does_not(clips):
     """Navigation with the asked speed in its state (our extension of paper 001's task): from a
     run asked to walk it walks, from a walk asked to stop it stands; the paper's task, which

@@ -103,6 +103,7 @@ def test_the_turn_a_stick_made_is_summed_command_by_command():
     assert stick_turn(times, turns, 1.5, 1.5) == 0.0
 
 
+@pytest.mark.slow
 def test_a_straight_stick_walks_straight_when_the_engine_warps_its_facing(clips):
     """Active learning's cycles turn a little each (within the turn tolerance) and its Warp Rate
     turns the facing back; the root, following the stick's zero turn, must not be turned back a
