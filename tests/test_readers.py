@@ -5,6 +5,7 @@ the orientation's account of itself; the library's settings, a file
 that cannot be read, a subject's skeleton that cannot be read, a clip of calibration frames only,
 feet that never reach the floor, two clips of one name."""
 
+import math
 import os
 
 import numpy as np
@@ -98,7 +99,7 @@ def test_amc_radians_floor_and_axis_settings(tmp_path):
     is one error naming the file."""
     asf = asfamc.read_asf(write(tmp_path, "t.asf", TINY_ASF.format(dof="rz rx")))
     deg = asfamc.read_amc(write(tmp_path, "d_01.amc", tiny_amc(2, upper="10 20")), asf)
-    rad_text = tiny_amc(2, upper=f"{np.radians(10)!r} {np.radians(20)!r}", lower=f"{np.radians(5)!r}")
+    rad_text = tiny_amc(2, upper=f"{math.radians(10)!r} {math.radians(20)!r}", lower=f"{math.radians(5)!r}")
     rad = asfamc.read_amc(write(tmp_path, "r_01.amc", rad_text.replace(":DEGREES", ":RADIANS")), asf)
     assert np.allclose(deg.local_rot, rad.local_rot, atol=1e-12)
     _, info = asfamc.read_amc_oriented(write(tmp_path, "a_01.amc", tiny_amc(2)), asf, floor="auto")
