@@ -36,42 +36,16 @@ def test_the_bench_graph_is_identical_with_one_or_two_threads(mocap, monkeypatch
 
 @pytest.mark.slow
 @pytest.mark.mocap
-@pytest.mark.parametrize("engine", ["fragments", "field", "active"])
-def test_every_engine_trains_the_same_model_with_one_or_two_threads(mocap, monkeypatch, engine):
-    """The fragments policy changed with the BLAS thread count (its user-model expectation and GMRES sums)
-    before it ran BLAS on one thread; the field and active-learning engines are checked the same way."""
-    from threadpoolctl import threadpool_limits
-
-    from motionctl.engines import ENGINES
-    from motionctl.io.library import import_library
-
-    files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("11", "15", "35")]
-    db = import_library(files).groups[0].database
-    eng = ENGINES[engine]
-    settings = eng.Settings()
-    if engine == "fragments":
-        settings.trace_seconds, settings.held_out = 30, 0
-    if engine == "active":  # 8 examples ask for as many fits, searches and blends as 20 would, per example
-        settings.budget = 8
-    arrays = []
-    for threads in (1, 2):
-        monkeypatch.setenv("MOTIONCTL_JOBS", str(threads))
-        with threadpool_limits(threads):
-            arrays.append(eng.fit(db, settings).arrays()[1])
-    a, b = arrays
-    assert a.keys() == b.keys()  # count: array names
-    for k in a:
-        assert np.array_equal(np.asarray(a[k]), np.asarray(b[k])), k
-
-
-@pytest.mark.slow
-@pytest.mark.mocap
-def test_every_engine_trains_the_recorded_model_on_this_stack_and_on_an_older_cpus_kernels(mocap):
+def test_every_engine_trains_the_recorded_model_on_this_stack_on_another_cpu_and_thread_count(mocap, monkeypatch):
     """The same seed gives the same model on both stacks Blender embeds (Python 3.11 with numpy 1.26,
-    Python 3.13 with numpy 2.x, each with its own OpenBLAS) and on an older CPU (OpenBLAS told to use
-    its SSE3 kernels instead of AVX2 ones): every engine trained here, and in a second process on
-    those kernels, hashed by its saved arrays, equals the digests recorded in
-    ``tests/model_digests.json``; each suite checks its own stack against them.  Before, on the
+    Python 3.13 with numpy 2.x, each with its own OpenBLAS), on an older CPU and on one core: every
+    engine trained here (two threads for BLAS and motionctl's pools), and in a second process as an
+    older one-core machine runs it (OpenBLAS's SSE3 kernels instead of AVX2 or AVX-512 ones, numpy's
+    AVX-512 code switched off where this CPU has it, one thread for BLAS and motionctl), hashed by
+    its saved arrays, equals the digests recorded in ``tests/model_digests.json``; each suite checks
+    its own stack against them.  (Where they differ, ``python tests/model_digests.py MOCAP`` under
+    each of those settings alone says which one does.)  The fragments policy once changed with the
+    BLAS thread count (its user-model expectation and GMRES sums, before it ran BLAS on one thread).  Before, on the
     other kernels five engines' models differed (the planner's trees and figures were another
     model's: step displacements and costs 1e-16 off, from BLAS products, a floor fit and quaternion
     table products), and on numpy 2 fragments' values (a float32 mean) and active learning's RBF
@@ -89,21 +63,22 @@ def test_every_engine_trains_the_recorded_model_on_this_stack_and_on_an_older_cp
 
     from model_digests import RECORDED, main
 
+    from threadpoolctl import threadpool_limits
+
     script = os.path.join(ROOT, "tests", "model_digests.py")
-    folders = {k: tempfile.mkdtemp(prefix=f"runs_{k}_") for k in ("here", "sse3", "narrow")}
-    sse3 = subprocess.Popen([sys.executable, script, mocap, "--runs", folders["sse3"]], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "OPENBLAS_CORETYPE": "Prescott"})
-    here = main(mocap, folders["here"])
-    out, err = sse3.communicate(timeout=900)
-    assert sse3.returncode == 0, err[-2000:]
-    others = {"with SSE3 kernels": (json.loads(out.strip().splitlines()[-1]), folders["sse3"])}
-    wide = avx512_targets()
-    if wide:  # this CPU has AVX-512: train again with numpy's AVX-512 code switched off (an AVX2 CPU's numpy)
-        narrow = subprocess.run([sys.executable, script, mocap, "--runs", folders["narrow"]], capture_output=True,
-                                text=True, timeout=900, env={**os.environ, "NPY_DISABLE_CPU_FEATURES": " ".join(wide)})
-        assert narrow.returncode == 0, narrow.stderr[-2000:]
-        others[f"without numpy's AVX-512 code ({wide})"] = (json.loads(narrow.stdout.strip().splitlines()[-1]),
-                                                            folders["narrow"])
+    folders = {k: tempfile.mkdtemp(prefix=f"runs_{k}_") for k in ("here", "other")}
+    wide = avx512_targets()  # this CPU's AVX-512 code paths in numpy: switched off there, as an AVX2 CPU's numpy
+    older = {"OPENBLAS_CORETYPE": "Prescott", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+             "MOTIONCTL_JOBS": "1", **({"NPY_DISABLE_CPU_FEATURES": " ".join(wide)} if wide else {})}
+    other = subprocess.Popen([sys.executable, script, mocap, "--runs", folders["other"]], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env={**os.environ, **older})
+    monkeypatch.setenv("MOTIONCTL_JOBS", "2")
+    with threadpool_limits(2):
+        here = main(mocap, folders["here"])
+    out, err = other.communicate(timeout=1800)
+    assert other.returncode == 0, err[-2000:]
+    how = "on SSE3 kernels, one thread" + (f", without numpy's AVX-512 code ({wide})" if wide else "")
+    others = {how: (json.loads(out.strip().splitlines()[-1]), folders["other"])}
     with open(RECORDED, encoding="utf-8") as fh:
         recorded = json.load(fh)
     models = {k: v for k, v in here.items() if ":" not in k}
