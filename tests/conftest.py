@@ -75,6 +75,19 @@ def bpy_clean(ext):
     return bpy
 
 
+# CI runs the slow set in two parts, one beside each stack's quick run (.ci/run), so that the two
+# cores finish together: the modules of part 2 (measured: about half the slow set's time); every
+# other module's slow tests are part 1.  A module stays whole in its part (its fixtures are built once).
+SLOW_PART_2 = {"test_active.py", "test_reproducible.py", "test_blender_active.py", "test_blender_library.py",
+               "test_blender_export.py", "test_steering.py", "test_field.py", "test_blender_compare.py",
+               "test_cli.py", "test_blender_graph.py", "test_speed.py", "test_blender_controller.py"}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow-part", type=int, choices=(1, 2), default=None,
+                     help="of the slow tests run only those of this part (CI: 1 on Python 3.11, 2 on 3.13)")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """The slow set (``-m slow``; the README's command runs the rest): a test marked
@@ -88,6 +101,15 @@ def pytest_collection_modifyitems(config, items):
             parts = set(spec.id.split("-"))
             if any(set(case.split("-")) <= parts for case in cases):
                 item.add_marker(pytest.mark.slow)
+    part = config.getoption("--slow-part")
+    if part is not None:
+        def part_of(item):
+            return 2 if os.path.basename(str(item.path)) in SLOW_PART_2 else 1
+
+        skip = [it for it in items if it.get_closest_marker("slow") is not None and part_of(it) != part]
+        if skip:
+            config.hook.pytest_deselected(items=skip)
+            items[:] = [it for it in items if it not in skip]
 
 
 _EXIT_STATUS = [0]
