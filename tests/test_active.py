@@ -502,9 +502,15 @@ def test_the_jump_lands_near_the_target(jump_model):
         assert abs(landed - forward) < 0.35, (forward, landed)
 
 
+@pytest.fixture(scope="module")
+def walks5(walk_clips):
+    """Five examples on the six walks (mirrored by the fit): the model the slow tests below share."""
+    return fit(walk_clips[:6], ActiveSettings(budget=5, mirror=True))
+
+
 @pytest.mark.slow
-def test_fit_on_walks_learns_and_summarises(walk_clips):
-    model = fit(walk_clips[:6], ActiveSettings(budget=5, mirror=True))
+def test_fit_on_walks_learns_and_summarises(walks5):
+    model = walks5
     s = model.summary()
     # margin: coverage 0.0015 against 0.003 (a normalised share of 0.5); 1e-9 on top
     assert s["examples"] == 5 and 0 < s["coverage"] <= s["coverage"] / max(s["coverage_normalised"], 1e-9) + 1e-9
@@ -512,12 +518,12 @@ def test_fit_on_walks_learns_and_summarises(walk_clips):
 
 
 @pytest.mark.slow
-def test_a_walk_controller_warps_its_cycles_toward_the_heading_at_most_the_warp_rate(walk_clips):
+def test_a_walk_controller_warps_its_cycles_toward_the_heading_at_most_the_warp_rate(walk_clips, walks5):
     """A cycle turns at most 45° (the walk task's box) in about a second: Warp Rate also turns its
     facing toward the asked heading, by at most the rate over the cycle, so a 90° turn is made in
     about a cycle rather than two or three (Warp Rate 0: the blend's own turn, the paper's)."""
-    model = fit(walk_clips, ActiveSettings(budget=8, mirror=True))
-    table = model.play(walk_clips)
+    model = walks5
+    table = model.play(walk_clips[:6])
     rate = model.settings.warp_rate
 
     def turn_time(warp_rate: float) -> float:
@@ -542,7 +548,7 @@ def test_a_walk_controller_warps_its_cycles_toward_the_heading_at_most_the_warp_
         warped, unwarped = turn_time(rate), turn_time(0.0)
     finally:
         model.settings.warp_rate = rate
-    assert warped < 2.0 and warped < 0.75 * unwarped, (warped, unwarped)  # margin: 0.93 s against 1.58 s here
+    assert warped < 2.0 and warped < 0.75 * unwarped, (warped, unwarped)  # margin: 0.93 s against 2.80 s here
 
 
 @pytest.mark.slow
@@ -614,11 +620,11 @@ def test_cli_runs_a_learning_session_and_logs_each_step(mocap, tmp_path, capsys)
 
 
 @pytest.mark.slow
-def test_a_turning_stick_turns_the_walk_with_the_feet_planted(walk_clips):
+def test_a_turning_stick_turns_the_walk_with_the_feet_planted(walk_clips, walks5):
     """Q/E held with Plant Feet on: the blended walk turns with the stick.  The Session asks a
     turning stick as a heading; told "no yaw forced" for it, as for a heading the player set, the
     root kept the blend's own (nearly straight) heading and the walk went straight on."""
-    model = fit(walk_clips[:6], ActiveSettings(budget=5, mirror=True))
+    model = walks5
     table = model.play(walk_clips[:6])
     for sign in (1, -1):
         session = Session(model, table, play=PlaySettings())  # the Preview panel's defaults
