@@ -52,8 +52,10 @@ STICK = [[0.0, 1.2, 0.0, 0.0]] * 6 + [[0.0, 1.0, 0.8, 0.0]] * 6 + [[1.0, 0.5, 0.
 
 # ----------------------------------------------------------------------------- seeds
 
-def seed_files(mocap: str, folder: str) -> dict:
-    """Write every seed file into ``folder``; {surface: [file names]}.  Trains the small models."""
+def seed_files(mocap: str, folder: str, engines=None) -> dict:
+    """Write every seed file into ``folder``; {surface: [file names]}.  Trains the small models of
+    every engine, or of ``engines`` (which must hold the graph and matching, whose models the
+    timeline and command-line seeds use: the quick test's choice, seconds where all six take minutes)."""
     from motionctl.evaluate.room.environment import environment_to_dict, random_environment
     from motionctl.evaluate.scoreboard import timeline
     from motionctl.play.commands import EVALUATION_PLAYER, generate_trace, save_timeline, write_trace
@@ -64,7 +66,8 @@ def seed_files(mocap: str, folder: str) -> dict:
     db = small_library(mocap)
     out = {s: [] for s in SURFACES}
     sources = [os.path.join(mocap, *p) for p in LIBRARY]
-    for name, model in _digests().trained(mocap):
+    models = _digests().trained(mocap) if engines is None else _digests().small_models(db, engines)
+    for name, model in models:
         model.info["sources"] = sources  # what ``train`` records, for ``run`` without --clips
         out["models"].append(os.path.basename(model.save(os.path.join(folder, f"{name}.npz"))))
     trace = generate_trace(EVALUATION_PLAYER, 3.0, seed=3)

@@ -80,7 +80,8 @@ def bpy_clean(ext):
 # other module's slow tests are part 1.  A module stays whole in its part (its fixtures are built once).
 SLOW_PART_2 = {"test_active.py", "test_reproducible.py", "test_blender_active.py", "test_blender_library.py",
                "test_blender_export.py", "test_steering.py", "test_field.py", "test_blender_compare.py",
-               "test_cli.py", "test_blender_graph.py", "test_speed.py", "test_blender_controller.py"}
+               "test_cli.py", "test_blender_graph.py", "test_speed.py", "test_blender_controller.py",
+               "test_fuzz.py"}  # test_fuzz: its slow test shares test_reproducible's trained models
 
 
 def pytest_addoption(parser):

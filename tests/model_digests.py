@@ -34,12 +34,14 @@ def digest(model) -> str:
     return h.hexdigest()
 
 
-def small_models(db):
-    """(name, model) of every registered engine trained on ``db`` with the small settings above
-    (also the seeds of bench/fuzz.py's model mutants)."""
+def small_models(db, names=None):
+    """(name, model) of every registered engine (or those ``names``) trained on ``db`` with the
+    small settings above (also the seeds of bench/fuzz.py's model mutants)."""
     from motionctl.settings import from_dict, to_dict
 
     for name, engine in ENGINES.items():
+        if names is not None and name not in names:
+            continue
         settings = engine.Settings()
         if name in SMALL:
             flat = to_dict(settings)

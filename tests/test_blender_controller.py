@@ -57,6 +57,7 @@ def test_panels_and_operators_are_registered(ext):
         {"fragments", "planning", "graph"}
 
 
+@pytest.mark.slow
 def test_train_runs_to_completion_then_warm_starts(library):
     bpy = library
     st = bpy.context.scene.motionctl
@@ -76,6 +77,7 @@ def test_train_runs_to_completion_then_warm_starts(library):
     assert s["warm"] and s["converged"] and s["improvements"] <= first  # count: integers (improvements)
 
 
+@pytest.mark.slow
 def test_cancel_mid_job_keeps_the_previous_result(library, ext, monkeypatch):
     bpy = library
     st = bpy.context.scene.motionctl
@@ -139,6 +141,7 @@ def test_each_engine_keeps_its_own_model(library):
     assert summary(st, "planning")[0]["groups"] > 0 and summary(st, "fragments")[0]["fragments"] > 0
 
 
+@pytest.mark.slow
 def test_played_trace_bakes_to_the_synthesized_motion(library, ext, tmp_path):
     bpy = library
     st = bpy.context.scene.motionctl
@@ -178,6 +181,7 @@ def test_played_trace_bakes_to_the_synthesized_motion(library, ext, tmp_path):
     scene.render.fps = 60
 
 
+@pytest.mark.slow
 def test_driving_streams_poses_and_records_a_trace(library, ext):
     bpy = library
     st = bpy.context.scene.motionctl
@@ -218,6 +222,7 @@ def test_driving_streams_poses_and_records_a_trace(library, ext):
     assert arrow.shape == (6, 3) and np.allclose(arrow[1, :2] - arrow[0, :2], [0, 1.0])
 
 
+@pytest.mark.slow
 def test_bad_inputs_reach_the_user_as_messages(library, ext, tmp_path):
     bpy = library
     ext.operators.state.STATE.clear()

@@ -11,7 +11,7 @@ from blender_scene import room_collection, use_demo_clips
 from motionctl.engines import ENGINES
 from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
 
-SLOW_CASES = {"active", "field", "matching"}  # the slow set: the three engines whose training through the buttons takes longest
+SLOW_CASES = {"active", "field", "matching", "fragments", "planning"}  # the slow set: all but the graph, whose buttons stay in the quick run
 
 pytestmark = pytest.mark.blender
 

@@ -16,6 +16,7 @@ def scene(bpy_clean, demo_library):
     return bpy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task, shape", [("direction", (120, 180)), ("line", (120, 180))])
 def test_training_shows_the_value_function_as_a_picture(scene, ext, task, shape):
     bpy = scene
@@ -43,6 +44,7 @@ def test_training_shows_the_value_function_as_a_picture(scene, ext, task, shape)
     assert bpy.data.images.get(ext.operators.controller.picture_name("field", group)) is None
 
 
+@pytest.mark.slow
 def test_line_goal_push_and_mouse_steering(scene, ext):
     bpy = scene
     preview = ext.operators.preview

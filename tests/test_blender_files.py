@@ -30,6 +30,7 @@ def cache_files(folder):
     return sorted(os.listdir(d)) if os.path.isdir(d) else []
 
 
+@pytest.mark.slow
 def test_two_blend_files_in_one_folder_keep_their_own_caches(bpy_clean, demo_library, tmp_path):
     bpy = bpy_clean
     st = import_clips(bpy, demo_library, SMALL)
@@ -120,6 +121,7 @@ def test_a_blend_copied_outside_blender_gets_its_own_caches(bpy_clean, demo_libr
     assert sum(f.startswith(id_a) for f in cache_files(str(tmp_path))) == 1  # a's own is untouched
 
 
+@pytest.mark.slow
 def test_reopening_restores_what_every_panel_shows(bpy_clean, demo_library, tmp_path, ext):
     bpy = bpy_clean
     state = ext.operators.state.STATE

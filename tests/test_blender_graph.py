@@ -32,6 +32,7 @@ def build_and_evaluate(bpy):
     return st, ev
 
 
+@pytest.mark.slow
 def test_build_graph_evaluate_show_map_and_bake_a_best_path(scene_with_room, ext):
     bpy = scene_with_room
     st, ev = build_and_evaluate(bpy)

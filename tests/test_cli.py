@@ -10,7 +10,7 @@ import pytest
 from motionctl.io.bvh import read_bvh
 from motionctl.cli import main
 
-SLOW_CASES = {"fragments"}  # the slow set: fragments' train, run and eval (plan and graph stay in the quick run)
+SLOW_CASES = {"fragments", "plan"}  # the slow set: fragments' and the planner's train, run and eval (the graph's stay in the quick run)
 
 QUICK = {"fragments": ["--trace-seconds", "30", "--held-out", "0"],
          "plan": ["--iterations", "3", "--trajectories", "30", "--n-trees", "4"],
@@ -53,6 +53,7 @@ def test_every_engine_trains_runs_and_evaluates(demo_library, tmp_path, capsys, 
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_fragments_eval_reports_percent_of_optimal(demo_library, tmp_path, capsys):
     model = str(tmp_path / "f.npz")
     assert main(["fragments", "train", "--clips", *clip_paths(demo_library), "--out", model, *QUICK["fragments"]]) == 0
@@ -63,6 +64,7 @@ def test_fragments_eval_reports_percent_of_optimal(demo_library, tmp_path, capsy
     one_line_error(capsys, "is a fragments model, not planning")
 
 
+@pytest.mark.slow
 def test_user_errors_are_one_line_and_leave_nothing(demo_library, tmp_path, capsys):
     clips = clip_paths(demo_library)
     assert main(["fragments", "train", "--clips", str(tmp_path / "nowhere"), "--out", str(tmp_path / "m")]) == 2

@@ -24,7 +24,10 @@ from motionctl.settings import from_dict, from_flat, options, to_dict, validate
 
 from conftest import MOCAP
 
-SLOW_CASES = {"active-capture", "field-capture"}  # the slow set: the two dearest engines on capture (every engine on the demo, the rest on capture, stay in the quick run)
+# The slow set: every engine on capture but fragments, fragments on the demo, and the variants; the
+# quick run keeps each engine once (fragments on capture, the others on the demo).
+SLOW_CASES = {"active-capture", "field-capture", "graph-capture", "matching-capture", "planning-capture",
+              "fragments-demo", "graph:greedy"}
 
 TRIALS = ("15", "17", "19", "21")  # CMU 16: walk, 90° left, 90° right, walk
 LIBRARIES = ["demo"] + (["capture"] if MOCAP else [])

@@ -226,6 +226,7 @@ def test_response_times_and_skating_are_measured(field, table, clips):
         foot_skating(clips[0].slice(0, 1))
 
 
+@pytest.mark.slow
 def test_turn_warp_answers_a_new_direction_sooner_than_the_papers_field(field, table):
     """The paper's field turns only as its neighbours do: from a steady walk they all walk
     straight, so it waits for a turn's own onset states.  With Turn Warp each frame may also turn
@@ -294,6 +295,7 @@ def test_starts_from_poses_it_never_saw(clips):
         assert h.min() - 0.1 < clip.root_pos[:, 2].min() and clip.root_pos[:, 2].max() < h.max() + 0.1
 
 
+@pytest.mark.slow
 def test_passive_flow_keeps_moving_where_the_pure_flow_settles_into_a_stop(mocap, clips):
     stop = import_library([os.path.join(mocap, "cmu_amc", "16", "16_33.amc")]).groups[0].database.clips
     library = list(clips) + list(stop)  # the walks and a slow walk that ends standing
@@ -341,6 +343,7 @@ def test_save_load_round_trip_and_refusals(field, clips, tmp_path):
         other._attach(Database.build(frame_table([resample(c, 30.0) for c in clips[:2]], clips[0].skeleton)))
 
 
+@pytest.mark.slow
 def test_a_first_command_to_stand_does_not_strand_the_field(clips, mocap):
     """A trace that starts standing still (a game pad at rest), on a library with a walk that
     stops: the field, which keeps moving, starts at a walk rather than where the stop clip ends

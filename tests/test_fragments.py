@@ -302,6 +302,7 @@ def test_trace_in_memory_is_validated():
 
 # ----------------------------------------------------------------------------- end to end
 
+@pytest.mark.slow
 def test_trained_controller_saves_loads_runs_and_beats_greedy(tmp_path, demo_model):
     model, clips = demo_model
     trace_files = []

@@ -19,7 +19,7 @@ import fuzz  # noqa: E402
 pytestmark = pytest.mark.mocap
 
 
-@pytest.mark.parametrize("n_bvh, n_asf, seed", [(800, 0, 11), (0, 600, 12)], ids=["bvh", "asf_amc"])
+@pytest.mark.parametrize("n_bvh, n_asf, seed", [(400, 0, 11), (0, 600, 12)], ids=["bvh", "asf_amc"])
 def test_mutants_fail_only_with_our_error(mocap, n_bvh, n_asf, seed):
     bvh_seeds, amc_seeds = fuzz.seeds(mocap)
     counts, problems = Counter(), []
@@ -34,23 +34,43 @@ def test_mutants_fail_only_with_our_error(mocap, n_bvh, n_asf, seed):
     assert counts["ok"] > 0.05 * sum(counts.values()) and counts["error"] > 0.5 * sum(counts.values())
 
 
-@pytest.fixture(scope="module")
-def surfaces(mocap, tmp_path_factory):
-    """The seed files of bench/fuzz.py's other surfaces (small models of every engine, a trace, a
-    timeline, rooms, a bone-map preset) and a worker's context."""
-    folder = str(tmp_path_factory.mktemp("fuzz_seeds"))
-    names = fuzz.seed_files(mocap, folder)
+def seeded(mocap, folder, engines=None):
+    names = fuzz.seed_files(mocap, folder, engines)
     files = {s: [(n, open(os.path.join(folder, n), "rb").read()) for n in names[s]] for s in names}
     return files, fuzz.Context(mocap, folder), folder
+
+
+@pytest.fixture(scope="module")
+def surfaces(mocap, tmp_path_factory):
+    """The seed files of bench/fuzz.py's other surfaces (small models of the two engines that train
+    in seconds, the graph and motion matching; a trace, a timeline, rooms, a bone-map preset) and a
+    worker's context."""
+    return seeded(mocap, str(tmp_path_factory.mktemp("fuzz_seeds")), ("graph", "matching"))
+
+
+@pytest.fixture(scope="module")
+def every_engine(mocap, tmp_path_factory):
+    """The same with small models of every registered engine (minutes: the slow set's)."""
+    return seeded(mocap, str(tmp_path_factory.mktemp("fuzz_seeds_all")))
 
 
 @pytest.mark.parametrize("surface, n", [("models", 150), ("traces", 60), ("timelines", 60), ("rooms", 200),
                                         ("presets", 200), ("glb", 200), ("options", 30)])
 def test_mutants_of_models_and_small_files_fail_only_with_our_error(surfaces, surface, n):
-    """Damaged models of every engine (arrays and header), traces, timelines, rooms and presets are
-    refused with motionctl's own error naming the file, or load and are used (played, rasterised,
-    retargeted) with every value finite."""
-    files, ctx, folder = surfaces
+    """Damaged models (arrays and header), traces, timelines, rooms and presets are refused with
+    motionctl's own error naming the file, or load and are used (played, rasterised, retargeted)
+    with every value finite."""
+    check_mutants(surfaces, surface, n)
+
+
+@pytest.mark.slow
+def test_mutants_of_every_engines_model_fail_only_with_our_error(every_engine):
+    """The same for a model of each of the six engines (bench/fuzz.py runs thousands per engine)."""
+    check_mutants(every_engine, "models", 300)
+
+
+def check_mutants(seeds, surface: str, n: int) -> None:
+    files, ctx, folder = seeds
     scratch = os.path.join(folder, surface)
     os.makedirs(scratch, exist_ok=True)
     counts, problems = Counter(), []

@@ -233,6 +233,7 @@ def demo_graph(demo_library):
     return build_graph(clips, GraphSettings(threshold=1.0, reconnect=False))
 
 
+@pytest.mark.slow
 def test_coalescing_enforces_clip_lengths(demo_graph):
     """The paper's construction (Keep Every Clip off: its added transitions are not merged)."""
     g = demo_graph
@@ -633,6 +634,7 @@ def test_the_default_graph_keeps_the_heads_and_tails_of_its_clips(mocap):
     assert g.stats["seconds_kept"] >= 0.9 * g.stats["seconds_total"], g.stats["seconds_kept"] / g.stats["seconds_total"]
 
 
+@pytest.mark.slow
 def test_the_default_graph_keeps_the_runs_it_was_given(mocap):
     """A dozen of subject 16's clips as the Library panel ticks them (walks, veers, turns, two runs, a
     jump): merging transitions and the branching budget cut the runs off (the paper's construction

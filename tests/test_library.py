@@ -8,6 +8,7 @@ from motionctl.io import bvh
 from motionctl.io.library import ImportSettings, _canonical, conform, fold_extra_root, import_library, read_clip
 
 
+@pytest.mark.slow
 @pytest.mark.mocap
 def test_real_folder_groups_by_skeleton_and_drops_no_file(mocap):
     result = import_library(mocap)

@@ -100,6 +100,7 @@ def test_it_turns_to_a_new_direction(model):
     assert all(np.isfinite(times)) and max(times) < 4.0
 
 
+@pytest.mark.slow
 def test_straight_walks_turn_by_the_warp_rate(mocap):
     """Capture with no turns (subject 35's straight walks): matching finds no frame that turns, so
     a new direction came only from drift (on subject 35's walks and runs: 55% of the scoreboard's

@@ -253,6 +253,7 @@ def test_cli_trains_on_a_cluster_and_names_an_unreachable_scheduler(clips, clust
     jobs.use_scheduler(None)
 
 
+@pytest.mark.slow
 def test_fit_cache_rebuilds_when_successors_or_the_sparse_stutter_window_change(clips):
     from motionctl.engines.fragments import fit
 

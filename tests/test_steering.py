@@ -24,6 +24,7 @@ from motionctl.play.commands import PlaySettings, Trace
 from motionctl.play.session import Session, stick_turn
 from motionctl.rootframe import root_frame
 
+SLOW_CASES = {"fragments"}  # the slow set: fragments on the turning stick (28 s; the graph and matching stay quick)
 RATE = 10.0
 SETTLE = 1.5  # s: the longest step an engine plays at its defaults (the graph's Max Clip)
 MIX = ("16_11", "16_13", "16_15", "16_16", "16_17", "16_19", "16_21", "16_23", "16_31", "16_35", "16_36")
