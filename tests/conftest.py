@@ -81,7 +81,7 @@ def bpy_clean(ext):
 SLOW_PART_2 = {"test_active.py", "test_reproducible.py", "test_blender_active.py", "test_blender_library.py",
                "test_blender_export.py", "test_steering.py", "test_field.py", "test_blender_compare.py",
                "test_cli.py", "test_blender_graph.py", "test_speed.py", "test_blender_controller.py",
-               "test_fuzz.py"}  # test_fuzz: its slow test shares test_reproducible's trained models
+               "test_fuzz.py", "test_model_header.py"}  # these two share test_reproducible's trained models
 
 
 def pytest_addoption(parser):
@@ -93,15 +93,19 @@ def pytest_addoption(parser):
 def pytest_collection_modifyitems(config, items):
     """The slow set (``-m slow``; the README's command runs the rest): a test marked
     ``@pytest.mark.slow``, and in a module that lists ``SLOW_CASES``, each parametrised case whose
-    id holds every '-'-separated part of one of them (a fixture combination, "active-capture").
+    id holds every '-'-separated part of one of them (a fixture combination, "active-capture"; prefixed
+    "test_name::", in that test alone).
     First, so that ``-m`` sees the marks."""
     for item in items:
         cases = getattr(getattr(item, "module", None), "SLOW_CASES", ())
         spec = getattr(item, "callspec", None)
         if cases and spec is not None:
             parts = set(spec.id.split("-"))
-            if any(set(case.split("-")) <= parts for case in cases):
-                item.add_marker(pytest.mark.slow)
+            for case in cases:
+                test, _, case = case.rpartition("::")  # "test_name::case": that test's case alone
+                if (not test or test == item.originalname) and set(case.split("-")) <= parts:
+                    item.add_marker(pytest.mark.slow)
+                    break
     part = config.getoption("--slow-part")
     if part is not None:
         def part_of(item):

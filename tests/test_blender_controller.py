@@ -13,7 +13,7 @@ from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
 from motionctl.play.commands import PlaySettings
 from motionctl.play.session import Session
 
-SLOW_CASES = {"guidance"}  # the slow set: the guidance planner (navigation stays in the quick run)
+SLOW_CASES = {"guidance", "navigation"}  # the slow set: both planners trained from scene objects
 
 pytestmark = pytest.mark.blender
 CLIPS = {"demo_walk", "demo_run", "demo_walk_turn_left", "demo_sidestep_left", "demo_jump"}

@@ -27,7 +27,7 @@ from conftest import MOCAP
 # The slow set: every engine on capture but fragments, fragments on the demo, and the variants; the
 # quick run keeps each engine once (fragments on capture, the others on the demo).
 SLOW_CASES = {"active-capture", "field-capture", "graph-capture", "matching-capture", "planning-capture",
-              "fragments-demo", "graph:greedy"}
+              "fragments-demo", "graph:greedy", "test_certified_in_a_room::field-demo"}
 
 TRIALS = ("15", "17", "19", "21")  # CMU 16: walk, 90° left, 90° right, walk
 LIBRARIES = ["demo"] + (["capture"] if MOCAP else [])

@@ -409,6 +409,7 @@ def test_a_user_model_without_smoothing_is_a_distribution_in_every_row():
     assert t[seen[0], seen[0]] > 0.9  # a visited row is its counts
 
 
+@pytest.mark.slow
 def test_facing_a_heading_each_fragment_turns_its_way_and_warps_at_most_the_warp_rate(demo_model):
     """Asked to face a heading, a fragment plays its own turn and its facing turns by at most Warp
     Rate more over the fragment (as the other engines warp); without it the root follows the bin's

@@ -54,8 +54,8 @@ def every_engine(mocap, tmp_path_factory):
     return seeded(mocap, str(tmp_path_factory.mktemp("fuzz_seeds_all")))
 
 
-@pytest.mark.parametrize("surface, n", [("models", 150), ("traces", 60), ("timelines", 60), ("rooms", 200),
-                                        ("presets", 200), ("glb", 200), ("options", 30)])
+@pytest.mark.parametrize("surface, n", [("models", 150), ("traces", 60), ("timelines", 30), ("rooms", 200),
+                                        ("presets", 200), ("glb", 200), ("options", 15)])
 def test_mutants_of_models_and_small_files_fail_only_with_our_error(surfaces, surface, n):
     """Damaged models (arrays and header), traces, timelines, rooms and presets are refused with
     motionctl's own error naming the file, or load and are used (played, rasterised, retargeted)

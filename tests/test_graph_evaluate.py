@@ -392,6 +392,7 @@ def test_real_capture_graph_covers_an_empty_room_and_a_controller_can_be_certifi
     assert res["nodes"] > 0 and 0 < res["coverage_xy"] <= 1 and res["graph"].n == cg.n
 
 
+@pytest.mark.slow
 def test_command_line_builds_and_evaluates_a_graph(demo_library, tmp_path, capsys):
     from motionctl.cli import main
 

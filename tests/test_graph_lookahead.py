@@ -112,6 +112,7 @@ def warp_rates(model, clips) -> np.ndarray:
     return np.array(rates)
 
 
+@pytest.mark.slow
 def test_no_warp_turns_the_facing_faster_than_the_warp_rate(looking, clips):
     """A clip is warped by at most Warp Rate times its length (and Max Warp); unbounded (Warp Rate
     0), the graph's short clips turn the character far faster (on subject 16's 49 clips, 45° in a

@@ -163,11 +163,13 @@ ISSUE_57 = [("fragments", "summary.top_speed", "x", "must be a number"),
 @pytest.mark.mocap
 @pytest.mark.parametrize("engine, place, value, match", ISSUE_57,
                          ids=[f"{e}-{p}={v!r}"[:60] for e, p, v, _ in ISSUE_57])
+@pytest.mark.slow
 def test_a_header_field_of_the_wrong_kind_or_size_is_refused_naming_it(saved, tmp_path, engine, place, value, match):
     path = edited(saved[engine], tmp_path / f"{engine}.npz", put(place, value))
     refused(path, match)
 
 
+@pytest.mark.slow
 @pytest.mark.mocap
 @pytest.mark.parametrize("name", sorted(ENGINES))
 def test_every_field_an_engine_writes_in_its_header_is_declared_and_checked(saved, tmp_path, name):
@@ -194,6 +196,7 @@ def test_every_field_an_engine_writes_in_its_header_is_declared_and_checked(save
     assert checked >= len(meta["model"]) and "sources" in places
 
 
+@pytest.mark.slow
 @pytest.mark.mocap
 def test_binding_fragments_asks_the_memory_guard_first(saved, monkeypatch, mocap):
     """A fragment controller's binding allocates poses per fragment: the memory guard answers first."""
