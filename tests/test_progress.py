@@ -19,6 +19,7 @@ from motionctl.io.library import import_library
 from motionctl.jobs import Eta, PrintProgress, converging
 from motionctl.settings import from_flat
 
+SLOW_CASES = {"test_every_engines_training_ends_at_100_percent_done_and_never_goes_back::planning"}  # the slow set: 10 s
 TRIALS = ("15", "17", "19")  # CMU subject 16: a walk, a 90-degree left turn, a 90-degree right turn
 SMALL = {"active": {"budget": 2}}  # beyond the quick settings: one example to learn (seconds, not minutes)
 LINE = re.compile(r"^  (\w+): +([\d.]+)%  (.*)  \((\d+:\d\d) elapsed(?:, (about (\d+:\d\d) left|time left unknown))?\)$")
@@ -42,9 +43,6 @@ def printed(text: str) -> dict:
         if m:
             out.setdefault(m.group(1), []).append((float(m.group(2)), m.group(3), m.group(5)))
     return out
-
-
-SLOW_CASES = {"test_every_engines_training_ends_at_100_percent_done_and_never_goes_back::planning"}  # 10 s
 
 
 @pytest.mark.parametrize("name", sorted(ENGINES))
