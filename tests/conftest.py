@@ -111,13 +111,13 @@ def pytest_collection_modifyitems(config, items):
                     break
     part = config.getoption("--slow-part")
     if part is not None:
-        def part_of(item):
-            return 2 if os.path.basename(str(item.path)) in SLOW_PART_2 else 1
-
-        skip = [it for it in items if it.get_closest_marker("slow") is not None and part_of(it) != part]
+        keep, skip = [], []
+        for item in items:
+            other = (item.path.name in SLOW_PART_2) != (part == 2)
+            (skip if other and item.get_closest_marker("slow") is not None else keep).append(item)
         if skip:
             config.hook.pytest_deselected(items=skip)
-            items[:] = [it for it in items if it not in skip]
+            items[:] = keep
 
 
 _EXIT_STATUS = [0]

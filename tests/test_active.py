@@ -548,7 +548,10 @@ def test_a_walk_controller_warps_its_cycles_toward_the_heading_at_most_the_warp_
         warped, unwarped = turn_time(rate), turn_time(0.0)
     finally:
         model.settings.warp_rate = rate
-    assert warped < 2.0 and warped < 0.75 * unwarped, (warped, unwarped)  # margin: 0.93 s against 2.80 s here
+    # The mean of three turns, each a whole number of frames: a near tie flipped on another CPU changes
+    # a turn by about a cycle (1 s), the mean by a third of that, which keeps both sides apart.
+    # margin: 0.93 s against 2.0 and against 0.75 x 2.80 s = 2.10 here
+    assert warped < 2.0 and warped < 0.75 * unwarped, (warped, unwarped)
 
 
 @pytest.mark.slow

@@ -13,7 +13,6 @@ from motionctl.play.commands import PlayerSettings, generate_trace, write_trace
 from motionctl.play.commands import PlaySettings
 from motionctl.play.session import Session
 
-SLOW_CASES = {"guidance", "navigation"}  # the slow set: both planners trained from scene objects
 
 pytestmark = pytest.mark.blender
 CLIPS = {"demo_walk", "demo_run", "demo_walk_turn_left", "demo_sidestep_left", "demo_jump"}
@@ -275,6 +274,7 @@ def test_a_bug_is_reported_with_its_traceback_in_the_console(library, ext, monke
     assert "Traceback" in out and "ZeroDivisionError" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["navigation", "guidance"])
 def test_planning_engine_trains_and_drives_from_scene_objects(library, ext, task):
     bpy = library
