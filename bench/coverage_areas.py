@@ -39,7 +39,8 @@ import subprocess
 import sys
 import time
 
-from harness import ROOT, RESULTS, default_mocap, environment  # noqa: F401  (first: the checkout on the path)
+from harness import (ROOT, RESULTS, add_mocap, environment, write_json,  # noqa: F401  (first: the checkout on the path)
+                     write_markdown)
 
 TESTS = ("tests/test_bvh.py", "tests/test_asfamc.py", "tests/test_orient.py", "tests/test_library.py",
          "tests/test_robust_import.py", "tests/test_tags.py", "tests/test_store.py", "tests/test_small_files.py",
@@ -101,26 +102,21 @@ def fuzz_in_process(counts: dict, mocap: str, folder: str, seed: int) -> None:
     import warnings
 
     import fuzz
-    from fuzz_surfaces import Context, seed_files
+    from fuzz_surfaces import Context, seed_bytes, seed_files
 
     warnings.simplefilter("ignore")
     os.makedirs(folder, exist_ok=True)
     names = seed_files(mocap, folder)
     with open(os.path.join(folder, "seeds.json"), "w", encoding="utf-8") as fh:
         json.dump(names, fh)
-    files = {s: [(n, open(os.path.join(folder, n), "rb").read()) for n in names[s]] for s in names}
+    files = seed_bytes(folder, names)
     reader_seeds = fuzz.seeds(mocap)
     ctx = Context(mocap, folder)
     scratch = os.path.join(folder, "scratch")
     os.makedirs(scratch, exist_ok=True)
-    # The bench worker's memory cap (a mutant asking for gigabytes meets a MemoryError, not the
-    # machine's limit); no watchdog here: the cases are the first of the bench's own (same seed), so
-    # a recorded bench run has met any that hangs.
-    import resource
-
-    with open("/proc/self/status", encoding="ascii") as fh:
-        vm = next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("VmSize:"))
-    resource.setrlimit(resource.RLIMIT_AS, (vm + fuzz.MEMORY_BYTES, resource.RLIM_INFINITY))
+    # The bench worker's memory cap; no watchdog here: the cases are the first of the bench's own
+    # (same seed), so a recorded bench run has met any that hangs.
+    fuzz.cap_memory()
     for surface, n in counts.items():
         if surface not in fuzz.ALL:  # an older checkout's bench has fewer surfaces
             print(f"fuzz {surface}: not in this checkout's bench", flush=True)
@@ -229,7 +225,7 @@ def main(argv=None) -> int:
     ap.add_argument("--tests", nargs="*", default=list(TESTS), help="test files to run under coverage")
     ap.add_argument("--fuzz-scale", type=float, default=1.0, help="times the fuzz cases of FUZZ (0: none)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--mocap", default=default_mocap())
+    add_mocap(ap)
     ap.add_argument("--out", default=RESULTS)
     ap.add_argument("--data", help="coverage data already gathered (skip the runs: only the figures)")
     ap.add_argument("--before", help="an earlier run's coverage.json, shown beside (e.g. measured in a worktree of "
@@ -254,15 +250,10 @@ def main(argv=None) -> int:
               "commit": env["commit"], "coverage_version": coverage.__version__, "tests": args.tests,
               "fuzz": counts, "tests_seconds": tests_s, "fuzz_seconds": fuzz_s, "areas": figures(data),
               "environment": env}
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "coverage.json"), "w", encoding="utf-8") as fh:
-        json.dump(result, fh, indent=1)
+    write_json("coverage", result, args.out)
     before = json.load(open(args.before, encoding="utf-8")) if args.before else None
-    if before:
-        result["before"] = {k: before[k] for k in ("command", "commit", "fuzz", "tests", "areas")}
     md = report(result, before)
-    with open(os.path.join(args.out, "coverage.md"), "w", encoding="utf-8") as fh:
-        fh.write(md)
+    write_markdown("coverage", md, args.out)
     print(md)
     return 0
 

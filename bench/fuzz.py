@@ -45,7 +45,8 @@ from motionctl.io.bvh import parse_bvh_oriented  # noqa: E402
 from motionctl.errors import MotionFileError  # noqa: E402
 from motionctl.io.library import ImportSettings, group_clips, prepare_clip  # noqa: E402
 from fuzz_saves import concurrent_saves  # noqa: E402
-from fuzz_surfaces import PLAY_SECONDS, SURFACES, Context, mutate_file, run_file_case, seed_files  # noqa: E402
+from fuzz_surfaces import (PLAY_SECONDS, SURFACES, Context, mutate_file, run_file_case, seed_bytes,  # noqa: E402
+                           seed_files)
 
 TIME_LIMIT = 1.0
 HOSTILE = [b"nan", b"NaN", b"inf", b"-inf", b"1e999", b"-1e999", b"1e308", b"1e-320", b"0", b"-0", b"1e30",
@@ -270,24 +271,31 @@ def mutant(surface: str, k: int, seed: int, reader_seeds, files: dict) -> tuple[
     return name, mutate_file(surface, data, rng), None
 
 
+def cap_memory() -> None:
+    """Let this process grow by at most ``MEMORY_BYTES`` (a mutant asking for gigabytes meets a
+    MemoryError, not the machine's limit)."""
+    import resource
+
+    with open("/proc/self/status", encoding="ascii") as fh:
+        vm = next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (vm + MEMORY_BYTES, resource.RLIM_INFINITY))
+
+
 def worker(surface: str, start: int, stop: int, seed: int, mocap: str, folder: str) -> None:
     """Run cases [start, stop) of ``surface`` in this process, one JSON line per case on stdout
     ({"k"} when it starts, then {"k", "outcome", "s", "detail"})."""
-    import resource
     import warnings
 
     warnings.simplefilter("ignore")  # NaN and overflow are looked for in the outputs; casts in ``cast_warned``
     files, ctx = {}, None
     if surface not in READERS:
         names = json.load(open(os.path.join(folder, "seeds.json"), encoding="utf-8"))[surface]
-        files[surface] = [(n, open(os.path.join(folder, n), "rb").read()) for n in names]
+        files = seed_bytes(folder, {surface: names})
         ctx = Context(mocap, folder)
     reader_seeds = seeds(mocap)
     scratch = os.path.join(folder, f"scratch{os.getpid()}")
     os.makedirs(scratch, exist_ok=True)
-    with open("/proc/self/status", encoding="ascii") as fh:
-        vm = next(int(ln.split()[1]) * 1024 for ln in fh if ln.startswith("VmSize:"))
-    resource.setrlimit(resource.RLIMIT_AS, (vm + MEMORY_BYTES, resource.RLIM_INFINITY))
+    cap_memory()
     out = os.fdopen(os.dup(1), "w")  # the protocol's own channel; anything else printed goes to stderr
     os.dup2(2, 1)
     sys.stdout = sys.stderr

@@ -97,6 +97,17 @@ def seed_files(mocap: str, folder: str, engines=None) -> dict:
     return out
 
 
+def seed_bytes(folder: str, names: dict) -> dict:
+    """{surface: [(file name, bytes)]} of the seed files ``names`` ({surface: [file names]}) in ``folder``."""
+    out = {}
+    for surface, files in names.items():
+        out[surface] = []
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as fh:
+                out[surface].append((name, fh.read()))
+    return out
+
+
 def glb_bytes(doc, binary: bytes = b"\x00" * 16, length: int | None = None) -> bytes:
     """A glTF 2.0 binary: its JSON chunk (``length`` to say another size) and a BIN chunk."""
     import struct

@@ -36,8 +36,7 @@ def test_mutants_fail_only_with_our_error(mocap, n_bvh, n_asf, seed):
 
 def seeded(mocap, folder, engines=None):
     names = fuzz.seed_files(mocap, folder, engines)
-    files = {s: [(n, open(os.path.join(folder, n), "rb").read()) for n in names[s]] for s in names}
-    return files, fuzz.Context(mocap, folder), folder
+    return fuzz.seed_bytes(folder, names), fuzz.Context(mocap, folder), folder
 
 
 @pytest.fixture(scope="module")
