@@ -29,10 +29,20 @@ MAX_FILE_BYTES = 2 << 30  # a motion file over 2 GB is refused rather than read 
 SMALL_FILE_BYTES = 64 << 20  # a trace, timeline, room, bone map or sidecar: 64 MB is a trace of days
 
 
+def file_name(path) -> str:
+    """``os.fspath(path)``, or one MotionFileError when it holds a NUL byte, which names no file on
+    any system (the os functions raise ValueError for it, not OSError)."""
+    path = os.fspath(path)
+    if "\0" in (path if isinstance(path, str) else path.decode("utf-8", "replace")):
+        shown = path.replace("\0", "\\0") if isinstance(path, str) else repr(path)
+        raise MotionFileError(shown, "is not a file name: it holds a NUL byte")
+    return path
+
+
 def read_bytes(path, limit: int = MAX_FILE_BYTES) -> bytes:
     """A regular file's bytes, or MotionFileError naming it (pipes and devices are refused:
     reading a FIFO would wait forever; so is a file over ``limit`` bytes)."""
-    path = os.fspath(path)
+    path = file_name(path)
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
@@ -117,7 +127,7 @@ def atomic_file(path, mode: str = "wb", encoding: str | None = None, newline: st
     complete one winning (with one fixed temporary name they wrote into each other's: a third of
     concurrent saves failed and one in ten left a corrupt file).  Temporaries of ``path`` left by a
     save killed over an hour ago are removed.  Any OSError is one MotionFileError naming ``path``."""
-    path = os.fspath(path)
+    path = file_name(path)
     folder, name = os.path.split(os.path.abspath(path))
     tmp = None
     try:
@@ -141,7 +151,7 @@ def check_writable(path, need: int = MIN_FREE_BYTES) -> None:
     """Before a long job whose result goes to ``path``: its folder exists, takes a new file and has
     ``need`` bytes free, else one MotionFileError naming ``path`` (a full or read-only disk found
     only when the job had finished cost the whole job)."""
-    path = os.fspath(path)
+    path = file_name(path)
     folder = os.path.dirname(os.path.abspath(path))
     try:
         fd, probe = tempfile.mkstemp(prefix=".motionctl-probe.", suffix=TEMP_SUFFIX, dir=folder)
@@ -219,7 +229,7 @@ def _plain(value):
 @contextmanager
 def _opened(path, what: str):
     """Yield (meta, arrays) of any motionctl archive; any problem -> one MotionFileError."""
-    path = os.fspath(path)
+    path = file_name(path)
     if not os.path.exists(path):
         raise MotionFileError(path, f"{what} file is missing")
     if not os.path.isfile(path):

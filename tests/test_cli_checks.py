@@ -164,6 +164,8 @@ def test_room_metrics_into_a_read_only_or_missing_folder_are_refused_before_the_
     base = ["graph", "eval", "--model", models["graph"], "--env", models["room"]]
     assert main(base + [option, str(tmp_path / "no" / "m")]) == 2
     one_line(capsys, option, "does not exist")
+    assert main(base + [option, str(tmp_path / "m\0.json")]) == 2  # the fuzz bench's: a traceback before
+    one_line(capsys, option, "NUL byte")
     folder = tmp_path / "locked"
     folder.mkdir()
     read_only(folder, monkeypatch)

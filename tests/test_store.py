@@ -125,6 +125,23 @@ def test_a_missing_folder_is_one_line_naming_the_file(tmp_path):
     assert str(target) in str(err.value) and "\n" not in str(err.value)
 
 
+def test_a_file_name_holding_a_nul_byte_is_one_error_naming_it(tmp_path):
+    """The os functions raise ValueError, not OSError, for a NUL byte: every way the store reads or
+    writes a path says so in one MotionFileError, and nothing is written."""
+    bad = str(tmp_path / "run\0.bvh")
+
+    def write():
+        with store.atomic_file(bad, "w") as fh:
+            fh.write("HIERARCHY\n")
+
+    for call in (write, lambda: store.check_writable(bad), lambda: store.read_bytes(bad),
+                 lambda: store.open_archive(bad, "motionctl.test", "model").__enter__()):
+        with pytest.raises(MotionFileError, match="NUL byte") as err:
+            call()
+        assert "\0" not in str(err.value) and "\n" not in str(err.value)
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_long_job_checks_where_it_will_save_before_it_starts(tmp_path):
     """A folder that is gone (or a disk that is full) is said before training, not after it: here
     training could not even start (no clips), and the file's problem is what is reported."""
