@@ -324,8 +324,8 @@ def _mutate_array(arrays, name, rng):
             return a.reshape(-1)
         if choice == 1:
             return a[None]
-        if choice == 2 and a.ndim > 1:
-            return a.reshape(a.shape[0], -1).T.copy()
+        if choice == 2 and a.ndim > 1:  # its axes swapped (an earlier mutation may have emptied it)
+            return a.reshape(a.shape[0], -1).T.copy() if a.size else np.swapaxes(a, 0, -1).copy()
         if choice == 3:
             return np.asarray(a.reshape(-1)[0] if a.size else 0)  # a scalar
         return a[..., :1] if a.ndim else a

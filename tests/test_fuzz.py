@@ -177,3 +177,22 @@ def test_two_writers_and_killed_saves_never_leave_a_corrupt_file(tmp_path):
     r = concurrent_saves(60, str(tmp_path), kills=4)
     assert r["failed"] == 0 and r["corrupt"] == 0 and r["reads"] > 0, r
     assert r["whole_after_kill"] == 4 and r["temporaries_cleaned"] == r["temporaries_left"], r  # count: integers
+
+
+def test_array_mutations_take_any_array_an_earlier_mutation_left():
+    """A model's array may already be empty, a scalar or of another dtype when the next mutation comes
+    (a 60,000-model run stopped at case 3,234 on an emptied 2-D array's transpose): each mutation
+    returns an array (or a numpy scalar, which np.savez stores as one) or None for each."""
+    import numpy as np
+
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import fuzz_surfaces
+
+    shapes = [(0,), (0, 3), (4, 0), (0, 2, 3), (), (5,), (3, 4), (2, 3, 4)]
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.int64, np.bool_):
+        for shape in shapes:
+            for _ in range(60):
+                arrays = {"meta": np.zeros(1), "x": np.zeros(shape, dtype)}
+                out = fuzz_surfaces._mutate_array(arrays, "x", rng)
+                assert out is None or isinstance(out, (np.ndarray, np.generic)), (dtype, shape, type(out))
