@@ -79,6 +79,19 @@ def test_array_specs_check_trailing_axes_and_fixed_ranges(tmp_path):
         check_arrays("m.npz", schema, {"centres": np.zeros((2, 4)), "kind": np.array([3])})
 
 
+def test_float_arrays_past_any_saved_quantity_are_refused_where_they_load():
+    """A finite float no model saves (1e300 in active learning's ground path, fuzz case 41,188) was
+    accepted, overflowed in play and reached scipy's solver as a traceback: refused at load, naming
+    the array, in arrays that must be finite and in those that may hold ±inf alike."""
+    schema = {"path": Array("f", 2), "cost": Array("f", 1, finite=False)}
+    check_arrays("m.npz", schema, {"path": np.full((2, 2), -1e15), "cost": np.array([np.inf, -np.inf, 1e15])})
+    for arrays, name, shown in [({"path": np.array([[0.0, 1e300]]), "cost": np.zeros(1)}, "path", "1e+300"),
+                                ({"path": np.zeros((1, 2)), "cost": np.array([np.inf, -2e15])}, "cost", "-2e+15"),
+                                ({"path": np.array([[0, -3e38]], np.float32), "cost": np.zeros(1)}, "path", "-3e+38")]:
+        with pytest.raises(MotionFileError, match=rf"m.npz: array '{name}' holds {re.escape(shown)}, beyond"):
+            check_arrays("m.npz", schema, arrays)
+
+
 # ----------------------------------------------------------------------------- the base model
 
 def test_a_library_that_cannot_train_is_refused_naming_why(demo):

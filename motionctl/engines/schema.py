@@ -29,6 +29,13 @@ import numpy as np
 from ..errors import MotionFileError
 
 KINDS = {"f": "floats", "i": "integers", "b": "booleans"}
+# The largest finite float any model array may hold.  What a model saves is metres, radians, seconds,
+# weights, costs and values, all under a few thousand on any library (the largest in the fuzz's seed
+# models: 456, a field's values); the largest a setting can make is matching's scale for a feature
+# weighted near 0 (its spread over the weight floor, 1e-9: about 1e10).  1e300 passed the finite
+# check, then overflowed in play (its square is inf) and reached scipy as "array must not contain
+# infs or NaNs"; a value of 1e15 keeps its squares and their sums finite.
+MAGNITUDE = 1e15
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,10 @@ def _check_own(path, name, a, spec: Array) -> None:
             fail("holds NaN")
         if spec.finite and not np.isfinite(a).all():
             fail("holds an infinite value")
+        finite = a if spec.finite else a[np.isfinite(a)]  # (the few arrays that may hold ±inf: copied)
+        if finite.size and max(-float(finite.min()), float(finite.max())) > MAGNITUDE:
+            worst = float(finite.max()) if finite.max() > -finite.min() else float(finite.min())
+            fail(f"holds {worst:g}, beyond ±{MAGNITUDE:g} (no model saves a quantity so large)")
     if spec.kind == "i" and a.size:
         if spec.low is not None and a.min() < spec.low:
             fail(f"holds {int(a.min())}, below {spec.low}")
