@@ -22,8 +22,9 @@ The other surfaces (``fuzz_surfaces``: saved models of the six engines, traces, 
 bone-map presets, exported .glb files, command lines) count their model cases per engine: the
 model cases go round the engines' seeds, so ``--models 60000`` is 10,000 a engine.
 
-Writes bench/results/fuzz.md and .json.  The test suite runs a few thousand cases of the same
-generator (tests/test_fuzz.py).
+Writes fuzz.md and fuzz.json into --out (bench/results by default; the 60,000-model run is in
+bench/results/fuzz_models).  The test suite runs a few thousand cases of the same generator
+(tests/test_fuzz.py).
 """
 
 from __future__ import annotations
