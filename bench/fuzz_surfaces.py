@@ -38,6 +38,7 @@ import os
 import re
 import traceback
 import zipfile
+from pathlib import Path
 
 import numpy as np
 
@@ -99,13 +100,7 @@ def seed_files(mocap: str, folder: str, engines=None) -> dict:
 
 def seed_bytes(folder: str, names: dict) -> dict:
     """{surface: [(file name, bytes)]} of the seed files ``names`` ({surface: [file names]}) in ``folder``."""
-    out = {}
-    for surface, files in names.items():
-        out[surface] = []
-        for name in files:
-            with open(os.path.join(folder, name), "rb") as fh:
-                out[surface].append((name, fh.read()))
-    return out
+    return {surface: [(name, Path(folder, name).read_bytes()) for name in files] for surface, files in names.items()}
 
 
 def glb_bytes(doc, binary: bytes = b"\x00" * 16, length: int | None = None) -> bytes:

@@ -81,9 +81,11 @@ def test_every_engine_trains_the_recorded_model_on_this_stack_on_another_cpu_and
     models = {k: v for k, v in here.items() if ":" not in k}
     assert len(recorded) >= 6 and models.keys() == recorded.keys() and "graph:mix" in here
     stack = f"Python {sys.version_info.major}.{sys.version_info.minor}"
+    # exact: digests of the saved models' bytes, which the code promises bit for bit on any CPU, BLAS
+    # kernel and thread count (README); the played motion below is compared within a tolerance
     assert {k for k in models if models[k] != recorded[k]} == set(), \
         f"{stack} trains other models than recorded (if meant: python tests/model_digests.py MOCAP --write)"
-    assert {k for k in here if here[k] != there.get(k)} == set(), f"{stack} {how}"
+    assert {k for k in here if here[k] != there.get(k)} == set(), f"{stack} {how}"  # exact: digests, as above
     for name in models:  # play: the same choices, so the same motion but for BLAS's last bits in blends
         a = np.load(os.path.join(folders["here"], f"{name}.npz"))
         b = np.load(os.path.join(folders["other"], f"{name}.npz"))

@@ -119,9 +119,9 @@ def _check_own(path, name, a, spec: Array) -> None:
         if spec.finite and not np.isfinite(a).all():
             fail("holds an infinite value")
         finite = a if spec.finite else a[np.isfinite(a)]  # (the few arrays that may hold ±inf: copied)
-        if finite.size and max(-float(finite.min()), float(finite.max())) > MAGNITUDE:
-            worst = float(finite.max()) if finite.max() > -finite.min() else float(finite.min())
-            fail(f"holds {worst:g}, beyond ±{MAGNITUDE:g} (no model saves a quantity so large)")
+        low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+        if max(-low, high) > MAGNITUDE:
+            fail(f"holds {high if high > -low else low:g}, beyond ±{MAGNITUDE:g} (no model saves a quantity so large)")
     if spec.kind == "i" and a.size:
         if spec.low is not None and a.min() < spec.low:
             fail(f"holds {int(a.min())}, below {spec.low}")
