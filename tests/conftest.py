@@ -75,23 +75,6 @@ def bpy_clean(ext):
     return bpy
 
 
-# CI runs the slow set in two parts, one beside each stack's quick run (.ci/run), so that the two
-# cores finish together: the modules of part 2 (measured in .ci/run, 38 min in all: the Python 3.11
-# side's tests took 34 min with part 1 and the zip in six releases, the 3.13 side's 30 with part 2
-# and Blender 4.2, before active learning's locomotion test, about 3 min there, moved here); every
-# other module's slow tests are part 1.  A module stays whole in its part (its fixtures are built once).
-SLOW_PART_2 = {"test_active.py", "test_reproducible.py", "test_blender_active.py", "test_blender_library.py",
-               "test_blender_export.py", "test_steering.py", "test_field.py", "test_blender_compare.py",
-               "test_cli.py", "test_blender_graph.py", "test_speed.py", "test_blender_controller.py",
-               "test_fuzz.py", "test_model_header.py",  # these two share test_reproducible's trained models
-               "test_active_locomotion.py"}
-
-
-def pytest_addoption(parser):
-    parser.addoption("--slow-part", type=int, choices=(1, 2), default=None,
-                     help="of the slow tests run only those of this part (CI: 1 on Python 3.11, 2 on 3.13)")
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """The slow set (``-m slow``; the README's command runs the rest): a test marked
@@ -109,15 +92,6 @@ def pytest_collection_modifyitems(config, items):
                 if (not test or test == item.originalname) and set(case.split("-")) <= parts:
                     item.add_marker(pytest.mark.slow)
                     break
-    part = config.getoption("--slow-part")
-    if part is not None:
-        keep, skip = [], []
-        for item in items:
-            other = (item.path.name in SLOW_PART_2) != (part == 2)
-            (skip if other and item.get_closest_marker("slow") is not None else keep).append(item)
-        if skip:
-            config.hook.pytest_deselected(items=skip)
-            items[:] = keep
 
 
 _EXIT_STATUS = [0]
