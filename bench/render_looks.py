@@ -6,10 +6,11 @@ character, on a floor marked every 50 cm, and the root's path seen from above.
 
     .venv/bin/python bench/render_looks.py [--mocap DIR] [--engines a,b] [--traces straight,turning]
                                            [--out bench/results/looks] [--tag after] [--clips 16_15,...]
-    (traces: straight, turning, stop, run, jump, jumphold)
+    (traces: straight, turning, stop, run, jump, jumphold, turn06, turn10, reverse)
 
-Writes <out>/<tag>_<engine>_<trace>.png and prints, per run, the frames' range and the hips'
-height range (what the pictures should show).
+Writes <out>/<tag>_<engine>_<trace>.png, and <tag>_<engine>_<trace>_worst.png: a strip of the run's
+worst second (the 1 s window whose planted feet slide most), and prints, per run, the frames' range,
+the hips' height range and the worst windows (``worst_second``).
 """
 
 from __future__ import annotations
@@ -40,15 +41,38 @@ def traces_csv(folder: str) -> dict:
     jump[40:45, 3] = 1.0  # jump pressed for half a second, 4 s in
     held = straight.copy()
     held[40:60, 3] = 1.0  # jump held for 2 s, 4 s in (an engine whose jumps start from standing stops first)
+    turn06, turn10, reverse = straight.copy(), straight.copy(), straight.copy()
+    turn06[30:70, 2], turn10[30:70, 2] = 0.6, 1.0  # 3 s straight, 4 s turning left, 3 s straight
+    reverse[40:, 1] = -1.3  # 4 s ahead, then the stick pulled back: turn round and walk the other way
     out = {}
     for name, samples in (("straight", straight), ("turning", turning), ("stop", stop), ("run", run), ("jump", jump),
-                          ("jumphold", held)):
+                          ("jumphold", held), ("turn06", turn06), ("turn10", turn10), ("reverse", reverse)):
         path = os.path.join(folder, f"{name}.csv")
         with open(path, "w") as fh:
             fh.write("# rate: 10\nvx,vy,turn,airborne\n")
             np.savetxt(fh, samples, delimiter=",", fmt="%.6g")
         out[name] = path
     return out
+
+
+def worst_second(clip, window: float = 1.0) -> dict:
+    """The run judged by its worst 1 s windows (half a second apart), feet measured against the
+    whole run's planted heights (``body.contacts``): the window whose planted feet slide on the
+    largest share of contact frames, the one with the fewest foot-frames planted, and the fastest
+    toe tip (m/s) with its frame."""
+    from motionctl.body.contacts import foot_points, points_skating, rest_heights
+
+    pts = foot_points(clip)
+    rest = rest_heights(pts)
+    n, w = clip.n_frames, max(2, int(round(window * clip.fps)))
+    windows = [(a, min(n, a + w)) for a in range(0, max(1, n - w + 1), max(1, w // 2))]
+    figs = [points_skating(pts[a:b], clip.fps, rest=rest) for a, b in windows]
+    skate = int(np.argmax([f["skating"] for f in figs]))
+    planted = int(np.argmin([f["planted"] for f in figs]))
+    toe = np.linalg.norm(np.diff(pts[:, :, -1], axis=0), axis=-1).max(axis=1) * clip.fps  # [F-1]
+    return {"skating": figs[skate]["skating"], "skating_at": windows[skate], "planted": figs[planted]["planted"],
+            "planted_at": windows[planted], "toe_speed": float(toe.max()), "toe_at": int(np.argmax(toe)) + 1,
+            "whole": points_skating(pts, clip.fps, rest=rest)}
 
 
 def checker_floor(bpy, size: float = 24.0, square: float = 0.5):
@@ -130,8 +154,18 @@ def main():
             strip = follow_strip(bpy, ob, frames, tmp, (2.6, -0.8, 0.55), 0.6, 35, each=floor_under)
             out = os.path.join(args.out, f"{args.tag}_{engine}_{tname}.png")
             write_png(out, (np.clip(strip, 0, 1) * 255).astype(np.uint8))
+            worst = worst_second(ext.operators.state.STATE.last_run)
+            a, b = worst["skating_at"]
+            at = start + np.linspace(a, b - 1, 6) * (end - start) / max(ext.operators.state.STATE.last_run.n_frames - 1, 1)
+            strip = follow_strip(bpy, ob, at.astype(int), tmp, (2.6, -0.8, 0.55), 0.6, 35, each=floor_under)
+            write_png(out[:-4] + "_worst.png", (np.clip(strip, 0, 1) * 255).astype(np.uint8))
+            whole = worst["whole"]
             print(f"{out}: frames {start}-{end}, hips {roots[:, 2].min():.2f}-{roots[:, 2].max():.2f} m, "
-                  f"travel {np.linalg.norm(roots[-1, :2] - roots[0, :2]):.1f} m", flush=True)
+                  f"travel {np.linalg.norm(roots[-1, :2] - roots[0, :2]):.1f} m; skating {100 * whole['skating']:.0f}% "
+                  f"(worst second {100 * worst['skating']:.0f}% at frames {a}-{b}), planted "
+                  f"{100 * whole['planted']:.0f}% (worst second {100 * worst['planted']:.0f}% at "
+                  f"{worst['planted_at'][0]}-{worst['planted_at'][1]}), toe {worst['toe_speed']:.1f} m/s at "
+                  f"frame {worst['toe_at']}", flush=True)
 
 
 if __name__ == "__main__":
