@@ -193,6 +193,16 @@ def slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
     return normalize(wa * a + wb * b)
 
 
+def mean(q: np.ndarray, axis: int = 0) -> np.ndarray:
+    """The mean rotation of quaternions ``q`` along ``axis``: their sum with each turned into the
+    first one's hemisphere, normalised (a step of the chordal mean's power iteration).  Follows
+    every fixed rotation applied on either side (mean(A q B) = A mean(q) B), so a feature taken
+    about it does not depend on the frame a joint rests in."""
+    q = np.moveaxis(np.asarray(q, dtype=float), axis, 0)
+    sign = np.where(np.sum(q * q[:1], axis=-1, keepdims=True) < 0, -1.0, 1.0)
+    return normalize((q * sign).sum(axis=0))
+
+
 def log(q: np.ndarray) -> np.ndarray:
     """Rotation vectors [..., 3] (axis * angle, angle in [0, pi]) of unit quaternions."""
     q = q * np.where(q[..., :1] < 0, -1.0, 1.0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import fmath, quat
-from .body import rest_forward
+from .body.parts import _path_down, facing, rest_forward
 
 
 def wrap(a):
@@ -88,10 +88,41 @@ def gaussian_smooth(x: np.ndarray, sigma: float, axis: int = 0) -> np.ndarray:
     return np.moveaxis(out, 0, axis)
 
 
+def _pelvis_forward(clip) -> tuple[np.ndarray, np.ndarray]:
+    """(the pelvis's rotation in the world [F, 4], its forward direction [3] in its own frame): the
+    right-to-left hip axis crossed with the spine (``body.facing``), both in the pelvis's frame as
+    the clip carries them on average (the spine's offset where the pelvis has one, else the world's
+    up).  Read from the bones and the motion alone, never from the rest pose, so a body faces the
+    same way whatever orientations its joints rest in."""
+    sk = clip.skeleton
+    pelvis, legs, spine = facing(sk)
+    rot = clip.local_rot[:, 0]
+    if legs is None:
+        return rot, rest_forward(sk)
+    for j in _path_down(sk, pelvis)[1:]:
+        rot = quat.mul(rot, clip.local_rot[:, j])
+    sides = []
+    for leg in legs:  # the thigh in the pelvis's frame, down the leg's joints
+        at, turn = 0.0, quat.identity(rot.shape[:-1])
+        for j in leg:
+            step = sk.offsets[j] if clip.local_pos is None else clip.local_pos[:, j]
+            at = at + quat.rotate(turn, np.broadcast_to(step, rot.shape[:-1] + (3,)))
+            turn = quat.mul(turn, clip.local_rot[:, j])
+        sides.append(at)
+    left = (sides[0] - sides[1]).mean(axis=0)
+    if spine is None:
+        spine = quat.rotate(quat.conj(rot), np.broadcast_to([0.0, 0.0, 1.0], rot.shape[:-1] + (3,))).mean(axis=0)
+    forward = np.cross(left, spine)
+    size = np.linalg.norm(forward)
+    if not size > 1e-12 * max(np.linalg.norm(left) * np.linalg.norm(spine), 1e-300):
+        return clip.local_rot[:, 0], rest_forward(sk)
+    return rot, forward / size
+
+
 def root_frame(clip, smooth_seconds: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
     """Per frame of a clip: ground position [F, 2] of the hips and heading [F] (radians, unwrapped),
     smoothed with a Gaussian of ``smooth_seconds`` (the pelvis swings a few degrees every step)."""
-    raw = quat.yaw_about_z(clip.local_rot[:, 0], rest_forward(clip.skeleton))
+    raw = quat.yaw_about_z(*_pelvis_forward(clip))
     yaw = np.unwrap(raw)
     sigma = smooth_seconds * clip.fps
     if sigma > 0 and clip.n_frames > 1:

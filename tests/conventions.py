@@ -55,6 +55,108 @@ def without_head_end(clip):
     return replace(clip, skeleton=new, tags=set(clip.tags))
 
 
+def rerested(clip, turns):
+    """The clip on a skeleton whose joints rest in other orientations, every world joint position
+    unchanged: joint j's frame turned by ``turns[j]`` (quaternions [J, 4]), its children's offsets
+    and its rotations re-expressed to match (an exporter's joint orients, a rig built another way).
+    A joint whose file has no rotation channels (CMU's hip joints) cannot rest turned from its
+    parent: it takes its parent's turn."""
+    sk = clip.skeleton
+    turns = np.array(turns, dtype=float)
+    for j in range(1, sk.n_joints):  # parents first
+        if not any(c.endswith("rotation") for c in sk.channels[j]):
+            turns[j] = turns[sk.parents[j]]
+    up = np.where(sk.parents >= 0, sk.parents, 0)
+    back = quat.conj(turns[up])
+    back[0] = quat.identity()
+    offsets = quat.rotate(back, sk.offsets)
+    end_offsets = quat.rotate(quat.conj(turns[sk.end_parent]), sk.end_offsets)
+    new = Skeleton(sk.names, sk.parents, offsets, sk.channels, sk.end_parent, end_offsets, sk.unit_scale)
+    rot = quat.mul(quat.mul(back, clip.local_rot), turns)
+    local_pos = None
+    if clip.local_pos is not None:
+        local_pos = quat.rotate(np.broadcast_to(back, clip.local_pos.shape[:2] + (4,)), clip.local_pos)
+    return replace(clip, skeleton=new, local_rot=rot, local_pos=local_pos, tags=set(clip.tags))
+
+
+def random_turns(n_joints: int, seed: int) -> np.ndarray:
+    """[J, 4] uniformly random rotations (``rerested``'s random rest orientations)."""
+    q = np.random.default_rng(seed).normal(size=(n_joints, 4))
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def along_x_turns(clip) -> np.ndarray:
+    """[J, 4] the turns that lay every bone along its joint's local +X (a Maya-style rig's joint
+    orients): each joint's frame turned so its first child (or end site) lies on +X."""
+    sk = clip.skeleton
+    out = quat.identity((sk.n_joints,))
+    for j in range(sk.n_joints):
+        kids = np.flatnonzero(sk.parents == j)
+        tip = sk.offsets[kids[0]] if len(kids) else next(
+            (sk.end_offsets[e] for e in np.flatnonzero(sk.end_parent == j)), None)
+        if tip is not None and np.linalg.norm(tip) > 1e-9:
+            out[j] = quat.between(np.array([1.0, 0.0, 0.0]), tip)
+    return out
+
+
+# CMU's ASF joint names in the naming other tools export (sided names: the left side's).
+_CENTRE = ("root", "lowerback", "upperback", "thorax", "lowerneck", "upperneck", "head")
+_SIDED = ("hipjoint", "femur", "tibia", "foot", "toes", "clavicle", "humerus", "radius", "wrist", "hand", "fingers",
+          "thumb")
+NAMINGS = {
+    "Mixamo": (("mixamorig:Hips", "mixamorig:Spine", "mixamorig:Spine1", "mixamorig:Spine2", "mixamorig:Neck",
+                "mixamorig:Neck1", "mixamorig:Head"),
+               lambda side, n: f"mixamorig:{'Left' if side == 'l' else 'Right'}{n}",
+               ("HipJoint", "UpLeg", "Leg", "Foot", "ToeBase", "Shoulder", "Arm", "ForeArm", "Hand", "HandMiddle1",
+                "HandMiddle2", "HandThumb1")),
+    "Unreal": (("pelvis", "spine_01", "spine_02", "spine_03", "neck_01", "neck_02", "head"),
+               lambda side, n: f"{n}_{side}",
+               ("hipjoint", "thigh", "calf", "foot", "ball", "clavicle", "upperarm", "lowerarm", "hand", "middle_01",
+                "middle_02", "thumb_01")),
+    "Character Creator": (("CC_Base_Hip", "CC_Base_Waist", "CC_Base_Spine01", "CC_Base_Spine02", "CC_Base_NeckTwist01",
+                           "CC_Base_NeckTwist02", "CC_Base_Head"),
+                          lambda side, n: f"CC_Base_{side.upper()}_{n}",
+                          ("HipJoint", "Thigh", "Calf", "Foot", "ToeBase", "Clavicle", "Upperarm", "Forearm", "Hand",
+                           "Mid1", "Mid2", "Thumb1")),
+    "Rigify": (("DEF-spine", "DEF-spine.001", "DEF-spine.002", "DEF-spine.003", "DEF-spine.004", "DEF-spine.005",
+                "DEF-head"),
+               lambda side, n: f"DEF-{n}.{side.upper()}",
+               ("pelvis", "thigh", "shin", "foot", "toe", "shoulder", "upper_arm", "forearm", "hand", "f_middle.01",
+                "f_middle.02", "thumb.01")),
+}
+
+
+def renamed(clip, naming: str):
+    """The clip with CMU's joint names given in another tool's naming (``NAMINGS``)."""
+    centre, sided, words = NAMINGS[naming]
+    table = dict(zip(_CENTRE, centre))
+    for side in "lr":
+        table.update({side + a: sided(side, b) for a, b in zip(_SIDED, words)})
+    sk = clip.skeleton
+    new = Skeleton([table[n] for n in sk.names], sk.parents, sk.offsets, sk.channels, sk.end_parent, sk.end_offsets,
+                   sk.unit_scale)
+    return replace(clip, skeleton=new, tags=set(clip.tags))
+
+
+def reordered(clip, order: str = "XYZ"):
+    """The clip with every joint's rotation channels written in another Euler order."""
+    sk = clip.skeleton
+    rot = tuple(f"{a}rotation" for a in order)
+    channels = [tuple(c for c in ch if c.endswith("position")) + (rot if any(c.endswith("rotation") for c in ch) else ())
+                for ch in sk.channels]
+    new = Skeleton(sk.names, sk.parents, sk.offsets, channels, sk.end_parent, sk.end_offsets, sk.unit_scale)
+    return replace(clip, skeleton=new, tags=set(clip.tags))
+
+
+def flat_ends(clip):
+    """The clip with every end site of zero length (an exporter that writes the last joint's tip at
+    the joint)."""
+    sk = clip.skeleton
+    new = Skeleton(sk.names, sk.parents, sk.offsets, sk.channels, sk.end_parent, np.zeros_like(sk.end_offsets),
+                   sk.unit_scale)
+    return replace(clip, skeleton=new, tags=set(clip.tags))
+
+
 # name -> (how the clip is changed, up axis, forward axis, metres per file unit)
 CONVENTIONS = {
     "still root at the origin, body 3 m away": (lambda c: with_extra_root(c, (3.0, 0.0, 1.0), False), "Y", "-Z", 0.01),
@@ -88,3 +190,43 @@ def body_figures(clip) -> dict:
     travel = float(np.linalg.norm(clip.root_pos[:, :2] - clip.root_pos[:1, :2], axis=1).max())
     return {"upright": upright, "feet_off_floor": feet_off_floor(sk, clip.root_pos, clip.local_rot, clip.local_pos),
             "travel": travel, "stature": stature(sk, z), "root": sk.names[0]}
+
+
+# The conformance corpus (issue 58): the same motion written every way a file can represent the
+# body.  name -> (how the clip is changed, write_bvh's keywords, frame rate or None for the clip's).
+_RATE = None
+CORPUS = {
+    "as read": (lambda c: c, {}, _RATE),
+    "random rest orientations": (lambda c: rerested(c, random_turns(c.skeleton.n_joints, 11)), {}, _RATE),
+    "Maya-style joint orients (bones along X)": (lambda c: rerested(c, along_x_turns(c)), {}, _RATE),
+    "Mixamo names": (lambda c: renamed(c, "Mixamo"), {}, _RATE),
+    "Unreal names": (lambda c: renamed(c, "Unreal"), {}, _RATE),
+    "Character Creator names": (lambda c: renamed(c, "Character Creator"), {}, _RATE),
+    "Rigify DEF- names": (lambda c: renamed(c, "Rigify"), {}, _RATE),
+    "Z up": (lambda c: c, {"axis_up": "Z", "axis_forward": "Y"}, _RATE),
+    "Y up, +Z forward": (lambda c: c, {"axis_forward": "Z"}, _RATE),
+    "centimetres": (lambda c: c, {"unit_scale": 0.01}, _RATE),
+    "metres": (lambda c: c, {"unit_scale": 1.0}, _RATE),
+    "inches": (lambda c: c, {"unit_scale": 0.0254}, _RATE),
+    "channels XYZ": (lambda c: reordered(c, "XYZ"), {}, _RATE),
+    "channels YXZ": (lambda c: reordered(c, "YXZ"), {}, _RATE),
+    "extra still root": (lambda c: with_extra_root(c, (3.0, 0.0, 1.0), False), {}, _RATE),
+    "root carries the motion": (lambda c: with_extra_root(c, (0.2, 0.1, -0.4), True), {}, _RATE),
+    "zero-length end sites": (flat_ends, {}, _RATE),
+    "no head end site": (without_head_end, {}, _RATE),
+    "60 fps": (lambda c: c, {}, 60.0),
+    "30 fps": (lambda c: c, {}, 30.0),
+    "24 fps": (lambda c: c, {}, 24.0),
+}
+# What the file holds differs: another frame rate (other frames sampled, the floor found on them),
+# toe tips written at the toes (the foot's front, which the contact detector reads).  The rest carry
+# the same body to the BVH text's precision.
+NOT_THE_SAME_DATA = {"60 fps", "30 fps", "24 fps", "zero-length end sites"}
+
+
+def write_variant(clip, name: str, path) -> None:
+    """Write ``clip`` as BVH the way corpus entry ``name`` represents it."""
+    from motionctl.clip import resample
+
+    change, options, rate = CORPUS[name]
+    write_bvh(change(clip if rate is None else resample(clip, rate)), path, **options)

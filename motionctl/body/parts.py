@@ -96,6 +96,76 @@ def rest_forward(skeleton: Skeleton) -> np.ndarray:
     return f / np.linalg.norm(f)
 
 
+def _path_down(skeleton: Skeleton, j: int) -> list:
+    """Joints from the root down to ``j``."""
+    out = [int(j)]
+    while skeleton.parents[out[-1]] >= 0:
+        out.append(int(skeleton.parents[out[-1]]))
+    return out[::-1]
+
+
+def facing(skeleton: Skeleton) -> tuple[int, tuple, np.ndarray | None]:
+    """How the body shows which way it faces, read from its own bones so that any rest orientation
+    gives the same facing in the world: (the pelvis joint, the joints from it down to each thigh
+    (left, right), the spine [3] in the pelvis's own frame or None).
+
+    The pelvis is where the two legs part (the thighs' nearest common joint): its hip axis runs
+    from the right thigh to the left as the clip's rotations place them (``rootframe.root_frame``),
+    and its spine is the rest offset of the child that leads to the head.  Neither reads the rest
+    pose, so a rig whose every bone lies along its own X, or whose joints rest in any other
+    orientation, faces the same way once its rotations are applied.  The spine is None where the
+    pelvis holds only the legs (Character Creator's CC_Base_Pelvis) or its offset lies along the
+    hip axis: the world's up as the pelvis carries it then stands in.  A skeleton without two
+    thighs: (root, None, None), the rest pose's facing (``rest_forward``)."""
+    if getattr(skeleton, "_facing", None) is not None:
+        return skeleton._facing
+    out = (0, None, None)
+    thighs = hip_joints(skeleton)
+    if thighs is not None:
+        paths = [_path_down(skeleton, t) for t in thighs]
+        shared = [a for a, b in zip(*paths) if a == b]
+        if shared and shared[-1] not in thighs:
+            pelvis = shared[-1]
+            legs = tuple(p[len(shared):] for p in paths)
+            head = head_joint(skeleton)
+            top = head if head is not None else int(upper_body(skeleton)[0])
+            path = _path_down(skeleton, top)
+            spine = None
+            if pelvis in path and path.index(pelvis) + 1 < len(path) and path[path.index(pelvis) + 1] not in legs[0] + legs[1]:
+                v = skeleton.offsets[path[path.index(pelvis) + 1]]
+                if np.linalg.norm(v) > 1e-9 * max(float(np.abs(skeleton.offsets).max()), 1e-300):
+                    spine = v
+            out = (int(pelvis), legs, spine)
+    skeleton._facing = out
+    return out
+
+
+def body_height(skeleton: Skeleton) -> float:
+    """The body's size from its bone lengths alone (any rest pose gives the same): the longest
+    chain of joints from the hips (``branch_joint``) down a leg plus the chain up to the head and
+    the longest below it, or with no head the longest chain up the body.  End sites do not count
+    (a file may write them at zero length, or not at all).  Not the standing height, bones not
+    being vertical (CMU 16: 1.66 m; its T-pose stands 1.57 m)."""
+    hips = branch_joint(skeleton)
+    lengths = np.linalg.norm(skeleton.offsets, axis=1)
+    reach = np.zeros(skeleton.n_joints)  # the longest chain of joints below each joint
+    for k in range(skeleton.n_joints - 1, 0, -1):  # children after parents
+        p = skeleton.parents[k]
+        reach[p] = max(reach[p], reach[k] + lengths[k])
+    head = head_joint(skeleton)
+    upper = set(upper_body(skeleton).tolist())
+    legs, up = [0.0], 0.0
+    for k, sub in _child_subtrees(skeleton, hips).items():
+        if head is not None and head in sub:
+            path = _path_down(skeleton, head)
+            up = float(sum(lengths[j] for j in path[path.index(hips) + 1:]) + reach[head])
+        elif head is None and upper & set(sub.tolist()):
+            up = float(reach[k] + lengths[k])
+        else:
+            legs.append(float(reach[k] + lengths[k]))
+    return max(legs) + up
+
+
 def hand_joints(clip: Clip) -> list:
     """[left, right] joint indices of the hands (``find_roles``; else the shallowest joint named hand or
     wrist on each side); fewer when not found."""

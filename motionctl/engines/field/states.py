@@ -94,22 +94,28 @@ def joint_weights(skeleton) -> np.ndarray:
     return w
 
 
-def _axes(rot: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """[n, J*6] each joint's rotation applied to the unit x and y vectors, times its weight."""
+def _axes(rot: np.ndarray, weights: np.ndarray, frames: np.ndarray | None = None) -> np.ndarray:
+    """[n, J*6] each joint's rotation (followed by its ``frames`` turn, ``FrameTable.rest_frames``) applied to the
+    unit x and y vectors, times its weight."""
+    if frames is not None:
+        rot = quat.mul(rot, np.tile(frames, (rot.shape[1] // len(frames), 1)))
     m = quat.to_matrix(rot, columns=2)  # [n, J, 3, 2]: the rotated unit vectors
     return (m.reshape(m.shape[:-2] + (6,)) * weights[:, None]).reshape(len(rot), -1)
 
 
-def features(states: States, weights: np.ndarray, fps: float, velocity_weight: float = ROOT_WEIGHT) -> np.ndarray:
+def features(states: States, weights: np.ndarray, fps: float, velocity_weight: float = ROOT_WEIGHT,
+             frames: np.ndarray | None = None) -> np.ndarray:
     """[n, D] float32: root velocity (m/s) x ``velocity_weight``, the weighted pose terms, and the
-    pose terms after the velocity step (its root turned by the step's yaw, so turning shows)."""
+    pose terms after the velocity step (its root turned by the step's yaw, so turning shows); each
+    joint's rotation followed by its ``frames`` turn (``FrameTable.rest_frames``)."""
     keep = weights > 0
     w = weights[keep]
     nxt = quat.mul(states.turn, states.rot)
     nxt[:, 0] = quat.mul(heading(states.motion[:, 2]), nxt[:, 0])
     vel = velocity_weight * fps * np.column_stack((states.motion[:, :2], states.lift))
     both = np.concatenate((states.rot[:, keep], nxt[:, keep]), axis=1)  # one pass over both poses
-    return np.concatenate((vel, _axes(both, np.r_[w, w])), axis=1).astype(np.float32)
+    turns = None if frames is None else frames[keep]
+    return np.concatenate((vel, _axes(both, np.r_[w, w], turns)), axis=1).astype(np.float32)
 
 
 def advance(states: States, motion, lift, turn) -> States:
@@ -237,6 +243,7 @@ class Database:
     velocity_weight: float = ROOT_WEIGHT  # of the root's velocity in ``features``
     reach_step: float = 0.0  # m/s: a speed action reaches this much slower or faster (0: none)
     reach_search: Search | None = None  # over the states' features with the speed at REACH_WEIGHT
+    frames: np.ndarray | None = None  # [J, 4] the table's rest_frames, which features follow
 
     @classmethod
     def build(cls, table, velocity_weight: float = ROOT_WEIGHT, reach_step: float = 0.0) -> Database:
@@ -250,10 +257,11 @@ class Database:
         x = States(rot[row], h[row], *velocity_between(rot[row], h[row], rot[row + 1], h[row + 1], mo[row + 1]))
         y = velocity_between(rot[row + 1], h[row + 1], rot[row + 2], h[row + 2], mo[row + 2])
         weights = joint_weights(table.skeleton)
-        feats = features(x, weights, table.fps, velocity_weight)
-        reach = Search(features(x, weights, table.fps, REACH_WEIGHT)) if reach_step > 0 else None
+        frames = table.rest_frames()
+        feats = features(x, weights, table.fps, velocity_weight, frames)
+        reach = Search(features(x, weights, table.fps, REACH_WEIGHT, frames)) if reach_step > 0 else None
         return cls(x, y, row, clip, frame, weights, float(table.fps), feats, Search(feats), table.skeleton,
-                   table.contact[row], float(velocity_weight), float(reach_step), reach)
+                   table.contact[row], float(velocity_weight), float(reach_step), reach, frames)
 
     def planted(self, nb: np.ndarray, w: np.ndarray) -> np.ndarray:
         """[n, 2] the feet planted in states with neighbours ``nb`` [n, k] and weights ``w``: as in
@@ -265,7 +273,7 @@ class Database:
         return len(self.row)
 
     def features(self, states: States) -> np.ndarray:
-        return features(states, self.weights, self.fps, self.velocity_weight)
+        return features(states, self.weights, self.fps, self.velocity_weight, self.frames)
 
     def neighbours(self, states: States, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(index [n, k], similarity weights [n, k]) of each state's k nearest database states."""
@@ -283,7 +291,7 @@ class Database:
         ground = states.motion[:, :2] * self.fps
         speed = np.hypot(*ground.T)
         way = np.where(speed[:, None] > 1e-6, ground / np.maximum(speed, 1e-6)[:, None], [0.0, 1.0])
-        f = features(states, self.weights, self.fps, REACH_WEIGHT)
+        f = features(states, self.weights, self.fps, REACH_WEIGHT, self.frames)
         out = np.empty((len(states), 2), dtype=np.int64)
         for j, target in enumerate((np.maximum(speed - self.reach_step, 0.0), speed + self.reach_step)):
             f[:, :2] = REACH_WEIGHT * way * target[:, None]
