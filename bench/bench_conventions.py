@@ -124,8 +124,10 @@ def main(argv=None) -> int:
     ap.add_argument("--reader", default=ROOT, help="the checkout whose motionctl reads the files (default: this one)")
     ap.add_argument("--engines", nargs="*", default=sorted(ENGINES), choices=sorted(ENGINES))
     ap.add_argument("--quick", action="store_true", help="the engines' quick settings (default: their defaults)")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "conventions"))
+    ap.add_argument("--out", default=None, help="results path without extension (default: bench/results/"
+                    "conventions, or conventions_quick with --quick)")
     args = ap.parse_args(argv)
+    args.out = args.out or os.path.join(ROOT, "bench", "results", "conventions_quick" if args.quick else "conventions")
     with tempfile.TemporaryDirectory() as tmp:
         rows = engine_rows(args.mocap, args.engines, args.quick, tmp)
     imported = []

@@ -42,8 +42,9 @@ def _turn(a: np.ndarray, b: np.ndarray, rigid: int) -> tuple[np.ndarray, tuple |
     pool = keep & (np.arange(len(a)) < rigid) if (keep[:rigid]).any() else keep
     first = int(np.argmax(np.where(pool, la, -1.0)))
     side = np.where(keep, np.linalg.norm(np.cross(a[first], a), axis=1), -1.0)
-    second = int(np.argmax(side))
-    if side[second] < 0.2:  # under 12 degrees: in line
+    firm = np.where(pool, side, -1.0)
+    second = int(np.argmax(firm)) if firm.max() >= 0.02 else int(np.argmax(side))  # a bone (over 1 degree) before a mean
+    if side[second] < (0.02 if firm[second] >= 0.02 else 0.2):  # in line (bones within 1 degree, means 12)
         return quat.between(a[first], b[first]), (a[first], b[first])
     frames = []
     for v in (a, b):
@@ -55,9 +56,10 @@ def _turn(a: np.ndarray, b: np.ndarray, rigid: int) -> tuple[np.ndarray, tuple |
 
 
 def _below(clip, j: int, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """(points [K, 3] in joint ``j``'s frame, their mirror images' [K, 3], how many are bones): its
-    children and end sites at rest, then its grandchildren and theirs where the clip carries them
-    on average (the bend of a limb), each paired with its counterpart's below ``m[j]``, reflected."""
+    """(points [K, 3] in joint ``j``'s frame, their mirror images' [K, 3], how many come first as
+    bones): its children and end sites at rest, then its grandchildren and theirs where the clip
+    carries them on average (below a child without rotation channels, CMU's hip joints, bones too),
+    each paired with its counterpart's below ``m[j]``, reflected."""
     sk = clip.skeleton
     src, dst = [], []
     kids = sk.children(j)
@@ -69,6 +71,7 @@ def _below(clip, j: int, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         src.extend(sk.end_offsets[ends])
         dst.extend(sk.end_offsets[mends] * _MIRROR_POS)
     rigid = len(src)
+    kids = sorted(kids, key=lambda c: any(ch.endswith("rotation") for ch in sk.channels[c]))  # fixed joints first
     for c in kids:
         mc = m[c]
         if len(sk.children(c)) != len(sk.children(mc)):
@@ -77,10 +80,12 @@ def _below(clip, j: int, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         ce, me = np.flatnonzero(sk.end_parent == c), np.flatnonzero(sk.end_parent == mc)
         if len(ce) == len(me):
             pairs += list(zip(sk.end_offsets[ce], sk.end_offsets[me]))
+        fixed = not any(ch.endswith("rotation") for ch in sk.channels[c] + sk.channels[mc])
         for g, mg in pairs:
             src.append(sk.offsets[c] + quat.rotate(clip.local_rot[:, c], np.broadcast_to(g, (clip.n_frames, 3))).mean(0))
             dst.append((sk.offsets[mc] + quat.rotate(clip.local_rot[:, mc],
                                                      np.broadcast_to(mg, (clip.n_frames, 3))).mean(0)) * _MIRROR_POS)
+            rigid += fixed and len(src) == rigid + 1  # below a joint that cannot turn: a bone too
     return np.array(src).reshape(-1, 3), np.array(dst).reshape(-1, 3), rigid
 
 
@@ -94,35 +99,22 @@ def mirror_turns(clip, m: np.ndarray | None = None) -> np.ndarray:
     the mirrored body keeps this skeleton's lengths, and every world position is the reflection
     wherever the two sides are the same bones in any rest orientation (CMU's T-pose, a Maya-style
     rig whose every bone lies along its local X, random rest orientations).  Two bones decide it
-    (``_turn``: the hips, the chest).  The turn about a lone bone, which moves no point of the body
-    but decides how the mirrored joint's rotations compare and blend with the original's, is read
-    from the motion in the joint's own frame, so that it follows whatever frame the joint rests in
-    (a file's joint orients change no mirrored rotation, only re-express it): from where the limb
-    bends on average below it (a thigh from its knee and foot: a hinge bends in one plane however
-    far), or where it bends too little (the spine, a hand, an end joint), from the joint's mean pose
-    relative to the root, mirrored, matched to the original's (``quat.mean``: a capture whose two
-    sides are held differently on average, a head turned to one side, gives its mirror a turn about
-    that bone of as much, 3-20 degrees on CMU 16).  Elementwise arithmetic only (no LAPACK), the
-    same bits on every CPU.
+    (``_turn``: the hips, the chest); the root, which decides where the mirrored body faces, also
+    takes the points below its children where the clip carries them (the thighs below CMU's
+    zero-length hip joints), so its turn follows the frame it rests in.  A lone bone turns by the
+    shortest arc, which moves no point of the body but leaves the turn about the bone to the file's
+    rest frames: a mirrored joint's rotations then compare with the original's as the file's
+    frames make them.  (Taking that turn from the motion instead, where the limb bends on average,
+    made every engine play the same on randomly re-rested joints, but turned CMU's mirrored hands
+    and head by 3-20 degrees and cost planning a third of its gates: issue 58's note.)  Elementwise
+    arithmetic only (no LAPACK), the same bits on every CPU.
     """
     sk = clip.skeleton
     m = mirror_joint_map(sk.names) if m is None else m
     out = quat.identity((sk.n_joints,))
-    loose = {}
     for j in range(sk.n_joints):
-        out[j], loose[j] = _turn(*_below(clip, j, m))
-    if any(loose[j] is not None for j in range(1, sk.n_joints)):
-        _, g = forward_kinematics(sk, np.zeros((clip.n_frames, 3)), clip.local_rot)
-        pose = quat.mean(quat.mul(quat.conj(g[:, :1]), g), axis=0)  # [J, 4] relative to the root
-        mirrored = pose[m] * _MIRROR_QUAT
-        for j in range(1, sk.n_joints):
-            if loose[j] is None:
-                continue
-            wish = quat.mul(quat.conj(mirrored[j]), quat.mul(out[0], pose[j]))
-            if len(loose[j]):  # onto the bone by the shortest arc
-                a, b = loose[j]
-                wish = quat.mul(quat.between(quat.rotate(wish, a), b), wish)
-            out[j] = wish
+        a, b, rigid = _below(clip, j, m)
+        out[j] = _turn(a, b, rigid)[0] if j == 0 else _turn(a[:rigid], b[:rigid], rigid)[0]
     return quat.normalize(out)
 
 

@@ -140,32 +140,6 @@ def facing(skeleton: Skeleton) -> tuple[int, tuple, np.ndarray | None]:
     return out
 
 
-def body_height(skeleton: Skeleton) -> float:
-    """The body's size from its bone lengths alone (any rest pose gives the same): the longest
-    chain of joints from the hips (``branch_joint``) down a leg plus the chain up to the head and
-    the longest below it, or with no head the longest chain up the body.  End sites do not count
-    (a file may write them at zero length, or not at all).  Not the standing height, bones not
-    being vertical (CMU 16: 1.66 m; its T-pose stands 1.57 m)."""
-    hips = branch_joint(skeleton)
-    lengths = np.linalg.norm(skeleton.offsets, axis=1)
-    reach = np.zeros(skeleton.n_joints)  # the longest chain of joints below each joint
-    for k in range(skeleton.n_joints - 1, 0, -1):  # children after parents
-        p = skeleton.parents[k]
-        reach[p] = max(reach[p], reach[k] + lengths[k])
-    head = head_joint(skeleton)
-    upper = set(upper_body(skeleton).tolist())
-    legs, up = [0.0], 0.0
-    for k, sub in _child_subtrees(skeleton, hips).items():
-        if head is not None and head in sub:
-            path = _path_down(skeleton, head)
-            up = float(sum(lengths[j] for j in path[path.index(hips) + 1:]) + reach[head])
-        elif head is None and upper & set(sub.tolist()):
-            up = float(reach[k] + lengths[k])
-        else:
-            legs.append(float(reach[k] + lengths[k]))
-    return max(legs) + up
-
-
 def hand_joints(clip: Clip) -> list:
     """[left, right] joint indices of the hands (``find_roles``; else the shallowest joint named hand or
     wrist on each side); fewer when not found."""

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import quat
 from ..clip import Clip, MotionDatabase, resample
-from ..body.mirror import mirror_clip, mirror_source
+from ..body.mirror import MIRROR_SUFFIX, mirror_clip, mirror_source
 from ..errors import MotionctlError, MotionFileError
 from ..play.session import State
 from ..play.commands import Command
@@ -33,6 +33,7 @@ from ..store import open_archive, save_archive
 from .schema import Flag, Items, Num, Plain, Row, Table, Text, check_arrays, settings_shape
 from .schema import check_header as check_shape
 from ..play.synth import FrameTable, Step, frame_table
+from ..skeleton import forward_kinematics
 
 
 @dataclass(frozen=True, eq=False)
@@ -175,6 +176,10 @@ def working_clips(clips, sources, fps: float) -> list:
     by_name = {c.name: c for c in clips}
     out, cache = [], {}
     for base, mirrored in sources:
+        own = base + MIRROR_SUFFIX
+        if mirrored and own in by_name:  # the library's own mirror image (mirroring after resampling differs in the last bits)
+            out.append(resample(by_name[own], fps))
+            continue
         if base not in by_name:
             raise MotionctlError(f"the model's clip {base!r} is not in this library (train it again on these clips)")
         if base not in cache:
@@ -182,6 +187,17 @@ def working_clips(clips, sources, fps: float) -> list:
         c = cache[base]
         out.append(mirror_clip(c) if mirrored else c)
     return out
+
+
+def rest_frames(table: FrameTable) -> np.ndarray:
+    """[J, 4] each joint's inverse mean rotation relative to the heading over ``table`` (``quat.mean``),
+    found once per table: a joint's rotation followed by it (an engine's pose features) is the same
+    whatever frame the file's joint rests in (a joint resting turned by Q has rotations ending in Q
+    and a mean ending in Q, which cancel)."""
+    if getattr(table, "_rest_frames", None) is None:
+        _, rot = forward_kinematics(table.skeleton, np.zeros((table.n_frames, 3)), table.local_rot)
+        table._rest_frames = quat.conj(quat.mean(rot, axis=0))
+    return table._rest_frames
 
 
 def check_pieces(table: FrameTable, clip, end, what: str) -> None:

@@ -23,7 +23,7 @@ from ..clip import Clip
 from ..errors import MotionctlError
 from ..body.contacts import foot_points, point_contacts, rest_heights
 from ..rootframe import displacement, heading, integrate, root_frame, to_local, to_world
-from ..skeleton import Skeleton, forward_kinematics
+from ..skeleton import Skeleton
 from .feet import HEEL_LIFT, FeetSettings, FeetState, Legs, leg_globals, plant
 
 
@@ -64,17 +64,6 @@ class FrameTable:
     @property
     def n_frames(self) -> int:
         return len(self.height)
-
-    def rest_frames(self) -> np.ndarray:
-        """[J, 4] per joint, the turn that takes its own frame to where the body carries it on
-        average: the inverse of its mean rotation relative to the heading (``quat.mean``), found
-        once.  A joint's rotation relative to the heading followed by it (an engine's pose
-        features) is the same whatever frame the file's joint rests in: a joint resting turned by
-        Q has rotations ending in Q and a mean ending in Q, which cancel."""
-        if getattr(self, "_rest_frames", None) is None:
-            _, rot = forward_kinematics(self.skeleton, np.zeros((self.n_frames, 3)), self.local_rot)
-            self._rest_frames = quat.conj(quat.mean(rot, axis=0))
-        return self._rest_frames
 
 
 def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float = 0.2) -> FrameTable:

@@ -28,6 +28,7 @@ from ... import quat
 from ...arrays import same_everywhere_matmul
 from ...errors import MotionctlError
 from ...rootframe import heading
+from ..base import rest_frames
 
 ROOT_WEIGHT = 0.5  # the paper's weight of the root terms (the root's velocity: FieldSettings.velocity_weight)
 SIMILARITY_EPS = 1e-6  # added to squared distances: a state in the database is its own neighbour
@@ -95,7 +96,7 @@ def joint_weights(skeleton) -> np.ndarray:
 
 
 def _axes(rot: np.ndarray, weights: np.ndarray, frames: np.ndarray | None = None) -> np.ndarray:
-    """[n, J*6] each joint's rotation (followed by its ``frames`` turn, ``FrameTable.rest_frames``) applied to the
+    """[n, J*6] each joint's rotation (followed by its ``frames`` turn, ``engines.base.rest_frames``) applied to the
     unit x and y vectors, times its weight."""
     if frames is not None:
         rot = quat.mul(rot, np.tile(frames, (rot.shape[1] // len(frames), 1)))
@@ -107,7 +108,7 @@ def features(states: States, weights: np.ndarray, fps: float, velocity_weight: f
              frames: np.ndarray | None = None) -> np.ndarray:
     """[n, D] float32: root velocity (m/s) x ``velocity_weight``, the weighted pose terms, and the
     pose terms after the velocity step (its root turned by the step's yaw, so turning shows); each
-    joint's rotation followed by its ``frames`` turn (``FrameTable.rest_frames``)."""
+    joint's rotation followed by its ``frames`` turn (``engines.base.rest_frames``)."""
     keep = weights > 0
     w = weights[keep]
     nxt = quat.mul(states.turn, states.rot)
@@ -257,7 +258,7 @@ class Database:
         x = States(rot[row], h[row], *velocity_between(rot[row], h[row], rot[row + 1], h[row + 1], mo[row + 1]))
         y = velocity_between(rot[row + 1], h[row + 1], rot[row + 2], h[row + 2], mo[row + 2])
         weights = joint_weights(table.skeleton)
-        frames = table.rest_frames()
+        frames = rest_frames(table)
         feats = features(x, weights, table.fps, velocity_weight, frames)
         reach = Search(features(x, weights, table.fps, REACH_WEIGHT, frames)) if reach_step > 0 else None
         return cls(x, y, row, clip, frame, weights, float(table.fps), feats, Search(feats), table.skeleton,

@@ -30,7 +30,6 @@ from ... import quat
 from ..base import working_set
 from ...jobs import Shared, check_memory, check_stop, n_workers, one_blas_thread, parallel_map, progress_range
 from ...body import action_centres, flight
-from ...body.parts import body_height
 from ...clip import MotionDatabase
 from ...rootframe import root_frame
 from ...errors import MotionctlError
@@ -128,20 +127,17 @@ def frame_features(clips, velocity_weight: float = 0.3, headings=None) -> np.nda
     w = lengths.copy()
     for j in range(n_joints - 1, 0, -1):
         w[sk.parents[j]] += w[j]
-    w[0] = max(body_height(sk), 1e-3)
+    w[0] = max(sk.height(), 1e-3)
     w = np.sqrt(w / w.sum())
-    rels = []
+    # Logs about the identity, so the costs depend on the rest orientations a file gives its joints
+    # (issue 58: logs about each joint's mean rotation are the same for any rest, but measured 45x
+    # smaller at the median on the demo walk, 0.067 against 2.99, and the threshold is set for these).
+    feats = []
     for i, c in enumerate(clips):
         yaw = root_frame(c)[1] if headings is None else headings[i]
         rel = c.local_rot.copy()
         rel[:, 0] = quat.mul(quat.about_axis(2, -yaw), c.local_rot[:, 0])
-        rels.append(rel)
-    # Each joint's rotations as turns from its mean (its rest orientation, whatever the file's, then
-    # drops out: the tangent space at the mean, where logs measure turns best).
-    back = quat.conj(quat.mean(np.concatenate(rels), axis=0))
-    feats = []
-    for c, rel in zip(clips, rels):
-        rv = quat.log(quat.mul(back, rel)) * w[None, :, None]
+        rv = quat.log(rel) * w[None, :, None]
         vel = np.zeros_like(rv)
         if c.n_frames > 1:
             vel[1:] = rv[1:] - rv[:-1]

@@ -20,7 +20,7 @@ from ... import quat
 from ...arrays import same_everywhere_matmul
 from ...body import ContactSettings, action_centres, foot_contacts, hand_joints
 from ...body.contacts import true_runs
-from ..base import working_set
+from ..base import rest_frames, working_set
 from ...errors import MotionctlError
 from ...rootframe import displacement, to_local
 from ...settings import internal, setting
@@ -197,10 +197,10 @@ def transition_rewards(table, seg_start: np.ndarray, seg_end: np.ndarray, clip_e
 
 def _pose_features(table, rows: np.ndarray, s: SegmentSettings) -> np.ndarray:
     """[K, J * 9]: joint positions and points on each joint's x and y axes, root frame, weighted;
-    each joint's axes as its rotation followed by its ``FrameTable.rest_frames`` turn gives them
+    each joint's axes as its rotation followed by its ``engines.base.rest_frames`` turn gives them
     (the same whatever frame the file's joint rests in)."""
     pos, rot = root_frame_poses(table, rows)
-    rot = quat.mul(rot, table.rest_frames())
+    rot = quat.mul(rot, rest_frames(table))
     ax = quat.rotate(rot, np.broadcast_to([0.1, 0.0, 0.0], rot.shape[:-1] + (3,)))
     ay = quat.rotate(rot, np.broadcast_to([0.0, 0.1, 0.0], rot.shape[:-1] + (3,)))
     w_p, w_r = np.sqrt(s.position_weight), np.sqrt(s.rotation_weight)
