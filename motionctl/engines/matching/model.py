@@ -394,7 +394,9 @@ def fit(library, settings: MatchingSettings | None = None, *, progress=None, sho
     raw = np.concatenate(raw)
     offset, scale = normalisation(raw, s.weights())
     table = frame_table(work, work[0].skeleton, 0.2)
-    model = MatchingModel(s, {}, names, s.fps, 0.2, raw, offset, scale)
+    # The features as saved (float32): a model plays the same before and after saving (a near tie
+    # between two frames went one way in memory and the other once loaded).
+    model = MatchingModel(s, {}, names, s.fps, 0.2, raw.astype(np.float32), offset, scale)
     model.remember(work)
     if progress is not None:
         progress(TABLED, "the search's rows")
