@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import fmath, quat
-from .body.parts import _path_down, facing, rest_forward
+from .body.parts import facing, rest_forward
 
 
 def wrap(a):
@@ -99,7 +99,7 @@ def _pelvis_forward(clip) -> tuple[np.ndarray, np.ndarray]:
     rot = clip.local_rot[:, 0]
     if legs is None:
         return rot, rest_forward(sk)
-    for j in _path_down(sk, pelvis)[1:]:
+    for j in sk.chain(pelvis)[1:]:
         rot = quat.mul(rot, clip.local_rot[:, j])
     sides = []
     for leg in legs:  # the thigh in the pelvis's frame, down the leg's joints

@@ -93,6 +93,21 @@ class Skeleton:
         """int [K]: the joints whose parent is ``j``."""
         return np.flatnonzero(self.parents == j)
 
+    def chain(self, j: int) -> list:
+        """Joints from the root down to ``j``, both included."""
+        out = [int(j)]
+        while self.parents[out[-1]] >= 0:
+            out.append(int(self.parents[out[-1]]))
+        return out[::-1]
+
+    def turned(self, turns: np.ndarray, local_rot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rotations [F, J, 4] re-expressed for joints whose frames are turned by ``turns`` [J, 4]
+        (conj(turn of the parent) x rotation x own turn), and the turns [J, 4] that re-express
+        vectors given in each joint's parent's frame (offsets, translations; identity at the root)."""
+        back = quat.conj(turns[np.maximum(self.parents, 0)])
+        back[0] = quat.identity()
+        return quat.mul(quat.mul(back, local_rot), turns), back
+
     def depth(self) -> np.ndarray:
         """int [J]: levels below the root (cached; a skeleton is never modified)."""
         if getattr(self, "_depth", None) is None:

@@ -66,13 +66,10 @@ def rerested(clip, turns):
     for j in range(1, sk.n_joints):  # parents first
         if not any(c.endswith("rotation") for c in sk.channels[j]):
             turns[j] = turns[sk.parents[j]]
-    up = np.where(sk.parents >= 0, sk.parents, 0)
-    back = quat.conj(turns[up])
-    back[0] = quat.identity()
+    rot, back = sk.turned(turns, clip.local_rot)
     offsets = quat.rotate(back, sk.offsets)
     end_offsets = quat.rotate(quat.conj(turns[sk.end_parent]), sk.end_offsets)
     new = Skeleton(sk.names, sk.parents, offsets, sk.channels, sk.end_parent, end_offsets, sk.unit_scale)
-    rot = quat.mul(quat.mul(back, clip.local_rot), turns)
     local_pos = None
     if clip.local_pos is not None:
         local_pos = quat.rotate(np.broadcast_to(back, clip.local_pos.shape[:2] + (4,)), clip.local_pos)

@@ -27,17 +27,15 @@ _MIRROR_QUAT = np.array([1.0, 1.0, -1.0, -1.0])
 _SIDE_TAGS = {"left": "right", "right": "left"}
 
 
-def _turn(a: np.ndarray, b: np.ndarray, rigid: int) -> tuple[np.ndarray, tuple | None]:
-    """(the rotation [4] taking directions ``a`` [K, 3] to ``b`` [K, 3] (paired), what is left free).
-
-    Two frames (TRIAD): on the longest of the first ``rigid`` pairs (bones: matched exactly) or,
-    with none, of all, and on the pair most square to it; nothing left free.  Where all lie in line,
-    the shortest arc, the turn about them left free as (a, b); with no direction, identity and
-    everything left free, ().  Exact where ``b`` is a rotation of ``a``."""
+def _turn(a: np.ndarray, b: np.ndarray, rigid: int) -> np.ndarray:
+    """The rotation [4] taking directions ``a`` [K, 3] to ``b`` [K, 3] (paired): two frames (TRIAD) on
+    the longest of the first ``rigid`` pairs (bones: matched exactly) or, with none, of all, and on
+    the pair most square to it (a bone before a mean); where all lie in line the shortest arc; with
+    no direction the identity.  Exact where ``b`` is a rotation of ``a``."""
     la, lb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
     keep = (la > 1e-9 * max(float(la.max(initial=0.0)), 1e-300)) & (lb > 1e-12)
     if not keep.any():
-        return quat.identity(), ()
+        return quat.identity()
     a, b = a / np.where(keep, la, 1.0)[:, None], b / np.where(keep, lb, 1.0)[:, None]
     pool = keep & (np.arange(len(a)) < rigid) if (keep[:rigid]).any() else keep
     first = int(np.argmax(np.where(pool, la, -1.0)))
@@ -45,21 +43,22 @@ def _turn(a: np.ndarray, b: np.ndarray, rigid: int) -> tuple[np.ndarray, tuple |
     firm = np.where(pool, side, -1.0)
     second = int(np.argmax(firm)) if firm.max() >= 0.02 else int(np.argmax(side))  # a bone (over 1 degree) before a mean
     if side[second] < (0.02 if firm[second] >= 0.02 else 0.2):  # in line (bones within 1 degree, means 12)
-        return quat.between(a[first], b[first]), (a[first], b[first])
+        return quat.between(a[first], b[first])
     frames = []
     for v in (a, b):
         x = v[first]
         z = np.cross(x, v[second])
         z = z / np.linalg.norm(z)
         frames.append(np.column_stack((x, np.cross(z, x), z)))
-    return quat.from_matrix((frames[1][:, None, :] * frames[0][None, :, :]).sum(axis=-1)), None  # Fb Fa^T, no BLAS
+    return quat.from_matrix((frames[1][:, None, :] * frames[0][None, :, :]).sum(axis=-1))  # Fb Fa^T, no BLAS
 
 
-def _below(clip, j: int, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+def _below(clip, j: int, m: np.ndarray, means: bool) -> tuple[np.ndarray, np.ndarray, int]:
     """(points [K, 3] in joint ``j``'s frame, their mirror images' [K, 3], how many come first as
     bones): its children and end sites at rest, then its grandchildren and theirs where the clip
-    carries them on average (below a child without rotation channels, CMU's hip joints, bones too),
-    each paired with its counterpart's below ``m[j]``, reflected."""
+    carries them on average (below a child without rotation channels, CMU's hip joints, bones too;
+    below a turning child only with ``means``), each paired with its counterpart's below ``m[j]``,
+    reflected."""
     sk = clip.skeleton
     src, dst = [], []
     kids = sk.children(j)
@@ -81,6 +80,8 @@ def _below(clip, j: int, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         if len(ce) == len(me):
             pairs += list(zip(sk.end_offsets[ce], sk.end_offsets[me]))
         fixed = not any(ch.endswith("rotation") for ch in sk.channels[c] + sk.channels[mc])
+        if not (fixed or means):
+            continue
         for g, mg in pairs:
             src.append(sk.offsets[c] + quat.rotate(clip.local_rot[:, c], np.broadcast_to(g, (clip.n_frames, 3))).mean(0))
             dst.append((sk.offsets[mc] + quat.rotate(clip.local_rot[:, mc],
@@ -113,8 +114,7 @@ def mirror_turns(clip, m: np.ndarray | None = None) -> np.ndarray:
     m = mirror_joint_map(sk.names) if m is None else m
     out = quat.identity((sk.n_joints,))
     for j in range(sk.n_joints):
-        a, b, rigid = _below(clip, j, m)
-        out[j] = _turn(a, b, rigid)[0] if j == 0 else _turn(a[:rigid], b[:rigid], rigid)[0]
+        out[j] = _turn(*_below(clip, j, m, means=j == 0))
     return quat.normalize(out)
 
 
@@ -131,11 +131,7 @@ def mirror_clip(clip: Clip) -> Clip:
     """
     sk = clip.skeleton
     m = mirror_joint_map(sk.names)
-    turn = mirror_turns(clip, m)
-    up = np.where(sk.parents >= 0, sk.parents, 0)
-    back = quat.conj(turn[up])
-    back[0] = quat.identity()
-    local_rot = quat.mul(quat.mul(back, clip.local_rot[:, m] * _MIRROR_QUAT), turn)
+    local_rot, back = sk.turned(mirror_turns(clip, m), clip.local_rot[:, m] * _MIRROR_QUAT)
     local_pos = None
     if clip.local_pos is not None:  # translations a joint's channels carry, mirrored; the rest its own bones
         moves = sk.has_position_channels()

@@ -96,14 +96,6 @@ def rest_forward(skeleton: Skeleton) -> np.ndarray:
     return f / np.linalg.norm(f)
 
 
-def _path_down(skeleton: Skeleton, j: int) -> list:
-    """Joints from the root down to ``j``."""
-    out = [int(j)]
-    while skeleton.parents[out[-1]] >= 0:
-        out.append(int(skeleton.parents[out[-1]]))
-    return out[::-1]
-
-
 def facing(skeleton: Skeleton) -> tuple[int, tuple, np.ndarray | None]:
     """How the body shows which way it faces, read from its own bones so that any rest orientation
     gives the same facing in the world: (the pelvis joint, the joints from it down to each thigh
@@ -122,14 +114,14 @@ def facing(skeleton: Skeleton) -> tuple[int, tuple, np.ndarray | None]:
     out = (0, None, None)
     thighs = hip_joints(skeleton)
     if thighs is not None:
-        paths = [_path_down(skeleton, t) for t in thighs]
+        paths = [skeleton.chain(t) for t in thighs]
         shared = [a for a, b in zip(*paths) if a == b]
         if shared and shared[-1] not in thighs:
             pelvis = shared[-1]
             legs = tuple(p[len(shared):] for p in paths)
             head = head_joint(skeleton)
             top = head if head is not None else int(upper_body(skeleton)[0])
-            path = _path_down(skeleton, top)
+            path = skeleton.chain(top)
             spine = None
             if pelvis in path and path.index(pelvis) + 1 < len(path) and path[path.index(pelvis) + 1] not in legs[0] + legs[1]:
                 v = skeleton.offsets[path[path.index(pelvis) + 1]]
