@@ -470,12 +470,13 @@ def build_graph(source, settings: GraphSettings | None = None, progress=None, sh
 
 
 def _mid_flight(flights: dict, first: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """bool [frames + 1]: the cut positions (before frame p) between two airborne frames of a jump."""
+    """bool [frames + 1]: the cut positions (before frame p) where frame p is airborne in a jump: inside
+    its flight, or at its first airborne frame (a clip starting there would leave its take-off, the
+    last frame on the ground, in the clip before, and fly shorter than the capture)."""
     n = int(lengths.sum())
-    air = np.zeros(n + 2, dtype=bool)
+    out = np.zeros(n + 1, dtype=bool)
     for j, f in flights.items():
-        air[first[j] + 1:first[j] + 1 + lengths[j]] = f  # shifted by one: air[p] is frame p - 1
-    out = air[:-1] & air[1:]
+        out[first[j]:first[j] + lengths[j]] = f
     out[first] = False  # a source's own start is always a cut
     return out
 
