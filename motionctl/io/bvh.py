@@ -427,7 +427,7 @@ def _continuous_euler(eul: np.ndarray) -> np.ndarray:
     return np.unwrap(chosen, axis=0)
 
 
-def format_bvh(clip: Clip, unit_scale: float | None = None, precision: int = 6, axis_forward: str = "-Z",
+def format_bvh(clip: Clip, unit_scale: float | None = None, precision: int | None = None, axis_forward: str = "-Z",
                axis_up: str = "Y") -> str:
     """The text of a BVH file for ``clip`` (see ``write_bvh``)."""
     sk = clip.skeleton
@@ -435,6 +435,8 @@ def format_bvh(clip: Clip, unit_scale: float | None = None, precision: int = 6, 
     back = axis_conversion(axis_forward, axis_up).T
     offs = sk.offsets @ back.T / scale
     ends = sk.end_offsets @ back.T / scale
+    if precision is None:  # decimals enough for 1e-8 m in any unit (at least 6): metres keep what centimetres do
+        precision = max(6, int(np.ceil(np.log10(scale) + 8 - 1e-9)))
     fmt = f"%.{precision}f"
     out = ["HIERARCHY"]
 
@@ -467,10 +469,10 @@ def format_bvh(clip: Clip, unit_scale: float | None = None, precision: int = 6, 
     return body + (row * clip.n_frames) % tuple(values.ravel().tolist())
 
 
-def write_bvh(clip: Clip, path, unit_scale: float | None = None, precision: int = 6, axis_forward: str = "-Z",
-              axis_up: str = "Y") -> None:
+def write_bvh(clip: Clip, path, unit_scale: float | None = None, precision: int | None = None,
+              axis_forward: str = "-Z", axis_up: str = "Y") -> None:
     """Write a clip as BVH (Y up unless told otherwise, the skeleton's file units and channel
-    layout); atomic."""
+    layout; ``precision`` decimals, by default enough for 1e-8 m, at least 6); atomic."""
     path = os.fspath(path)
     text = format_bvh(clip, unit_scale, precision, axis_forward, axis_up)
     with atomic_file(path, "w", encoding="ascii", newline="\n") as fh:
