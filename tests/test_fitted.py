@@ -235,17 +235,23 @@ def passed_gates(planner, x, g, greedy: bool, steps: int = 20) -> float:
 def test_planning_goes_through_a_gate_behind_the_character_where_greedy_does_not(mocap):
     """Guidance trains over gates all round the character: a gate behind it (it must turn round
     first) is passed far more often than greedy control passes it, as a gate ahead is.  Trained
-    only on gates within 90° of ahead, planning passed 20% of gates behind (greedy 11%)."""
+    only on gates within 90° of ahead, planning passed 20% of gates behind (greedy 11%).  One
+    planner is chaotic in its seed (gates behind passed by seeds 0-7: 0.48-0.82, greedy 0.20-0.21;
+    with 60 trajectories and 5 trees 0.25-0.69), so two planners' mean is judged."""
     files = [os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("15", "17", "19", "21")]
     clips = import_library(files).groups[0].database.clips
-    s = PlannerSettings(task="guidance", fitted=FittedSettings(iterations=8, trajectories=30, n_trees=5))
-    planner = train_planner(clips, s)[0]  # 60 trajectories an iteration: guidance samples twice the setting
-    rng = np.random.default_rng(3)
-    for behind in (False, True):
-        x = gates_around(rng, 300, behind)
-        g = rng.integers(0, planner.n_groups, len(x))
-        plan, greedy = passed_gates(planner, x, g, False), passed_gates(planner, x, g, True)
-        assert plan > 0.5 and plan > greedy + 0.25, (behind, plan, greedy)  # margin: 0.93 against 0.63 here
+    passed = []
+    for seed in (0, 1):  # 120 trajectories an iteration (guidance samples twice the setting), 10 trees
+        s = PlannerSettings(task="guidance", fitted=FittedSettings(iterations=8, trajectories=60, n_trees=10, seed=seed))
+        planner = train_planner(clips, s)[0]
+        rng = np.random.default_rng(3)
+        for behind in (False, True):
+            x = gates_around(rng, 300, behind)
+            g = rng.integers(0, planner.n_groups, len(x))
+            passed.append((passed_gates(planner, x, g, False), passed_gates(planner, x, g, True)))
+    for behind in (0, 1):
+        plan, greedy = np.mean(passed[behind::2], axis=0)
+        assert plan > 0.5 and plan > greedy + 0.25, (behind, passed)  # margin: 0.91 ahead, 0.64 behind; greedy 0.38, 0.21
 
 
 def test_planning_reaches_targets_the_greedy_controller_cannot():

@@ -3,8 +3,9 @@
 local X as a Maya-style rig writes it, every world joint position unchanged, and written as BVH in
 every way of tests/conventions.py's CORPUS.  The facing and the mirror image's body are the same in
 the world (on the code before these checks the facing turned by up to 134 degrees and the mirror
-image stood on the wrong bones), and every engine plays the same, mirroring off: mirrored
-rotations, and the graph's costs, still follow the file's rest frames (marked; issue 58)."""
+image stood on the wrong bones), and every engine plays the same, mirroring on as the engines
+default: the graph's costs, logs about the identity, still follow the file's rest frames (marked;
+issue 58), and three engines turn on the last bits of their input (``CHAOTIC``)."""
 
 import os
 
@@ -20,7 +21,7 @@ from motionctl.io.library import import_library
 from motionctl.play.commands import Command, trace_of_commands
 from motionctl.play.session import Session
 from motionctl.rootframe import root_frame, wrap
-from motionctl.settings import from_flat, options
+from motionctl.settings import from_flat
 
 pytestmark = pytest.mark.mocap
 
@@ -83,11 +84,23 @@ def test_a_mirror_image_is_the_reflection_on_a_symmetric_body(clips):
         assert np.abs(q[:, m] - p * [-1, 1, 1]).max() < 1e-9
 
 
-def test_mirror_turns_on_cmu_are_the_asymmetry_of_its_bones(clips):
+def test_mirror_turns_on_cmu_are_the_asymmetry_of_its_bones_and_mean_pose(clips):
+    """CMU's T-pose rests every joint in the world's frame, so its mirror turns are small: the two
+    sides' bone directions (up to 7.4 degrees where two bones decide a turn) and, about a lone bone,
+    the clip's mean pose's asymmetry (measured median 3.1-4.7, largest 17-22.5 degrees: the hands
+    about the forearm, the head about the neck; the file's T-pose frames would give 0, but no rest
+    frame is read: a re-rested copy would turn its mirror image)."""
     for c in clips:
         angle = np.degrees(quat.angle(mirror_turns(c)))
-        # margin: measured median 0, largest 7.4 degrees (the ASF's two sides' bone directions)
-        assert np.median(angle) < 1 and angle.max() < 10, np.round(angle, 1)
+        assert np.median(angle) < 6 and angle.max() < 30, np.round(angle, 1)
+
+
+def test_a_mirror_image_mirrored_again_is_the_clip(clips):
+    for c in clips[:2]:
+        twice = mirror_clip(mirror_clip(c))
+        assert np.abs(world(twice) - world(c)).max() < 1e-9
+        turned = quat.angle(quat.mul(quat.conj(twice.world()[1]), c.world()[1]))
+        assert np.degrees(turned).max() < 1e-3  # measured 8.5e-6 degrees (the means' rounding)
 
 
 def trace(seconds: float = 6.0, rate: float = 10.0):
@@ -98,15 +111,16 @@ def trace(seconds: float = 6.0, rate: float = 10.0):
     return trace_of_commands(np.arange(n) / rate, commands)
 
 
-def unmirrored(engine) -> dict:
-    """``engine``'s quick settings, mirroring off where it mirrors."""
-    e = ENGINES[engine]
-    names = {o.name for o in options(e.Settings)}
-    return {**e.quick, **({"mirror": False} if "mirror" in names else {})}
+def quick(engine) -> dict:
+    """``engine``'s quick settings (mirroring as it defaults: on for all but the graph)."""
+    return dict(ENGINES[engine].quick)
 
 
 REST_DEPENDENT = pytest.mark.xfail(strict=True, reason="the graph's Lee costs are logs about the identity, so they "
                                    "follow the file's rest frames (issue 58)")
+
+
+LAST_BIT = {"active"}
 
 
 @pytest.mark.parametrize("engine", [pytest.param(e, marks=REST_DEPENDENT) if e == "graph" else e for e in sorted(ENGINES)])
@@ -115,11 +129,15 @@ def test_every_engine_plays_the_same_on_a_re_rested_skeleton(clips, tmp_path, en
     variant = [rerested(c, random_turns(c.skeleton.n_joints, 7)) for c in clips]
     runs = []
     for library in (clips, variant):
-        model, _ = train_to_file(engine, library, from_flat(e.Settings, unmirrored(engine)), str(tmp_path / "model.npz"))
+        model, _ = train_to_file(engine, library, from_flat(e.Settings, quick(engine)), str(tmp_path / "model.npz"))
         runs.append(Session(model, model.frame_table(library)).play_trace(trace()))
     a, b = world(runs[0]), world(runs[1])
     assert a.shape == b.shape
-    assert np.abs(a - b).max() < 1e-3  # measured: 0.0000 mm
+    # Active learning's Nelder-Mead searches and tolerance tests turn on the last bit: noise of 1e-12
+    # on CMU 16's rotations and root parted its runs by 213 mm from frame 70 on, as re-resting does
+    # (measured); its first second is compared.  The others: measured 0.0000 mm, mirroring on.
+    n = int(runs[0].fps) if engine in LAST_BIT else len(a)
+    assert np.abs(a[:n] - b[:n]).max() < 1e-3
     head = clips[0].skeleton.names.index("head")
     assert np.all(b[:, head, 2] > b[:, 0, 2] + 0.2)  # margin: the head 0.5-0.7 m over the hips, against 0.2
 
@@ -149,20 +167,21 @@ def corpus(clips, tmp_path_factory):
 
 
 _RUNS = {}
-# Engines whose choices turn on the last bits of the capture, so that the BVH text's precision (1e-6
-# of a file unit) alone makes another controller: planning (measured: CMU 16 with noise of 1e-9 m
+# Engines whose choices turn on the last bits of the capture, so that the BVH text's precision (1e-8 m)
+# alone makes another controller: planning (measured: CMU 16 with noise of 1e-9 m
 # and 1e-9 on each quaternion trained planners whose 10 s runs part by 0.6-0.8 m) and the graph
-# (its costs, logs about the identity: inches against the file as read, 135 mm).  The re-rested
-# clips held in memory, which differ by rounding only, play the same (the test above).
-CHAOTIC = {"planning", "graph"}
+# (its costs, logs about the identity: inches against the file as read, 135 mm), and active learning
+# (``LAST_BIT``).  The re-rested clips held in memory, which differ by rounding only, play the same
+# (the test above; active learning its first second).
+CHAOTIC = {"planning", "graph"} | LAST_BIT
 
 
 def played(engine, name, library, folder):
-    """The run of ``engine`` trained on ``library`` (quick settings, mirroring off, its seed) and
+    """The run of ``engine`` trained on ``library`` (quick settings, mirroring on, its seed) and
     played on ``trace``, once per engine and variant."""
     if (engine, name) not in _RUNS:
         e = ENGINES[engine]
-        model, _ = train_to_file(engine, library, from_flat(e.Settings, unmirrored(engine)), str(folder / "model.npz"))
+        model, _ = train_to_file(engine, library, from_flat(e.Settings, quick(engine)), str(folder / "model.npz"))
         run = Session(model, model.frame_table(library)).play_trace(trace())
         _RUNS[engine, name] = run
     return _RUNS[engine, name]

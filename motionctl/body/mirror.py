@@ -27,15 +27,16 @@ _MIRROR_QUAT = np.array([1.0, 1.0, -1.0, -1.0])
 _SIDE_TAGS = {"left": "right", "right": "left"}
 
 
-def _turn(a: np.ndarray, b: np.ndarray, rigid: int) -> np.ndarray:
+def _turn(a: np.ndarray, b: np.ndarray, rigid: int, prefer: np.ndarray) -> np.ndarray:
     """The rotation [4] taking directions ``a`` [K, 3] to ``b`` [K, 3] (paired): two frames (TRIAD) on
     the longest of the first ``rigid`` pairs (bones: matched exactly) or, with none, of all, and on
-    the pair most square to it (a bone before a mean); where all lie in line the shortest arc; with
-    no direction the identity.  Exact where ``b`` is a rotation of ``a``."""
+    the pair most square to it (a bone before a mean); where all lie in line, of the rotations taking
+    the one direction to its pair the nearest to ``prefer`` [4]; with no direction ``prefer``.
+    Exact where ``b`` is a rotation of ``a``."""
     la, lb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
     keep = (la > 1e-9 * max(float(la.max(initial=0.0)), 1e-300)) & (lb > 1e-12)
     if not keep.any():
-        return quat.identity()
+        return prefer
     a, b = a / np.where(keep, la, 1.0)[:, None], b / np.where(keep, lb, 1.0)[:, None]
     pool = keep & (np.arange(len(a)) < rigid) if (keep[:rigid]).any() else keep
     first = int(np.argmax(np.where(pool, la, -1.0)))
@@ -43,7 +44,12 @@ def _turn(a: np.ndarray, b: np.ndarray, rigid: int) -> np.ndarray:
     firm = np.where(pool, side, -1.0)
     second = int(np.argmax(firm)) if firm.max() >= 0.02 else int(np.argmax(side))  # a bone (over 1 degree) before a mean
     if side[second] < (0.02 if firm[second] >= 0.02 else 0.2):  # in line (bones within 1 degree, means 12)
-        return quat.between(a[first], b[first])
+        arc = quat.between(a[first], b[first])
+        # The turn about the bone: ``prefer``'s (its twist about a[first] once the arc is undone).
+        v = quat.mul(quat.conj(arc), prefer)
+        twist = np.concatenate((v[:1], np.dot(v[1:], a[first]) * a[first]))
+        size = float(np.linalg.norm(twist))
+        return quat.mul(arc, twist / size) if size > 1e-9 else arc
     frames = []
     for v in (a, b):
         x = v[first]
@@ -102,19 +108,26 @@ def mirror_turns(clip, m: np.ndarray | None = None) -> np.ndarray:
     rig whose every bone lies along its local X, random rest orientations).  Two bones decide it
     (``_turn``: the hips, the chest); the root, which decides where the mirrored body faces, also
     takes the points below its children where the clip carries them (the thighs below CMU's
-    zero-length hip joints), so its turn follows the frame it rests in.  A lone bone turns by the
-    shortest arc, which moves no point of the body but leaves the turn about the bone to the file's
-    rest frames: a mirrored joint's rotations then compare with the original's as the file's
-    frames make them.  (Taking that turn from the motion instead, where the limb bends on average,
-    made every engine play the same on randomly re-rested joints, but turned CMU's mirrored hands
-    and head by 3-20 degrees and cost planning a third of its gates: issue 58's note.)  Elementwise
-    arithmetic only (no LAPACK), the same bits on every CPU.
+    zero-length hip joints), so its turn follows the frame it rests in.  About a lone bone (and at
+    a joint without one) no point decides the turn; it is the one that gives the mirrored joint the
+    joint's own mean rotation in its parent's frame over the clip, so that nothing depends on the
+    frames the file rests its joints in: a re-rested copy mirrors to the same rotations, turned by
+    its own rest turns (issue 58).  On CMU this turns a mirrored hand about its forearm, or the
+    head about the neck, by up to 22 degrees against the T-pose's frames (the capture's mean pose
+    is not symmetric), which no joint position shows; the shortest arc, which followed the file's
+    frames, left every engine playing another run on a re-rested copy (0.5-1.5 m apart).  Applied
+    twice it gives the clip back.  Elementwise arithmetic only (no LAPACK), the same bits on every
+    CPU.
     """
     sk = clip.skeleton
     m = mirror_joint_map(sk.names) if m is None else m
+    mean = quat.mean(clip.local_rot, axis=0)  # [J, 4]: each joint's mean rotation in its parent's frame
     out = quat.identity((sk.n_joints,))
-    for j in range(sk.n_joints):
-        out[j] = _turn(*_below(clip, j, m, means=j == 0))
+    for j in range(sk.n_joints):  # parents before children
+        p = sk.parents[j]
+        # The turn a lone bone leaves free: the one whose mirrored mean rotation is the joint's own.
+        prefer = quat.mul(quat.conj(mean[m[j]] * _MIRROR_QUAT), quat.mul(out[p], mean[j]) if p >= 0 else mean[j])
+        out[j] = _turn(*_below(clip, j, m, means=j == 0), prefer=quat.normalize(prefer))
     return quat.normalize(out)
 
 
