@@ -28,6 +28,7 @@ from ..body import detect_calibration_frames
 from ..clip import Clip, MotionDatabase, resample
 from .orient import FEET_NEAR_FLOOR, Orientation, feet_off_floor, floor_lift, level_floor
 from .roots import fold_root
+from ..rootframe import facing_evidence
 from ..settings import setting, validate as settings_validate
 from ..skeleton import AXES, Skeleton
 
@@ -283,10 +284,12 @@ def prepare_clip(clip: Clip, info: Orientation, settings: ImportSettings, path: 
     if off > FEET_NEAR_FLOOR:
         info.warnings.append(f"the feet never come near the floor (lowest {100 * off:.0f} cm above it): set Floor "
                              f"(--floor) or Up (--axis-up) if the body is not standing on it")
+    facing_note, facing_warnings = facing_evidence(clip)
+    info.warnings.extend(facing_warnings)
     clip, renamed = blender_safe_names(clip)
     if renamed:
         notes.append(f"{renamed} joint name(s) shortened to Blender's {MAX_NAME_BYTES} bytes")
-    return clip, info, info.notes + [f"WARNING: {w}" for w in info.warnings] + notes
+    return clip, info, info.notes + [f"WARNING: {w}" for w in info.warnings] + notes + [facing_note]
 
 
 def import_library(paths, settings: ImportSettings | None = None, progress=None, should_stop=None) -> LibraryImport:
