@@ -77,9 +77,9 @@ def show_map(context, mapping: dict, target: Rig) -> None:
             p.target, p.source = name, mapping[name]
 
 
-def add_root_bone(ob, name: str, length: float, children: list) -> None:
-    """A root bone at the armature's origin along its +Y (no roll), parent of ``children`` (the
-    hips' top bone: ``motionctl.retarget.with_root_bone`` made the same bone in the core's rig)."""
+def add_root_bone(ob, name: str, tail, children: list) -> None:
+    """A root bone from the armature's origin to ``tail`` (level, no roll), parent of ``children``
+    (the hips' top bone: ``motionctl.retarget.with_root_bone`` made the same bone in the core's rig)."""
     prev = bpy.context.view_layer.objects.active
     prev_mode = prev.mode if prev is not None else "OBJECT"
     if prev is not None and prev_mode != "OBJECT":
@@ -90,7 +90,7 @@ def add_root_bone(ob, name: str, length: float, children: list) -> None:
         eb = ob.data.edit_bones
         tops = [eb[c] for c in children]
         root = eb.new(name)
-        root.head, root.tail, root.roll = (0.0, 0.0, 0.0), (0.0, length, 0.0), 0.0
+        root.head, root.tail, root.roll = (0.0, 0.0, 0.0), tuple(float(v) for v in tail), 0.0
         for b in tops:
             b.parent = root
             b.use_connect = False
@@ -236,9 +236,9 @@ class RetargetJob(BackgroundJobOperator):
         roles = find_roles(target)
         if rt.root_motion == "BONE" and "root" not in roles:
             require_editable_bones(rt.target, f"Root Motion 'Bone' adds a {ROOT_BONE!r} bone")
-            target, length = with_root_bone(target, roles, ROOT_BONE)
+            target, tail = with_root_bone(target, roles, ROOT_BONE)
             kids = [target.names[b] for b in np.flatnonzero(target.parents == len(target.names) - 1)]
-            self._new_root = (target.names[-1], length, kids)
+            self._new_root = (target.names[-1], tail, kids)
         options = RetargetSettings(root_motion=rt.root_motion, floor=rt.floor, foot_plant=rt.foot_plant)
         scene = context.scene
         self._frame_start, self._prefix, self._nla = rt.frame_start, rt.action_prefix, rt.nla

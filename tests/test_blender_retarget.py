@@ -65,6 +65,12 @@ def test_a_capture_on_each_rig_keeps_its_joints_and_feet(walks, ext, mocap, kind
     res, clip, src, rig = core_result(ext, bpy, ob, "16_15")
     posed = posed_heads(bpy, ob, np.arange(1, clip.n_frames + 1))
     assert np.abs(posed - res.world).max() < 1e-4  # Blender plays back what the core computed
+    # the root bone added lies level along the body's facing at rest (it was along +Y: 180 degrees off)
+    ahead = np.array(ob.matrix_world.to_3x3() @ ob.data.bones["root"].matrix_local.to_3x3().col[1])
+    facing = ext.motionctl.body.roles.rest_facing(rig, ext.motionctl.retarget.find_roles(rig))
+    assert np.degrees(np.arccos(np.clip(ahead @ facing / np.linalg.norm(ahead), -1, 1))) < 1.0
+    # and the take starts where the character stands (it started 1.79 m away, where the capture did)
+    assert np.linalg.norm(posed[0, hips][:2] - np.array(ob.matrix_world.translation)[:2]) < 0.1
     q = ext.motionctl.retarget.quality(res, clip, src, rig, world=posed)
     assert q["legs_error_p95"] < 0.10 * q["leg_length"]  # margin: 0.068 against 0.099 here
     assert q["arms_error_p95"] < 0.20 * q["leg_length"]  # margin: 0.195 against 0.198 here (1.7%)

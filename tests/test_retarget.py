@@ -118,10 +118,15 @@ def test_a_scaled_copy_reproduces_the_scaled_motion_exactly(walk):
     tgt = scaled_copy(walk, 1.25)
     mapping = auto_map(src, tgt)
     assert len(mapping) == walk.skeleton.n_joints  # roles, and the bones of the same names
+    pos, _ = walk.world()
+    kept = retarget(walk, src, tgt, mapping, RetargetSettings(root_motion="OBJECT", floor=False, start_here=False))
+    assert np.abs(kept.world - 1.25 * pos).max() < 1e-9  # where the capture put it
     res = retarget(walk, src, tgt, mapping, RetargetSettings(root_motion="OBJECT", floor=False))
     assert res.scale == pytest.approx(1.25)
-    pos, _ = walk.world()
-    assert np.abs(res.world - 1.25 * pos).max() < 1e-9
+    roles = find_roles(src)
+    start = 0.5 * (pos[0, roles["thigh.L"]] + pos[0, roles["thigh.R"]]) * [1, 1, 0]
+    assert np.linalg.norm(start) > 0.1  # the capture does not start at its origin
+    assert np.abs(res.world - 1.25 * (pos - start)).max() < 1e-9  # the take starts where the character stands
     q = quality(res, walk, src, tgt)
     assert q["legs_error_p95"] < 1e-9 and q["arms_error_p95"] < 1e-9
     # object root motion: the world is the object's motion applied to the bones' (in-place) heads
@@ -156,7 +161,7 @@ def test_an_a_pose_rest_gives_the_same_motion_as_a_t_pose(walk):
     assert np.linalg.norm(tgt.heads[hand] - src.heads[hand]) > 0.1  # the rest poses do differ
     res = retarget(walk, src, tgt, auto_map(src, tgt), RetargetSettings(root_motion="OBJECT", floor=False))
     pos, _ = walk.world()
-    assert np.abs(res.world - pos).max() < 1e-6
+    assert np.abs(res.world - (pos - res.start)).max() < 1e-6
 
 
 def test_feet_stay_on_the_floor_and_planting_follows_the_source(walk):
@@ -241,3 +246,39 @@ def test_presets_round_trip_and_bad_input_is_named(walk, tmp_path):
     legless = Rig(["a", "b", "c"], [-1, 0, 1], [[0, 0, 1], [0, 0, 1.5], [0, 0, 2]], quat.identity((3,)), name="stick")
     with pytest.raises(MotionctlError, match="stick.*two legs"):
         find_roles(legless)
+
+
+@pytest.mark.parametrize("naming", ["Rigify", "Mixamo", "Unreal", "Character Creator"])
+def test_the_root_bone_faces_the_way_the_body_faces_at_rest_and_in_the_take(walk, naming):
+    """The root bone Retarget adds (Root Motion on a root bone) lies level along the body's facing
+    at rest, so a game engine holding the root at its rest pose keeps the character facing its
+    way; in the take it turns with the body (the engines' smoothed root frame).  It was laid along
+    the armature's +Y: 180 degrees from a body facing Blender's front (-Y)."""
+    from conventions import renamed
+
+    from motionctl.body.roles import rest_facing
+    from motionctl.rootframe import gaussian_smooth
+
+    src = Rig.from_skeleton(walk.skeleton)
+    body = Rig.from_skeleton(renamed(walk, naming).skeleton, name=naming)
+    tgt = Rig(body.names, body.parents, quat.rotate(quat.about_axis(2, 0.7), body.heads),
+              quat.mul(quat.about_axis(2, 0.7), body.rest), object_rest=quat.about_axis(2, 0.7), name=naming)
+    roles = find_roles(tgt)
+    facing = rest_facing(tgt, roles)
+    with_root, tail = with_root_bone(tgt, roles)
+    ahead = quat.rotate(with_root.rest[-1], np.array([0.0, 1.0, 0.0]))  # a bone's +Y is its direction
+    assert np.degrees(np.arccos(np.clip(ahead @ facing, -1, 1))) < 1.0 and abs(ahead[2]) < 1e-9
+    assert np.allclose(quat.rotate(tgt.object_rest, tail) / np.linalg.norm(tail), ahead)
+    res = retarget(walk, src, tgt, auto_map(src, tgt), RetargetSettings(root_motion="BONE", floor=False))
+    name, _, _ = res.added_root
+    root_rest = with_root.rest[-1]
+    basis = res.rotation[:, res.bones.index(name)]
+    world_root = quat.mul(root_rest, basis)  # no parent: the world rotation is rest x basis
+    root_dir = quat.rotate(world_root, np.broadcast_to([0.0, 1.0, 0.0], (walk.n_frames, 3)))
+    left = res.world[:, roles["thigh.L"]] - res.world[:, roles["thigh.R"]]
+    body_dir = np.cross(left, [0.0, 0.0, 1.0])
+    yaw_body = gaussian_smooth(np.unwrap(np.arctan2(-body_dir[:, 0], body_dir[:, 1])), 0.2 * walk.fps)
+    yaw_root = np.arctan2(-root_dir[:, 0], root_dir[:, 1])
+    off = np.degrees(np.abs(np.angle(np.exp(1j * (yaw_root - yaw_body)))))
+    assert np.all(np.abs(root_dir[:, 2]) < 1e-6)
+    assert off.max() < 1.0, off.max()  # margin: the body's facing here is the thighs' axis, the root's the hips' turn

@@ -273,7 +273,7 @@ def find_roles(rig: Bones) -> dict:
     return found
 
 
-def _forward(rig: Bones, roles: dict) -> np.ndarray:
+def rest_facing(rig: Bones, roles: dict) -> np.ndarray:
     """The rig's rest facing (unit, horizontal): the hips' left-to-right axis crossed with up, else
     the feet's heel-to-toe direction."""
     if "thigh.L" in roles and "thigh.R" in roles:
@@ -325,7 +325,7 @@ def _legs_by_geometry(rig: Bones, named: dict) -> dict:
 def _arms_by_geometry(rig: Bones, roles: dict) -> dict:
     """The two branches off the spine (hips to head) reaching furthest sideways are the arms."""
     spine = _path(rig, roles["hips"], roles["head"])
-    fwd = _forward(rig, roles)
+    fwd = rest_facing(rig, roles)
     left = np.cross([0.0, 0.0, 1.0], fwd)
     taken = set(roles.values())
     branches = []

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quat
-from ..body.roles import ROLES, Bones, find_roles
+from ..body.roles import ROLES, Bones, find_roles, rest_facing
 from ..errors import MotionctlError, MotionFileError
 from ..store import atomic_file, read_json
 
@@ -60,20 +60,25 @@ class Rig(Bones):
                    tails=tails)
 
 
-def with_root_bone(rig: Rig, roles: dict, name: str = "root") -> tuple[Rig, float]:
+def with_root_bone(rig: Rig, roles: dict, name: str = "root") -> tuple[Rig, np.ndarray]:
     """The rig with a new root bone at the armature's origin, parent of its top bone (what the
-    Blender side adds for Root Motion on a root bone), and the new bone's length (armature units):
-    it points along the armature's +Y with no roll, so its rest rotation is the object's."""
+    Blender side adds for Root Motion on a root bone), and where the new bone's tail goes [3]
+    (armature space and units): level in the world, facing the way the body faces at rest
+    (``rest_facing``: the hips' axis crossed with up), with no roll (Blender's bone along a direction
+    is +Y turned onto it by the shortest arc), so that a game engine that holds the root at its rest
+    pose (Unreal's root lock, Godot's root-motion track) keeps the character facing its way."""
     while name in rig.names:  # the ASF hips are called "root"
         name += "_motion"
     top = ([roles["hips"]] + rig.ancestors(roles["hips"]))[-1]
     parents = np.append(np.where(np.arange(len(rig.names)) == top, len(rig.names), rig.parents), -1)
     length = 0.2 * rig.height() / rig.scale
+    ahead = quat.rotate(quat.conj(rig.object_rest), rest_facing(rig, roles))  # level in the world; armature frame
+    rest = quat.mul(rig.object_rest, quat.between(np.array([0.0, 1.0, 0.0]), ahead))  # Blender's bone of no roll
     tails = None if rig.tails is None else np.vstack((rig.tails, rig.origin + quat.rotate(
-        rig.object_rest, np.array([0.0, length * rig.scale, 0.0]))))
-    out = Rig(rig.names + [name], parents, np.vstack((rig.heads, rig.origin)), np.vstack((rig.rest, rig.object_rest)),
+        rig.object_rest, length * rig.scale * ahead)))
+    out = Rig(rig.names + [name], parents, np.vstack((rig.heads, rig.origin)), np.vstack((rig.rest, rest)),
               rig.scale, np.append(rig.connected, False), rig.name, rig.origin, rig.object_rest, tails)
-    return out, length
+    return out, length * ahead
 
 
 # --------------------------------------------------------------------------- roles

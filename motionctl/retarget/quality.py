@@ -36,7 +36,7 @@ def quality(result: Retargeted, clip, source: Rig, target: Rig, world=None) -> d
     """
 
     world = result.world if world is None else world
-    pos_s, _ = clip.world()
+    pos_s = clip.world()[0] - result.start  # where the retarget put the capture's origin
     rs = find_roles(source)
     rt = {r: target.names.index(b) for r, b in result.roles.items() if b in target.names}  # not an added root
     out = {"scale": result.scale, "leg_length": leg_length(target, rt)}

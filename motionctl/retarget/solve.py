@@ -10,7 +10,7 @@ import numpy as np
 from .. import quat
 from ..body.ik import two_bone
 from ..body.contacts import foot_contacts
-from ..body.roles import LEG_ROLES, SIDES, _forward, _path, find_roles
+from ..body.roles import LEG_ROLES, SIDES, _path, find_roles, rest_facing
 from ..errors import MotionctlError
 from ..rootframe import gaussian_smooth, yaw_of
 from ..settings import setting, validate
@@ -38,6 +38,8 @@ class RetargetSettings:
                                     "engines' root frame)", min=0.0, max=5.0, unit="TIME", ui=False)
     plant_blend: float = setting(0.1, "Plant Blend", "Seconds over which the IK blends in and out at each "
                                  "contact's ends", min=0.0, max=2.0, unit="TIME", ui=False)
+    start_here: bool = setting(True, "Start Where It Stands", "The take starts with the hips over the character's "
+                               "origin (off: where the capture put them, its origin at the character's)", ui=False)
 
     def __post_init__(self):
         validate(self)
@@ -68,8 +70,9 @@ class Retargeted:
     object_loc: np.ndarray | None = None
     object_rot: np.ndarray | None = None
     roles: dict = field(default_factory=dict)
-    added_root: tuple | None = None  # (name, length, children): a root bone the rig lacked, to add to it
+    added_root: tuple | None = None  # (name, tail [3], children): a root bone the rig lacked, to add to it
     soles: np.ndarray | None = None  # [F, 2] each foot's lowest point above the floor (rigs with bone ends)
+    start: np.ndarray = field(default_factory=lambda: np.zeros(3))  # the capture's point put at the origin
 
     @property
     def n_frames(self) -> int:
@@ -152,9 +155,9 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
     rt = target_roles or find_roles(target)
     added_root = None
     if st.root_motion == "BONE" and "root" not in rt:  # the root bone Bake adds (any motionctl skeleton)
-        target, length = with_root_bone(target, rt)
+        target, tail = with_root_bone(target, rt)
         rt = dict(rt, root=len(target.names) - 1)
-        added_root = (target.names[-1], length, [target.names[b] for b in np.flatnonzero(target.parents == rt["root"])])
+        added_root = (target.names[-1], tail, [target.names[b] for b in np.flatnonzero(target.parents == rt["root"])])
     pairs = check_mapping(mapping, source, target)
     tb = np.array([b for b, _ in pairs])
     sj = np.array([j for _, j in pairs])
@@ -162,11 +165,15 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
         if target.names[rt[role]] not in mapping:
             raise MotionctlError(f"bone map: the {role} bone {target.names[rt[role]]!r} is not mapped "
                                  "(the legs and hips place the body)")
-    fwd_s, fwd_t = _forward(source, rs), _forward(target, rt)
+    fwd_s, fwd_t = rest_facing(source, rs), rest_facing(target, rt)
     align = rest_alignment(source, target, pairs, fwd_s, fwd_t)
     s = st.scale or leg_length(target, rt) / leg_length(source, rs)
 
     pos_s, rot_s = clip.world()
+    start = np.zeros(3)
+    if st.start_here:  # the capture's ground under its first frame's hips is the character's origin
+        start[:2] = 0.5 * (pos_s[0, rs["thigh.L"], :2] + pos_s[0, rs["thigh.R"], :2])
+        pos_s = pos_s - start
     dq_s = quat.mul(rot_s, quat.conj(source.rest))  # the source's world deltas from its rest
     f, n = clip.n_frames, len(target.names)
     q = quat.identity((f, n))
@@ -258,7 +265,7 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
     keyed = np.union1d(keyed, [hips])
     return Retargeted(clip.name, clip.fps, [target.names[b] for b in keyed], basis[:, keyed], locations, world, s,
                       contacts, h_t, object_loc, object_rot, {r: target.names[b] for r, b in rt.items()}, added_root,
-                      None if sole_t is None else sole_t - target.origin[2])
+                      None if sole_t is None else sole_t - target.origin[2], start)
 
 
 def _location(rig: Rig, q, heads, b: int) -> np.ndarray:
