@@ -99,7 +99,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "looks"))
     ap.add_argument("--tag", default="after")
     ap.add_argument("--frames", type=int, default=8)
-    ap.add_argument("--clips", default=",".join(MIX), help="subject 16's clips to import (default: the dozen-clip mix)")
+    ap.add_argument("--clips", default=",".join(MIX), help="subject 16's clips to import, or BVH files' paths (default: the dozen-clip mix)")
     ap.add_argument("--set", action="append", default=[], metavar="ENGINE.SETTING=VALUE",
                     help="a setting of the engine's panel before training (repeatable), e.g. field.compression=3")
     args = ap.parse_args()

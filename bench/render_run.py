@@ -61,9 +61,12 @@ def with_subject16(mocap: str, trials):
     os.makedirs(tmp, exist_ok=True)
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bpy.context.scene.render.fps = 30
-    folder = os.path.join(mocap, "cmu_amc", "16")
-    assert bpy.ops.motionctl.import_bvh(directory=folder + os.sep, files=[{"name": n + ".amc"} for n in trials]) \
-        == {"FINISHED"}
+    folders = {}  # a trial is subject 16's take name, or a BVH file's path
+    for n in trials:
+        path = n if n.endswith(".bvh") else os.path.join(mocap, "cmu_amc", "16", n + ".amc")
+        folders.setdefault(os.path.dirname(os.path.abspath(path)), []).append(os.path.basename(path))
+    for folder, names in folders.items():
+        assert bpy.ops.motionctl.import_bvh(directory=folder + os.sep, files=[{"name": n} for n in names]) == {"FINISHED"}
     return ext, bpy, tmp
 
 
