@@ -30,7 +30,10 @@ TRACK = "motionctl takes"
 
 def takes_of(ob) -> list:
     """[(name, action, (first, last))]: the armature's unmuted NLA strips, one take each, else its
-    active action (what the Retarget panel bakes)."""
+    active action (what the Retarget panel bakes), named as Batch Export names them (the strip's
+    name, or the name the action was baked under: never Blender's ".001")."""
+    from .retarget import take_name
+
     ad = ob.animation_data
     out = []
     if ad is not None:
@@ -40,7 +43,7 @@ def takes_of(ob) -> list:
                         for s in track.strips if not s.mute and s.action is not None]
         if not out and ad.action is not None:
             first, last = ad.action.frame_range
-            out = [(ad.action.name, ad.action, (int(round(first)), int(round(last))))]
+            out = [(take_name(ad.action), ad.action, (int(round(first)), int(round(last))))]
     if not out:
         raise MotionctlError(f"{ob.name!r} has no take to export: bake one (Retarget) or push actions to NLA")
     names = [n for n, _, _ in out]
