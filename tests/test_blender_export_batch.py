@@ -168,3 +168,19 @@ def test_the_command_line_batch_writes_the_same_files(bpy_clean, ext, mocap, tmp
     assert err == [f"error: {tmp_path / 'missing.bvh'}: no such file"]  # count: strings
     assert export_game.main(args[:-1] + [str(tmp_path / "hero.blend" / "x")] + clips) == 2
     assert "cannot make the output folder" in capsys.readouterr().err
+
+
+def test_the_command_line_batch_takes_a_blend_that_already_holds_clips(clips, ext, mocap, tmp_path):
+    """Issue 58.5.2: an animator's working .blend with clips imported by motionctl (a skeleton group
+    of its own): the command line exports the clips it was given, on the one skeleton they share."""
+    from tools import export_game
+
+    bpy = clips  # 16_15 and 16_58 imported: a group the .blend keeps
+    make_rig(bpy, "ue")
+    blend = str(tmp_path / "hero.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    out = tmp_path / "anims"
+    args = ["--blend", blend, "--armature", "SK_Mannequin", "--preset", "godot", "--out", str(out)]
+    assert export_game.main(args + [os.path.join(mocap, "cmu_amc", "16", "16_15.amc")]) == 0
+    assert os.listdir(out) == ["16_15.glb"]  # its clip, not the .blend's others
+    assert imported_takes(ext, bpy, str(out / "16_15.glb")) == ["16_15"]
