@@ -265,7 +265,8 @@ class MOTIONCTL_OT_retarget(RetargetJob, bpy.types.Operator):
 
     def finish(self, context, result) -> None:
         ob = self._target
-        if not settings(context).retarget.bones:  # the automatic map, shown to edit
+        rt = settings(context).retarget
+        if not rt.bones and rt.target == ob:  # the automatic map, shown to edit (not if another target is chosen)
             show_map(context, result["mapping"], rig_from_object(ob))
         result = result["results"]
         if self._new_root is not None:
