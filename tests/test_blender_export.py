@@ -205,7 +205,8 @@ def test_gltf_and_fbx_takes_start_at_time_zero(bpy_clean, ext, mocap, tmp_path):
         if preset == "GODOT":
             starts = glb_start_times(path)
             assert len(starts) > len(takes) and max(starts) == 0.0, sorted(set(starts))  # exact: the first key's time
-    assert read["GODOT"] == read["UNREAL"] == takes  # time 0 at the scene's first frame in both
+    # exact: whole frames; time 0 at the scene's first frame in both
+    assert read["GODOT"] == read["UNREAL"] == takes
 
 
 def world_motion(bpy, ob, frames):

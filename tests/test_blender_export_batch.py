@@ -58,14 +58,15 @@ def test_export_names_a_second_characters_takes_as_batch_export_does(clips, ext,
     assert prefix + "16_15.001" in bpy.data.actions  # the name was taken: Blender added ".001"
     rt.export_folder = str(tmp_path / "one")
     assert bpy.ops.motionctl.export_game() == {"FINISHED"}
-    assert imported_takes(ext, bpy, str(tmp_path / "one" / f"{ob.name}.glb")) == names
+    assert imported_takes(ext, bpy, str(tmp_path / "one" / f"{ob.name}.glb")) == names  # count: take names
     rt.export_folder = str(tmp_path / "batch")
     assert bpy.ops.motionctl.export_batch() == {"FINISHED"}
     assert sorted(os.listdir(tmp_path / "batch")) == [n + ".glb" for n in names]
+    # count: take names
     assert [imported_takes(ext, bpy, str(tmp_path / "batch" / f"{n}.glb")) for n in names] == [[n] for n in names]
     rt.nla, rt.target = False, make_rig(bpy, "ue")  # a third, its first take as its action
     assert bpy.ops.motionctl.retarget() == {"FINISHED"}
-    assert [n for n, _, _ in ext.operators.gamefile.takes_of(rt.target)] == [prefix + TAKES[0]]
+    assert [n for n, _, _ in ext.operators.gamefile.takes_of(rt.target)] == [prefix + TAKES[0]]  # count: names
 
 
 def test_batch_writes_a_file_per_take_and_nothing_when_cancelled(clips, ext, tmp_path, monkeypatch):
