@@ -30,7 +30,10 @@ TRACK = "motionctl takes"
 
 def takes_of(ob) -> list:
     """[(name, action, (first, last))]: the armature's unmuted NLA strips, one take each, else its
-    active action (what the Retarget panel bakes)."""
+    active action (what the Retarget panel bakes), named as Batch Export names them (the strip's
+    name, or the name the action was baked under: never Blender's ".001")."""
+    from .retarget import take_name
+
     ad = ob.animation_data
     out = []
     if ad is not None:
@@ -40,7 +43,7 @@ def takes_of(ob) -> list:
                         for s in track.strips if not s.mute and s.action is not None]
         if not out and ad.action is not None:
             first, last = ad.action.frame_range
-            out = [(ad.action.name, ad.action, (int(round(first)), int(round(last))))]
+            out = [(take_name(ad.action), ad.action, (int(round(first)), int(round(last))))]
     if not out:
         raise MotionctlError(f"{ob.name!r} has no take to export: bake one (Retarget) or push actions to NLA")
     names = [n for n, _, _ in out]
@@ -74,6 +77,18 @@ def _scale_locations(act, factor: float) -> None:
             v = np.empty(2 * len(kp), dtype=np.float32)
             kp.foreach_get(attr, v)
             v[1::2] *= factor
+            kp.foreach_set(attr, v)
+        fc.update()
+
+
+def _shift_keys(act, frames: float) -> None:
+    """Every key of ``act`` (and its handles) ``frames`` later, in bulk."""
+    for fc in action_fcurves(act):
+        kp = fc.keyframe_points
+        for attr in ("co", "handle_left", "handle_right"):
+            v = np.empty(2 * len(kp), dtype=np.float32)
+            kp.foreach_get(attr, v)
+            v[0::2] += frames
             kp.foreach_set(attr, v)
         fc.update()
 
@@ -133,7 +148,7 @@ def fbx_arguments(p: ExportPreset) -> dict:
 
 def gltf_arguments(p: ExportPreset) -> dict:
     return dict(export_format="GLB", use_selection=True, export_animations=True, export_animation_mode="NLA_TRACKS",
-                export_force_sampling=True, export_frame_step=1, export_anim_slide_to_zero=False,
+                export_force_sampling=True, export_frame_step=1, export_anim_slide_to_zero=True,
                 export_optimize_animation_size=False, export_def_bones=False, export_leaf_bone=False,
                 export_rest_position_armature=True, export_skins=True, export_yup=True, export_apply=False,
                 export_bake_animation=False, export_materials="NONE", export_cameras=False, export_lights=False)
@@ -209,13 +224,16 @@ def export_armature(ob, p: ExportPreset, path: str, takes=None) -> dict:
 def import_file(path: str):
     """Read a file back with Blender's own importer: (its armature, {take name: action}); the names
     are the file's (FBX: the importer's "object|take" undone; glTF: the animation names in the file, which
-the importer decorates with "_<object>" on 4.2 and ".001" where an action of that name exists)."""
+the importer decorates with "_<object>" on 4.2 and ".001" where an action of that name exists).  Both
+    formats' time 0 is the scene's first frame, where the importers play a take (the FBX importer's
+    Animation Offset; the glTF importer keys time 0 at frame 0 and plays it from an NLA strip there)."""
     import addon_utils
 
     before_obs, before_acts = set(bpy.data.objects), set(bpy.data.actions)
+    first = bpy.context.scene.frame_start
     if path.lower().endswith(".fbx"):
         addon_utils.enable("io_scene_fbx", default_set=False)
-        result = bpy.ops.import_scene.fbx(filepath=path)
+        result = bpy.ops.import_scene.fbx(filepath=path, anim_offset=float(first))
     else:
         addon_utils.enable("io_scene_gltf2", default_set=False)
         result = bpy.ops.import_scene.gltf(filepath=path)
@@ -236,6 +254,8 @@ the importer decorates with "_<object>" on 4.2 and ".001" where an action of tha
             name = next((n for n in files if a.name == n or re.match(re.escape(n) + r"(_|\.\d{3}$)", a.name)), a.name)
         elif re.search(r"\.\d{3}$", name):  # Blender's suffix: a data-block had the name
             name = name[:-4]
+        if files is not None:
+            _shift_keys(a, first)
         acts[name] = a
     return arms[0], acts
 

@@ -145,9 +145,16 @@ def bake_retargeted(ob, res, action_name: str, frame_start: int = 1, assign: boo
             set_keys(new_fcurve(channels, path, i, "Object Transforms"), times, values[:, i])
     act["motionctl_fps"] = float(res.fps)
     act["motionctl_clip"] = res.name
+    act["motionctl_take"] = action_name  # the take's name: the action's gets ".001" when the name is taken
     if assign:
         assign_action(ob, act, slot)
     return act
+
+
+def take_name(act) -> str:
+    """The name ``act`` was baked under (prefix and clip), whatever Blender named the action (it adds
+    ".001" when another character's take or the clip's own action has the name)."""
+    return act.get("motionctl_take", act.name)
 
 
 def push_to_nla(ob, actions: list, track_name: str) -> None:
@@ -161,7 +168,7 @@ def push_to_nla(ob, actions: list, track_name: str) -> None:
     for act in actions:
         first, last = (float(x) for x in act.frame_range)
         at = first if start is None else max(first, start)
-        strip = track.strips.new(act.name, int(round(at)), act)
+        strip = track.strips.new(take_name(act), int(round(at)), act)
         set_strip_slot(strip, act)
         start = strip.frame_end + 1
 
@@ -258,7 +265,8 @@ class MOTIONCTL_OT_retarget(RetargetJob, bpy.types.Operator):
 
     def finish(self, context, result) -> None:
         ob = self._target
-        if not settings(context).retarget.bones:  # the automatic map, shown to edit
+        rt = settings(context).retarget
+        if not rt.bones and rt.target == ob:  # the automatic map, shown to edit (not if another target is chosen)
             show_map(context, result["mapping"], rig_from_object(ob))
         result = result["results"]
         if self._new_root is not None:

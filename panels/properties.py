@@ -81,6 +81,14 @@ def _is_armature(self, ob) -> bool:
     return ob.type == "ARMATURE"
 
 
+def _on_target(self, context):
+    """A new Target starts with an empty bone map (the next Retarget maps it automatically): the
+    last one's map names another rig's bones.  Choosing the same target again keeps the map."""
+    if self.target != self.map_target:
+        self.bones.clear()
+        self.map_target = self.target
+
+
 # What only Blender has, beside the generated options of each group (see ``build``).
 PREVIEW = {
     "key_forward": StringProperty(name="Forward", default="W", description="Event type for forward (arrows also work)"),
@@ -130,9 +138,11 @@ EVALUATE = {
     "map_path": StringProperty(subtype="FILE_PATH", options=PATH_OPTIONS),
 }
 RETARGET = {
-    "target": PointerProperty(name="Target", type=bpy.types.Object, poll=_is_armature,
+    "target": PointerProperty(name="Target", type=bpy.types.Object, poll=_is_armature, update=_on_target,
                               description="Your character's armature (Rigify, Mixamo, Character Creator, a game "
                               "rig...)"),
+    "map_target": PointerProperty(name="Mapped Target", type=bpy.types.Object,
+                                  description="The target the bone map is for (another Target clears the map)"),
     "bones": CollectionProperty(type=MOTIONCTL_PG_bone_pair),
     "bone_index": IntProperty(),
     "source": EnumProperty(name="Retarget", default="RUN", items=[

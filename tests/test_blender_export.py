@@ -166,6 +166,49 @@ def test_presets_refuse_rigs_they_cannot_carry(bpy_clean, ext, mocap, tmp_path):
     assert not list(tmp_path.iterdir())  # nothing written
 
 
+def glb_start_times(path) -> list:
+    """The first time (s) of every animation channel of a .glb (its samplers' input accessors' min)."""
+    import json
+    import struct
+
+    data = open(path, "rb").read()
+    (length,) = struct.unpack("<I", data[12:16])
+    gltf = json.loads(data[20:20 + length])
+    return [gltf["accessors"][s["input"]]["min"][0] for a in gltf["animations"] for s in a["samplers"]]
+
+
+def test_gltf_and_fbx_takes_start_at_time_zero(bpy_clean, ext, mocap, tmp_path):
+    """Issue 58.5.4: the .glb's animations started at 1/30 s (the takes' first frame, 1), the FBX's at
+    0: every take of either file starts at time 0, and both read back on the takes' own frames."""
+    bpy = bpy_clean
+    bpy.context.scene.render.fps = 30
+    folder = os.path.join(mocap, "cmu_amc", "16")
+    assert bpy.ops.motionctl.import_bvh(directory=folder + os.sep, files=[{"name": t + ".amc"} for t in TAKES]) \
+        == {"FINISHED"}
+    rt = bpy.context.scene.motionctl.retarget
+    rt.target, rt.source, rt.nla = make_rig(bpy, "ue"), "GROUP", True
+    assert bpy.ops.motionctl.retarget() == {"FINISHED"}
+    G, P = ext.operators.gamefile, ext.motionctl.retarget.export.PRESETS
+    takes = {n: r for n, _, r in G.takes_of(rt.target)}
+    assert {r[0] for r in takes.values()} == {1}  # baked from frame 1: 1/30 s in the file before
+    read = {}
+    for preset in ("GODOT", "UNREAL"):
+        path = str(tmp_path / f"ue{P[preset].ext}")
+        G.export_armature(rt.target, P[preset], path)
+        arm, acts = G.import_file(path)
+        read[preset] = {n: tuple(int(round(x)) for x in a.frame_range) for n, a in acts.items()}
+        data = arm.data
+        bpy.data.objects.remove(arm)
+        bpy.data.armatures.remove(data)
+        for a in acts.values():
+            bpy.data.actions.remove(a)
+        if preset == "GODOT":
+            starts = glb_start_times(path)
+            assert len(starts) > len(takes) and max(starts) == 0.0, sorted(set(starts))  # exact: the first key's time
+    # exact: whole frames; time 0 at the scene's first frame in both
+    assert read["GODOT"] == read["UNREAL"] == takes
+
+
 def world_motion(bpy, ob, frames):
     """[F, B, 3] world heads and [F, B, 3, 3] world rotation deltas from rest of every bone (bulk reads)."""
     n = len(ob.pose.bones)

@@ -44,6 +44,31 @@ def test_export_writes_the_targets_takes_as_named_animations(bpy_clean, ext, moc
     assert imported_takes(ext, bpy, str(path)) == sorted("rt_" + t for t in TAKES + (RUN,))  # the takes and the run
 
 
+@pytest.mark.parametrize("prefix", ["rt_", ""])
+def test_export_names_a_second_characters_takes_as_batch_export_does(clips, ext, tmp_path, prefix):
+    """Issue 58.5.1: a second character's actions are "rt_16_15.001" (and "16_15.001" with no prefix:
+    the clips' own actions hold "16_15"); Export names its takes as Batch Export does, never ".001"."""
+    bpy = clips
+    rt = bpy.context.scene.motionctl.retarget
+    rt.source, rt.nla, rt.action_prefix, rt.export_preset = "GROUP", True, prefix, "GODOT"
+    for ob in (make_rig(bpy, "ue"), make_rig(bpy, "ue")):
+        rt.target = ob
+        assert bpy.ops.motionctl.retarget() == {"FINISHED"}
+    names = sorted(prefix + t for t in TAKES)
+    assert prefix + "16_15.001" in bpy.data.actions  # the name was taken: Blender added ".001"
+    rt.export_folder = str(tmp_path / "one")
+    assert bpy.ops.motionctl.export_game() == {"FINISHED"}
+    assert imported_takes(ext, bpy, str(tmp_path / "one" / f"{ob.name}.glb")) == names  # count: take names
+    rt.export_folder = str(tmp_path / "batch")
+    assert bpy.ops.motionctl.export_batch() == {"FINISHED"}
+    assert sorted(os.listdir(tmp_path / "batch")) == [n + ".glb" for n in names]
+    # count: take names
+    assert [imported_takes(ext, bpy, str(tmp_path / "batch" / f"{n}.glb")) for n in names] == [[n] for n in names]
+    rt.nla, rt.target = False, make_rig(bpy, "ue")  # a third, its first take as its action
+    assert bpy.ops.motionctl.retarget() == {"FINISHED"}
+    assert [n for n, _, _ in ext.operators.gamefile.takes_of(rt.target)] == [prefix + TAKES[0]]  # count: names
+
+
 def test_batch_writes_a_file_per_take_and_nothing_when_cancelled(clips, ext, tmp_path, monkeypatch):
     bpy = clips
     st = bpy.context.scene.motionctl
@@ -144,3 +169,19 @@ def test_the_command_line_batch_writes_the_same_files(bpy_clean, ext, mocap, tmp
     assert err == [f"error: {tmp_path / 'missing.bvh'}: no such file"]  # count: strings
     assert export_game.main(args[:-1] + [str(tmp_path / "hero.blend" / "x")] + clips) == 2
     assert "cannot make the output folder" in capsys.readouterr().err
+
+
+def test_the_command_line_batch_takes_a_blend_that_already_holds_clips(clips, ext, mocap, tmp_path):
+    """Issue 58.5.2: an animator's working .blend with clips imported by motionctl (a skeleton group
+    of its own): the command line exports the clips it was given, on the one skeleton they share."""
+    from tools import export_game
+
+    bpy = clips  # 16_15 and 16_58 imported: a group the .blend keeps
+    make_rig(bpy, "ue")
+    blend = str(tmp_path / "hero.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    out = tmp_path / "anims"
+    args = ["--blend", blend, "--armature", "SK_Mannequin", "--preset", "godot", "--out", str(out)]
+    assert export_game.main(args + [os.path.join(mocap, "cmu_amc", "16", "16_15.amc")]) == 0
+    assert os.listdir(out) == ["16_15.glb"]  # its clip, not the .blend's others
+    assert imported_takes(ext, bpy, str(out / "16_15.glb")) == ["16_15"]

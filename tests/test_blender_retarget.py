@@ -169,6 +169,24 @@ def test_ticked_clips_bake_to_nla_strips_and_presets_round_trip(walks, ext, moca
     assert np.hypot(*(np.array(ob.matrix_world @ hips.head)[:2] - (2.0, 1.0))) < 0.3  # in place, where it stood
 
 
+def test_a_new_target_gets_its_own_bone_map(walks, ext):
+    """Issue 58.5.3: choosing a second character as Target drops the first one's bone map (the
+    next Retarget maps the new rig automatically); choosing the same target again keeps the map."""
+    bpy = walks
+    rt = bpy.context.scene.motionctl.retarget
+    first, second = make_rig(bpy, "ue"), make_rig(bpy, "mixamo")
+    rt.target, rt.source = first, "CLIP"
+    assert bpy.ops.motionctl.retarget_auto_map() == {"FINISHED"}
+    rt.bones[0].source = "lhumerus"  # an edit
+    rt.target = first
+    assert len(rt.bones) >= 21 and rt.bones[0].source == "lhumerus"  # the same target: the map kept
+    rt.target = second
+    assert len(rt.bones) == 0  # the UE rig's bones are not the Mixamo rig's
+    assert bpy.ops.motionctl.retarget() == {"FINISHED"}
+    mapped = {p.target for p in rt.bones}
+    assert len(mapped) >= 21 and mapped <= set(second.data.bones.keys())
+
+
 def test_cancel_and_bad_input_leave_the_rig_as_it_was(walks, ext, mocap, tmp_path, monkeypatch):
     bpy = walks
     st = bpy.context.scene.motionctl

@@ -80,16 +80,19 @@ def run(args, out: str) -> None:
     folders: dict = {}
     for path in args.clips:
         folders.setdefault(os.path.dirname(os.path.abspath(path)), []).append(os.path.basename(path))
+    st = scene.motionctl
+    before = {g.name for g in st.groups}  # an animator's .blend may hold clips imported before: not ours
     for folder, names in folders.items():
         bpy.ops.motionctl.import_bvh(directory=folder + os.sep, files=[{"name": n} for n in names])
-    st = scene.motionctl
     summary = st.last_import
-    got = {c.name for c in st.clips}
+    groups = [g.name for g in st.groups if g.name not in before]
+    got = {c.name for c in st.clips if c.group in groups}
     failed = [p for p in args.clips if os.path.splitext(os.path.basename(p))[0] not in got]
     if failed:
         raise MotionctlError(f"{os.path.abspath(failed[0])}: could not be read ({summary})")
-    if len(st.groups) != 1:
-        raise MotionctlError(f"the clips are on {len(st.groups)} different skeletons: export them one skeleton at a time")
+    if len(groups) != 1:
+        raise MotionctlError(f"the clips are on {len(groups)} different skeletons: export them one skeleton at a time")
+    st.group = groups[0]  # the group the batch (and a controller for --trace) works on
     rt = st.retarget
     rt.target, rt.root_motion, rt.action_prefix, rt.nla = ob, args.root_motion, args.prefix, False
     rt.export_preset, rt.export_folder = args.preset.upper(), out
