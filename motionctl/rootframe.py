@@ -113,8 +113,8 @@ def _pelvis_forward(clip) -> tuple[np.ndarray, np.ndarray]:
     if spine is None:
         spine = quat.rotate(quat.conj(rot), np.broadcast_to([0.0, 0.0, 1.0], rot.shape[:-1] + (3,))).mean(axis=0)
     forward = np.cross(left, spine)
-    size = np.linalg.norm(forward)
-    if not size > 1e-12 * max(np.linalg.norm(left) * np.linalg.norm(spine), 1e-300):
+    size = np.linalg.norm(forward, axis=-1)  # axis: elementwise, not BLAS's dot (FMA or not by CPU)
+    if not size > 1e-12 * max(np.linalg.norm(left, axis=-1) * np.linalg.norm(spine, axis=-1), 1e-300):
         return clip.local_rot[:, 0], rest_forward(sk)
     return rot, forward / size
 

@@ -29,7 +29,7 @@ def axis_conversion(forward: str = "-Z", up: str = "Y") -> np.ndarray:
         return v
 
     f, u = vec(forward), vec(up)
-    if abs(np.dot(f, u)) > 0.5:
+    if abs(np.sum(f * u)) > 0.5:
         raise ValueError(f"forward axis {forward!r} and up axis {up!r} must differ")
     src = np.stack((np.cross(f, u), f, u), axis=1)  # columns: right, forward, up
     return src.T  # orthonormal: maps right -> X, forward -> Y, up -> Z

@@ -47,14 +47,14 @@ def _turn(a: np.ndarray, b: np.ndarray, rigid: int, prefer: np.ndarray) -> np.nd
         arc = quat.between(a[first], b[first])
         # The turn about the bone: ``prefer``'s (its twist about a[first] once the arc is undone).
         v = quat.mul(quat.conj(arc), prefer)
-        twist = np.concatenate((v[:1], np.dot(v[1:], a[first]) * a[first]))
-        size = float(np.linalg.norm(twist))
+        twist = np.concatenate((v[:1], np.sum(v[1:] * a[first]) * a[first]))
+        size = float(np.linalg.norm(twist, axis=-1))
         return quat.mul(arc, twist / size) if size > 1e-9 else arc
     frames = []
     for v in (a, b):
         x = v[first]
         z = np.cross(x, v[second])
-        z = z / np.linalg.norm(z)
+        z = z / np.linalg.norm(z, axis=-1)
         frames.append(np.column_stack((x, np.cross(z, x), z)))
     return quat.from_matrix((frames[1][:, None, :] * frames[0][None, :, :]).sum(axis=-1))  # Fb Fa^T, no BLAS
 

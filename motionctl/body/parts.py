@@ -76,7 +76,7 @@ def hip_joints(skeleton: Skeleton) -> tuple[int, int] | None:
     depth = skeleton.depth()
     rest = skeleton.rest_positions()
     pairs = [(j, int(mirror[j])) for j in range(skeleton.n_joints) if mirror[j] != j and _side(skeleton.names[j]) == "L"]
-    pairs = [p for p in pairs if np.linalg.norm(rest[p[0], :2] - rest[p[1], :2]) > 1e-4]
+    pairs = [p for p in pairs if np.linalg.norm(rest[p[0], :2] - rest[p[1], :2], axis=-1) > 1e-4]
     if not pairs:
         return None
     # Prefer the leg chain (joints below the root) over the arms.
@@ -93,7 +93,7 @@ def rest_forward(skeleton: Skeleton) -> np.ndarray:
     left = rest[hips[0]] - rest[hips[1]]
     left[2] = 0.0
     f = np.cross(left, [0.0, 0.0, 1.0])
-    return f / np.linalg.norm(f)
+    return f / np.linalg.norm(f, axis=-1)
 
 
 def facing(skeleton: Skeleton) -> tuple[int, tuple, np.ndarray | None]:
@@ -125,7 +125,7 @@ def facing(skeleton: Skeleton) -> tuple[int, tuple, np.ndarray | None]:
             spine = None
             if pelvis in path and path.index(pelvis) + 1 < len(path) and path[path.index(pelvis) + 1] not in legs[0] + legs[1]:
                 v = skeleton.offsets[path[path.index(pelvis) + 1]]
-                if np.linalg.norm(v) > 1e-9 * max(float(np.abs(skeleton.offsets).max()), 1e-300):
+                if np.linalg.norm(v, axis=-1) > 1e-9 * max(float(np.abs(skeleton.offsets).max()), 1e-300):
                     spine = v
             out = (int(pelvis), legs, spine)
     skeleton._facing = out
