@@ -137,41 +137,38 @@ WORLD_SIDES = ("+Y", "-X", "-Y", "+X")  # a heading of 0, 90, 180, 270 degrees (
 def facing_evidence(clip) -> tuple[str, list]:
     """What shows which way ``clip``'s body faces, for the import summary: (one note, warnings).
 
-    The facing itself comes from the hips' axis and the spine (``root_frame``); the note says where
-    the body starts facing in the world, how often the feet point within 60 degrees of it and how
-    often the hips travel ahead along it (within 45 degrees, of frames moving over ``MOVING``).  A
-    warning where the body does not show it: feet pointing away (left and right swapped in the
-    names, or the hips' axis misread), hips that hardly travel (standing: the hips and spine alone
-    decide), or hips travelling mostly backwards or sideways."""
-    yaw = quat.yaw_about_z(*_pelvis_forward(clip))
-    ahead = np.column_stack((-np.sin(yaw), np.cos(yaw)))
-    pos = clip.world()[0]
-    feet = foot_joints(clip.skeleton)
-    toes = [pos[:, t, :2] - pos[:, a, :2] for a, t in feet.values() if t != a]
+    The facing is ``root_frame``'s (the hips' axis and the spine); the note says where the body
+    starts facing in the world, how often the feet point within 60 degrees of it and how often the
+    hips travel ahead along it (within 45 degrees, of frames moving over ``MOVING``).  A warning
+    where the body does not show it: feet pointing away (left and right swapped in the names, or
+    the hips' axis misread), hips that hardly travel (standing: the hips and spine alone decide),
+    or hips travelling mostly backwards or sideways."""
+    ground, yaw = root_frame(clip)
     warnings = []
-    start = WORLD_SIDES[int(np.round(np.degrees(yaw[0]) / 90.0)) % 4]
-    note = f"facing from the hips and spine: starts facing {start}"
+    note = f"facing from the hips and spine: starts facing {WORLD_SIDES[int(np.round(np.degrees(yaw[0]) / 90.0)) % 4]}"
+
+    def ahead_share(v: np.ndarray, degrees: float) -> np.ndarray:
+        """bool [F]: ground vectors ``v`` [F, 2] within ``degrees`` of the facing (root frame: +Y ahead)."""
+        local = to_local(v, yaw)
+        return local[:, 1] > np.cos(np.radians(degrees)) * np.hypot(*local.T)
+
+    pos = clip.world()[0]
+    toes = [pos[:, t, :2] - pos[:, a, :2] for a, t in foot_joints(clip.skeleton).values() if t != a]
     if toes:
-        d = sum(toes)
-        cos = np.sum(d * ahead, axis=1) / np.maximum(np.linalg.norm(d, axis=1), 1e-12)
-        along = float(np.mean(cos > np.cos(np.radians(60))))
-        note += f", the feet point within 60° of it on {100 * along:.0f}% of frames"
-        if np.mean(cos < 0) > 0.5:
-            warnings.append(f"the feet point away from the facing read from the hips and spine on "
-                            f"{100 * np.mean(cos < 0):.0f}% of frames: left and right may be swapped in the joint names")
-    if clip.n_frames > 1:
-        vel = np.gradient(clip.root_pos[:, :2], axis=0) * clip.fps
-        sigma = 0.2 * clip.fps
-        if sigma > 0 and clip.n_frames > 2:
-            vel = gaussian_smooth(vel, sigma)
-        speed = np.linalg.norm(vel, axis=1)
-        moving = speed > MOVING
+        note += f", the feet point within 60° of it on {100 * np.mean(ahead_share(sum(toes), 60)):.0f}% of frames"
+        away = float(np.mean(~ahead_share(sum(toes), 90)))
+        if away > 0.5:
+            warnings.append(f"the feet point away from the facing read from the hips and spine on {100 * away:.0f}% "
+                            "of frames: left and right may be swapped in the joint names")
+    if clip.n_frames > 2:
+        vel = gaussian_smooth(np.gradient(ground, axis=0) * clip.fps, 0.2 * clip.fps)
+        moving = np.hypot(*vel.T) > MOVING
         if moving.mean() < 0.1:
             warnings.append(f"the hips travel on {100 * moving.mean():.0f}% of frames: which way the body faces "
                             "is read from the hips and spine alone")
         else:
-            cos = np.sum(vel[moving] * ahead[moving], axis=1) / speed[moving]
-            fwd, back = float(np.mean(cos > np.cos(np.radians(45)))), float(np.mean(cos < -np.cos(np.radians(45))))
+            fwd = float(np.mean(ahead_share(vel, 45)[moving]))
+            back = float(np.mean(ahead_share(-vel, 45)[moving]))
             note += f", travels ahead on {100 * fwd:.0f}% of moving frames"
             if back > 0.5:
                 warnings.append(f"the hips travel backwards on {100 * back:.0f}% of moving frames: the facing is "
