@@ -116,14 +116,12 @@ def quick(engine) -> dict:
     return dict(ENGINES[engine].quick)
 
 
-REST_DEPENDENT = pytest.mark.xfail(strict=True, reason="the graph's Lee costs are logs about the identity, so they "
-                                   "follow the file's rest frames (issue 58)")
 
 
 LAST_BIT = {"active"}
 
 
-@pytest.mark.parametrize("engine", [pytest.param(e, marks=REST_DEPENDENT) if e == "graph" else e for e in sorted(ENGINES)])
+@pytest.mark.parametrize("engine", sorted(ENGINES))
 def test_every_engine_plays_the_same_on_a_re_rested_skeleton(clips, tmp_path, engine):
     e = ENGINES[engine]
     variant = [rerested(c, random_turns(c.skeleton.n_joints, 7)) for c in clips]

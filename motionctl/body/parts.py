@@ -269,6 +269,29 @@ def leg_ends(skeleton: Skeleton) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
+def bone_height(skeleton: Skeleton) -> float:
+    """The body's height along its bones (metres): from the hips the longest bone path up the head
+    (the upper body's, to its end site) plus the longest down a leg.  Bone lengths only, so the same
+    for any rest orientation of the joints (the rest pose's height is not: a re-rested file stands
+    its bones elsewhere); 1.0 for a body with no bones."""
+    lengths = np.linalg.norm(skeleton.offsets, axis=1)
+    reach = lengths.copy()  # bone path length from the root to each joint
+    for k in range(1, skeleton.n_joints):  # parents come before children
+        reach[k] += reach[skeleton.parents[k]]
+    tips = np.concatenate((reach, reach[skeleton.end_parent] + np.linalg.norm(skeleton.end_offsets, axis=1)))
+    owner = np.concatenate((np.arange(skeleton.n_joints), skeleton.end_parent))
+    hips = branch_joint(skeleton)
+    head = head_joint(skeleton)
+    up = set((_subtree(skeleton, head) if head is not None else upper_body(skeleton)).tolist())
+    legs = set(np.concatenate([_subtree(skeleton, int(j)) for j in leg_ends(skeleton)] or [[]]).astype(int).tolist())
+    legs |= {int(a) for sub in _child_subtrees(skeleton, hips).values() for a in sub if up.isdisjoint(sub.tolist())}
+    in_up = np.isin(owner, list(up))
+    in_leg = np.isin(owner, list(legs))
+    total = ((tips[in_up].max() - reach[hips]) if in_up.any() else 0.0) + \
+            ((tips[in_leg].max() - reach[hips]) if in_leg.any() else 0.0)
+    return float(total) if total > 0 else 1.0
+
+
 def head_joint(skeleton: Skeleton) -> int | None:
     """The joint named head (the shallowest), or None."""
     names = [n.lower() for n in skeleton.names]
