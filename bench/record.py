@@ -12,7 +12,7 @@ from importlib import metadata
 from packaging.markers import Marker
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = ("numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl", "bpy", "dask", "distributed")
+PACKAGES = ("numpy", "scipy", "scikit-learn", "joblib", "threadpoolctl", "bpy", "dask", "distributed", "ufbx")
 THREAD_VARIABLES = ("MOTIONCTL_JOBS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
