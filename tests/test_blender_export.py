@@ -41,11 +41,12 @@ def bake_takes(bpy, ext, mocap, kind):
 
     assert bpy.ops.motionctl.train(engine="matching") == {"FINISHED"}
     st.engine = "matching"
-    trace = os.path.join(tempfile.mkdtemp(prefix="motionctl_export_"), RUN + ".csv")
-    write_trace(generate_trace(PlayerSettings(max_speed=1.8), 4.0, 10.0, seed=7), trace)
-    st.traces.add().path = trace
-    st.retarget.source = "TRACES"
-    assert bpy.ops.motionctl.retarget() == {"FINISHED"}
+    with tempfile.TemporaryDirectory(prefix="motionctl_export_") as folder:  # read by Retarget, then gone
+        trace = os.path.join(folder, RUN + ".csv")
+        write_trace(generate_trace(PlayerSettings(max_speed=1.8), 4.0, 10.0, seed=7), trace)
+        st.traces.add().path = trace
+        st.retarget.source = "TRACES"
+        assert bpy.ops.motionctl.retarget() == {"FINISHED"}
     return ob
 
 
