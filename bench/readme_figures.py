@@ -19,7 +19,7 @@ from harness import ROOT, add_mocap, default_mocap  # noqa: E402,F401  (first: t
 
 from motionctl.io import demo_data  # noqa: E402
 from motionctl.io.library import ImportSettings, load_clip  # noqa: E402
-from motionctl.body import foot_contacts, foot_joints  # noqa: E402
+from motionctl.body import Body, foot_contacts  # noqa: E402
 from motionctl.clip import world_with_ends  # noqa: E402
 from motionctl.rootframe import root_frame  # noqa: E402
 
@@ -94,7 +94,7 @@ def draw_strip(clip, path, n_poses=9):
     base = np.array([W / 2, H + top_h / 2]) - (g.min(0) + np.ptp(g, 0) / 2) * s2 * np.array([1, -1])
     p2 = base + g * s2 * np.array([1, -1])
     c.lines(p2[:-1], p2[1:], (0.2, 0.2, 0.2), 2)
-    feet = foot_joints(sk)
+    feet = Body.of(sk).feet
     for side, key in enumerate("LR"):
         planted = pts[contacts[:, side], feet[key][1], :2]
         q = base + planted * s2 * np.array([1, -1])

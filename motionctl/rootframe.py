@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import fmath, quat
-from .body.parts import facing, foot_joints, rest_forward
+from .body import Body
 
 
 def wrap(a):
@@ -95,10 +95,10 @@ def _pelvis_forward(clip) -> tuple[np.ndarray, np.ndarray]:
     up).  Read from the bones and the motion alone, never from the rest pose, so a body faces the
     same way whatever orientations its joints rest in."""
     sk = clip.skeleton
-    pelvis, legs, spine = facing(sk)
+    pelvis, legs, spine = Body.of(sk).facing
     rot = clip.local_rot[:, 0]
     if legs is None:
-        return rot, rest_forward(sk)
+        return rot, Body.of(sk).rest_forward
     for j in sk.chain(pelvis)[1:]:
         rot = quat.mul(rot, clip.local_rot[:, j])
     sides = []
@@ -115,7 +115,7 @@ def _pelvis_forward(clip) -> tuple[np.ndarray, np.ndarray]:
     forward = np.cross(left, spine)
     size = np.linalg.norm(forward, axis=-1)  # axis: elementwise, not BLAS's dot (FMA or not by CPU)
     if not size > 1e-12 * max(np.linalg.norm(left, axis=-1) * np.linalg.norm(spine, axis=-1), 1e-300):
-        return clip.local_rot[:, 0], rest_forward(sk)
+        return clip.local_rot[:, 0], Body.of(sk).rest_forward
     return rot, forward / size
 
 
@@ -153,7 +153,7 @@ def facing_evidence(clip) -> tuple[str, list]:
         return local[:, 1] > np.cos(np.radians(degrees)) * np.hypot(*local.T)
 
     pos = clip.world()[0]
-    toes = [pos[:, t, :2] - pos[:, a, :2] for a, t in foot_joints(clip.skeleton).values() if t != a]
+    toes = [pos[:, t, :2] - pos[:, a, :2] for a, t in Body.of(clip.skeleton).feet.values() if t != a]
     if toes:
         note += f", the feet point within 60° of it on {100 * np.mean(ahead_share(sum(toes), 60)):.0f}% of frames"
         away = float(np.mean(~ahead_share(sum(toes), 90)))

@@ -176,12 +176,13 @@ def body_figures(clip) -> dict:
     """What an animator checks on an imported clip (Z up, metres): the share of frames with the head
     above the hips above the feet, how high the feet stay off the floor (10th percentile of their
     lowest point), how far the root travels, and the stature (floor to head top, 75th percentile)."""
-    from motionctl.io.orient import feet_off_floor, head_joint, leg_ends, sample_points, stature
+    from motionctl.body import Body
+    from motionctl.io.orient import feet_off_floor, sample_points, stature
 
     sk = clip.skeleton
     points = sample_points(sk, clip.root_pos, clip.local_rot, clip.local_pos)
-    head = head_joint(sk)
-    feet = leg_ends(sk)
+    head = Body.of(sk).head
+    feet = Body.of(sk).leg_ends
     z = points[..., 2]
     upright = float(np.mean((z[:, head] > z[:, 0]) & (z[:, 0] > z[:, feet].max(axis=1))))
     travel = float(np.linalg.norm(clip.root_pos[:, :2] - clip.root_pos[:1, :2], axis=1).max())

@@ -67,3 +67,47 @@ def test_the_panel_reads_every_convention_standing_and_walking(bpy_clean, ext, m
             # margin: 0.55 m between the head and the hips, 0.77 m to the feet
             assert h["head"][2] > h["root"][2] > max(h["lfoot"][2], h["rfoot"][2]), name
             assert min(h["ltoes"][2], h["rtoes"][2]) < 0.15, name
+
+
+BAKED = ("as read", "random rest orientations", "Maya-style joint orients (bones along X)", "Mixamo names", "Z up",
+         "inches", "extra still root", "channels YXZ")
+
+
+def test_bake_writes_the_same_world_motion_whatever_the_file_says(bpy_clean, ext, mocap, tmp_path):
+    """Issue 58: what Bake writes onto the imported armature, in the world, is the same for the same
+    motion written any way (a run of motion matching, mirroring on, baked by the panel's own
+    ``bake_clip``): within 1 mm of the original's on every frame."""
+    from conventions import write_variant
+
+    from motionctl.engines import ENGINES, train_to_file
+    from motionctl.io.library import import_library
+    from motionctl.play.commands import Command, trace_of_commands
+    from motionctl.play.session import Session
+    from motionctl.settings import from_flat
+
+    bpy = bpy_clean
+    bpy.context.scene.render.fps = 30
+    clips = [load_clip(os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc"), ImportSettings())[0] for t in ("15", "17")]
+    trace = trace_of_commands(np.arange(40) / 10.0, [Command([0, 1.2, 0.6 if k >= 20 else 0.0, 0]) for k in range(40)])
+    e = ENGINES["matching"]
+    baked = {}
+    for i, name in enumerate(BAKED):
+        files = []
+        for c in clips:
+            files.append(f"{i}_{c.name}.bvh")
+            write_variant(c.slice(0, int(5 * c.fps)), name, tmp_path / files[-1])
+        assert bpy.ops.motionctl.import_bvh(directory=str(tmp_path) + os.sep, files=[{"name": f} for f in files]) \
+            == {"FINISHED"}
+        ob = bpy.context.scene.motionctl.groups[-1].armature
+        library = import_library([str(tmp_path / f) for f in files]).groups[0].database.clips
+        model, _ = train_to_file("matching", library, from_flat(e.Settings, dict(e.quick)), str(tmp_path / "m.npz"))
+        run = Session(model, model.frame_table(library)).play_trace(trace)
+        ext.operators.armature.bake_clip(ob, run, f"bake_{i}", scene_fps=30.0)
+        world = []
+        for f in range(1, int(ob.animation_data.action.frame_range[1]) + 1, 7):
+            bpy.context.scene.frame_set(f)
+            mw = np.array(ob.matrix_world)
+            world.append(np.array([ob.pose.bones[n].head for n in ob["motionctl_joints"]]) @ mw[:3, :3].T + mw[:3, 3])
+        baked[name] = np.array(world)
+        err = np.abs(baked[name] - baked["as read"]).max()
+        assert err < 1e-3, f"{name}: {1000 * err:.2f} mm"

@@ -185,7 +185,7 @@ def test_a_long_step_keeps_printing_the_clock():
 def test_the_hips_are_found_below_a_root_with_helper_children():
     """A game rig's root has the pelvis and helper chains (ik_foot_root, ik_hand_root) as children:
     the body (and its up axis, height and floor) is the pelvis and below, not the root."""
-    from motionctl.io.orient import body_joints, branch_joint
+    from motionctl.body import Body
 
     par = {"pelvis": "root", "spine_01": "pelvis", "spine_02": "spine_01", "neck_01": "spine_02", "head": "neck_01",
            "thigh_l": "pelvis", "calf_l": "thigh_l", "foot_l": "calf_l", "ball_l": "foot_l", "thigh_r": "pelvis",
@@ -195,5 +195,5 @@ def test_the_hips_are_found_below_a_root_with_helper_children():
     names = ["root"] + list(par)
     sk = Skeleton(names, [-1] + [names.index(par[n]) for n in names[1:]], np.ones((len(names), 3)),
                   [()] * len(names))
-    assert names[branch_joint(sk)] == "pelvis"
-    assert {names[j] for j in body_joints(sk)}.isdisjoint({"root", "ik_foot_root", "ik_hand_gun"})
+    assert names[Body.of(sk).hips] == "pelvis"
+    assert {names[j] for j in Body.of(sk).joints}.isdisjoint({"root", "ik_foot_root", "ik_hand_gun"})

@@ -9,7 +9,7 @@ from ..clip import Clip
 from ..skeleton import forward_kinematics
 from ..tags import FOOT_ACTIONS, canonical_set
 from .contacts import foot_contacts, true_runs
-from .parts import chest_of, foot_joints, hand_joints, head_of
+from .body import Body
 
 def detect_calibration_frames(clip: Clip, max_seconds: float = 0.1, root_speed: float = 20.0,
                               joint_speed: float = 5.0, joint_fraction: float = 0.5) -> int:
@@ -48,16 +48,16 @@ def action_centres(clip: Clip) -> np.ndarray:
     if not tags & ({"pick", "reach", "punch", "duck", "jump"} | FOOT_ACTIONS):
         return np.zeros(0, dtype=np.int64)
     pos, _ = clip.world()
-    if tags & {"pick", "reach"} and hand_joints(clip):
-        score = -pos[:, hand_joints(clip), 2].min(axis=1)
-    elif tags & {"punch"} and hand_joints(clip):
-        chest = pos[:, chest_of(clip)]
-        score = np.linalg.norm(pos[:, hand_joints(clip)] - chest[:, None], axis=-1).max(axis=1)
+    if tags & {"pick", "reach"} and Body.of(clip.skeleton).hands:
+        score = -pos[:, Body.of(clip.skeleton).hands, 2].min(axis=1)
+    elif tags & {"punch"} and Body.of(clip.skeleton).hands:
+        chest = pos[:, Body.of(clip.skeleton).chest]
+        score = np.linalg.norm(pos[:, Body.of(clip.skeleton).hands] - chest[:, None], axis=-1).max(axis=1)
     elif tags & FOOT_ACTIONS:
-        feet = [v[1] for v in foot_joints(clip.skeleton).values()]
+        feet = [v[1] for v in Body.of(clip.skeleton).feet.values()]
         score = np.linalg.norm(pos[:, feet] - pos[:, :1], axis=-1).max(axis=1)
     elif tags & {"duck"}:
-        score = -pos[:, head_of(clip), 2]
+        score = -pos[:, Body.of(clip.skeleton).head_or_top, 2]
     elif tags & {"jump"}:
         score = pos[:, 0, 2]
     else:

@@ -1,5 +1,5 @@
-"""Feet on the floor: one planted-foot detector (``foot_contacts``), one floor estimate
-(``floor_height``) and the one skating measure (``skating``) every part of the program uses: the
+"""Feet on the floor: one planted-foot detector (``foot_contacts``) and the one skating measure
+(``skating``) every part of the program uses (the floor itself is the body's: ``Body.floor``): the
 scoreboard and the Compare box, the retarget's report, the engines' cuts and foot locking.
 
 A foot is seen by up to three points: its ankle (standing in for the heel), its toe joint (the
@@ -34,7 +34,7 @@ import numpy as np
 from ..clip import Clip
 from ..settings import internal
 from ..skeleton import end_site_positions
-from .parts import foot_joints
+from .body import Body
 
 
 @dataclass
@@ -58,7 +58,7 @@ class ContactSettings:
 def foot_point_joints(skeleton) -> tuple[np.ndarray, np.ndarray]:
     """(joints [2, 2] (left, right) x (ankle, toe), end sites [2] (each toe's first end site, -1
     for none)): the points ``foot_points`` reads."""
-    feet = foot_joints(skeleton)
+    feet = Body.of(skeleton).feet
     joints = np.array([feet["L"], feet["R"]], dtype=np.int64)
     ends = np.full(2, -1, dtype=np.int64)
     parents = np.asarray(skeleton.end_parent)
@@ -145,13 +145,6 @@ def foot_contacts(clip: Clip, settings: ContactSettings | None = None) -> np.nda
 
 
 # --------------------------------------------------------------------------- skating
-
-def floor_height(z: np.ndarray, percentile: float, axis=None) -> np.ndarray | float:
-    """The floor under feet whose heights are ``z``: a low percentile of them (low enough that
-    airborne frames do not count, high enough that a marker glitch does not).  Each caller names its
-    statistic: the import takes the 20th of each frame's lowest point."""
-    return np.percentile(z, percentile, axis=axis)
-
 
 def _skate(points: np.ndarray, fps: float, s: ContactSettings, rest=None) -> tuple:
     """(contact frames counted, of them sliding, each contact's sliding distance [K] in cm,

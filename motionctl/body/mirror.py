@@ -10,7 +10,7 @@ import numpy as np
 from .. import quat
 from ..clip import Clip
 from ..skeleton import Skeleton, forward_kinematics
-from .roles import mirror_joint_map
+from .body import Body
 
 MIRROR_SUFFIX = "_mirror"  # a mirrored clip's name: its own plus this (the one place that knows)
 
@@ -120,7 +120,7 @@ def mirror_turns(clip, m: np.ndarray | None = None) -> np.ndarray:
     CPU.
     """
     sk = clip.skeleton
-    m = mirror_joint_map(sk.names) if m is None else m
+    m = Body.of(sk).mirror if m is None else m
     mean = quat.mean(clip.local_rot, axis=0)  # [J, 4]: each joint's mean rotation in its parent's frame
     out = quat.identity((sk.n_joints,))
     for j in range(sk.n_joints):  # parents before children
@@ -143,7 +143,7 @@ def mirror_clip(clip: Clip) -> Clip:
     "mirrored"; "left"/"right" tags swap.
     """
     sk = clip.skeleton
-    m = mirror_joint_map(sk.names)
+    m = Body.of(sk).mirror
     local_rot, back = sk.turned(mirror_turns(clip, m), clip.local_rot[:, m] * _MIRROR_QUAT)
     local_pos = None
     if clip.local_pos is not None:  # translations a joint's channels carry, mirrored; the rest its own bones

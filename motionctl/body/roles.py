@@ -7,7 +7,7 @@
   nothing: the legs are the two lowest branches, the arms the two widest off the spine, and in a
   limb's chain the two longest consecutive bones are the upper and lower limb.  The hips, spine,
   chest and neck always come from topology (the hips join legs and head; the chest is where the
-  arms branch).  ``body.parts`` asks it of a motionctl skeleton (``foot_joints``, ``hip_joints``...).
+  arms branch).  ``body.Body`` asks it of a motionctl skeleton (its ``feet``, ``thighs``...).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ _ASF_LIMBS = {"hipjoint", "femur", "tibia", "foot", "toes", "clavicle", "humerus
               "wrist", "hand", "fingers", "thumb"}
 
 
-def _side(name: str) -> str | None:
+def side_of(name: str) -> str | None:
     """'L', 'R' or None from common rig naming (LeftArm, LHipJoint, lfemur, CC_Base_L_Thigh, Arm.L)."""
     low = name.lower()
     if "left" in low:
@@ -85,7 +85,7 @@ def mirror_joint_map(names) -> np.ndarray:
             other = {"l": "r", "L": "R", "r": "l", "R": "L"}[n[0]]
             cands.append(other + n[1:])
         for c in cands:
-            if c in lookup and c != n and _side(c) != _side(n):
+            if c in lookup and c != n and side_of(c) != side_of(n):
                 out[i] = lookup[c]
                 break
     return out
@@ -151,6 +151,11 @@ class Bones:
     def height(self) -> float:
         return float(np.ptp(self.heads[:, 2])) or 1.0
 
+    def path(self, top: int, bottom: int) -> list:
+        """Bones from ``top`` down to ``bottom`` (both included), or [] when not an ancestor."""
+        chain = [bottom] + self.ancestors(bottom)
+        return chain[:chain.index(top) + 1][::-1] if top in chain else []
+
 
 def name_role(name: str) -> tuple[str | None, int]:
     """(role such as "thigh.L" or "head", or None; rank: 0 plain or FK control, 1 ``ORG-``, 2
@@ -161,7 +166,7 @@ def name_role(name: str) -> tuple[str | None, int]:
     low = name.lower()
     rank = 2 if low.startswith(("def-", "def_")) else 1 if low.startswith(("org-", "org_")) else 0
     core = _PREFIX.sub("", name)
-    side = _side(core) or _side(name)
+    side = side_of(core) or side_of(name)
     if len(core) > 1 and core[0] in "LR" and (core[1].isupper() or core[1:].lower() in _ASF_LIMBS):
         core = core[1:]
     elif core[:1] in ("l", "r") and core[1:].lower() in _ASF_LIMBS:
@@ -182,12 +187,6 @@ def _lca(rig: Bones, bones) -> int:
     paths = [[b] + rig.ancestors(b) for b in bones]
     common = set(paths[0]).intersection(*map(set, paths[1:]))
     return next(b for b in paths[0] if b in common) if common else -1
-
-
-def _path(rig: Bones, top: int, bottom: int) -> list:
-    """Bones from ``top`` down to ``bottom`` (both included), or [] when not an ancestor."""
-    chain = [bottom] + rig.ancestors(bottom)
-    return chain[:chain.index(top) + 1][::-1] if top in chain else []
 
 
 def _leaf_below(rig: Bones, b: int, key) -> int:
@@ -235,7 +234,7 @@ def find_roles(rig: Bones) -> dict:
         for upper, lower, mid in (("thigh", "foot", "shin"), ("upper_arm", "hand", "forearm")):
             u, lo = found.get(f"{upper}.{s}"), found.get(f"{lower}.{s}")
             if u is not None and lo is not None and f"{mid}.{s}" not in found:
-                p = _path(rig, u, lo)
+                p = rig.path(u, lo)
                 if len(p) >= 3:
                     found[f"{mid}.{s}"] = p[1]
         foot = found.get(f"foot.{s}")
@@ -257,7 +256,7 @@ def find_roles(rig: Bones) -> dict:
         found["root"] = ([hips] + rig.ancestors(hips))[-1]
     if not all(f"upper_arm.{s}" in found for s in SIDES):
         found.update({k: v for k, v in _arms_by_geometry(rig, found).items() if k not in found})
-    spine = _path(rig, hips, found["head"])[1:-1]
+    spine = rig.path(hips, found["head"])[1:-1]
     arms = [found.get(f"shoulder.{s}", found.get(f"upper_arm.{s}")) for s in SIDES]
     chest = _lca(rig, [a for a in arms if a is not None] + [found["head"]]) if all(a is not None for a in arms) else -1
     if chest in spine:
@@ -311,7 +310,7 @@ def _legs_by_geometry(rig: Bones, named: dict) -> dict:
         raise MotionctlError(f"rig {rig.name!r}: cannot find two legs by name or shape; "
                              "map the thighs, shins and feet by hand in the Retarget panel's list")
     lows.sort(key=lambda lk: rig.heads[lk[0], 2])
-    chains = [_path(rig, k, leaf) for leaf, k in lows[:2]]
+    chains = [rig.path(k, leaf) for leaf, k in lows[:2]]
     legs = [_limb_roles(rig, c, ("thigh", "shin", "foot", "toe"), 0) for c in chains]
     left = np.cross([0.0, 0.0, 1.0], _toe_forward(rig, legs))
     side = [float((rig.heads[c].mean(axis=0) - rig.heads[x]) @ left) for c in chains]
@@ -324,7 +323,7 @@ def _legs_by_geometry(rig: Bones, named: dict) -> dict:
 
 def _arms_by_geometry(rig: Bones, roles: dict) -> dict:
     """The two branches off the spine (hips to head) reaching furthest sideways are the arms."""
-    spine = _path(rig, roles["hips"], roles["head"])
+    spine = rig.path(roles["hips"], roles["head"])
     fwd = rest_facing(rig, roles)
     left = np.cross([0.0, 0.0, 1.0], fwd)
     taken = set(roles.values())
@@ -336,7 +335,7 @@ def _arms_by_geometry(rig: Bones, roles: dict) -> dict:
             tip = _leaf_below(rig, int(k), lambda i: -abs((rig.heads[i] - rig.heads[p]) @ left))
             reach = float((rig.heads[tip] - rig.heads[p]) @ left)
             if abs(reach) > 0.15 * rig.height():
-                branches.append((abs(reach), np.sign(reach), _path(rig, int(k), tip)))
+                branches.append((abs(reach), np.sign(reach), rig.path(int(k), tip)))
     out = {}
     for _, sign, chain in sorted(branches, key=lambda b: -b[0]):
         s = "L" if sign > 0 else "R"

@@ -36,8 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import fmath, quat
-from ..body.contacts import floor_height as _floor
-from ..body.parts import _child_subtrees, body_joints, body_points, branch_joint, head_joint, leg_ends, upper_body
+from ..body import Body
 from ..skeleton import Skeleton, axis_conversion, end_site_positions, forward_kinematics
 
 # Metres per unit of common capture units, with the names reports use.
@@ -142,12 +141,12 @@ def detect_up(skeleton: Skeleton, points: np.ndarray, default: str = "Y") -> tup
     bodies give 0.95-1), or, for a rig without legs and head, the one the body is clearly tallest
     along (``CLEAR_RATIO``); ``default`` (BVH's convention) when neither is clear.  Confidence is
     low when the evidence is weak or contradicted (the hips travelling along the chosen axis)."""
-    pts = body_points(skeleton, points)
+    body = Body.of(skeleton)
+    pts = body.points(points)
     extent = np.median(pts.max(axis=1) - pts.min(axis=1), axis=0)  # [3]
-    hips = branch_joint(skeleton)
-    upper, legs = upper_body(skeleton), leg_ends(skeleton)
-    sizes = sorted(len(v) for v in _child_subtrees(skeleton, hips).values())  # one pass (a pass per child: J²)
-    if head_joint(skeleton) is None and (len(sizes) < 2 or sizes[-1] == sizes[-2]):
+    hips, upper, legs = body.hips, body.upper, body.leg_ends
+    sizes = sorted(len(v) for v in body.child_subtrees(hips).values())  # one pass (a pass per child: J²)
+    if body.head is None and (len(sizes) < 2 or sizes[-1] == sizes[-2]):
         legs = legs[:0]  # no head and no subtree larger than the others: nothing tells the upper body
         upper = np.array([hips]) if len(sizes) < 1 else upper
     if len(legs):
@@ -188,10 +187,11 @@ def upright_share(skeleton: Skeleton, points: np.ndarray) -> float:
     """Share of frames in which the head (or upper body) stands clearly above the feet (by a third of
     the body's length along the feet-to-head direction), in Z-up sampled positions [F, P, 3]; 1 for a
     rig without legs (nothing to tell)."""
-    legs = leg_ends(skeleton)
+    body = Body.of(skeleton)
+    legs = body.leg_ends
     if len(legs) == 0:
         return 1.0
-    v = points[:, upper_body(skeleton)].mean(axis=1) - points[:, legs].mean(axis=1)
+    v = points[:, body.upper].mean(axis=1) - points[:, legs].mean(axis=1)
     return float(np.mean(v[:, 2] > np.linalg.norm(v, axis=1) / 3))
 
 
@@ -205,22 +205,17 @@ def stature(skeleton: Skeleton, points_z: np.ndarray) -> float:
     (joints, then end sites) of an upright body: ``body_height`` of the body's points, with a
     head joint that has neither an end site nor a child joint given its estimated top (``HEAD_TOP``
     of its height above the body's lowest point)."""
-    head = head_joint(skeleton)
+    head = Body.of(skeleton).head
     lengths = np.linalg.norm(skeleton.end_offsets, axis=1) if len(skeleton.end_parent) else np.zeros(0)
     size = max(float(np.linalg.norm(skeleton.offsets, axis=1).sum()), 1e-12)
     has_top = head is not None and (len(skeleton.children(head)) > 0 or
                                      bool(np.any(lengths[skeleton.end_parent == head] > 0.005 * size)))
-    body = body_points(skeleton, points_z[..., None])[..., 0]
+    body = Body.of(skeleton).points(points_z[..., None])[..., 0]
     if head is None or has_top:
         return body_height(body)
     low = body.min(axis=1)
     top = np.maximum(body.max(axis=1), points_z[:, head] + HEAD_TOP * (points_z[:, head] - low))
     return float(np.percentile(top - low, 75))
-
-
-def floor_height(points_z: np.ndarray) -> float:
-    """Height of the floor the feet stand on: 20th percentile of the per-frame lowest point."""
-    return float(_floor(points_z.min(axis=1), 20))
 
 
 def reorient(skeleton: Skeleton, root_pos, local_rot, local_pos, conv: np.ndarray, scale: float):
@@ -307,7 +302,7 @@ def level_floor(skeleton: Skeleton, root_pos, local_rot, local_pos=None):
     metres) so the feet's plane is level: a rotation about a horizontal axis through the contacts'
     centre, applied to the root.  Returns (root_pos, local_rot, degrees turned); tilts under
     ``MIN_TILT`` or over ``MAX_TILT`` degrees are left alone (0 degrees returned)."""
-    points = body_points(skeleton, sample_points(skeleton, root_pos, local_rot, local_pos))
+    points = Body.of(skeleton).points(sample_points(skeleton, root_pos, local_rot, local_pos))
     grad, pivot = floor_tilt(points)
     normal = np.array([-grad[0], -grad[1], 1.0])
     normal /= np.linalg.norm(normal)
@@ -325,7 +320,8 @@ def feet_off_floor(skeleton: Skeleton, root_pos, local_rot, local_pos=None) -> f
     """Metres (Z up, floor at z = 0): how high the legs' lowest point (joints and end sites below
     the hips other than the upper body) stays in the frames where it is lowest (10th percentile).
     Capture of a person standing, walking or running gives about 0; NaN for a rig with no legs."""
-    legs = np.setdiff1d(body_joints(skeleton), np.concatenate((upper_body(skeleton), [branch_joint(skeleton)])))
+    body = Body.of(skeleton)
+    legs = np.setdiff1d(body.joints, np.concatenate((body.upper, [body.hips])))
     if len(legs) == 0:
         return float("nan")
     points = sample_points(skeleton, root_pos, local_rot, local_pos)
@@ -336,18 +332,19 @@ def feet_off_floor(skeleton: Skeleton, root_pos, local_rot, local_pos=None) -> f
 
 def floor_lift(skeleton: Skeleton, root_pos, local_rot, local_pos=None, mode: str = "auto") -> float:
     """Metres to raise (+) or lower (-) Z-up motion so its feet stand on z = 0: "auto" the floor
-    the stance feet stand on (``floor_height``), "lowest" the lowest point of any frame, "keep" 0."""
+    the stance feet stand on (``Body.floor``), "lowest" the lowest point of any frame, "keep" 0."""
     if mode not in FLOOR_MODES:
         raise ValueError(f"floor must be one of {FLOOR_MODES}, got {mode!r}")
     if mode == "keep":
         return 0.0
     max_frames = MAX_FRAMES if mode == "auto" else len(root_pos)
-    z = body_points(skeleton, sample_points(skeleton, root_pos, local_rot, local_pos, max_frames))[..., 2]
-    lift = -(floor_height(z) if mode == "auto" else float(z.min()))
+    body = Body.of(skeleton)
+    z = sample_points(skeleton, root_pos, local_rot, local_pos, max_frames)[..., 2]
+    lift = -(body.floor(z) if mode == "auto" else float(body.points(z[..., None]).min()))
     return lift if abs(lift) >= 1e-6 else 0.0
 
 
-__all__ = ["FLOOR_MODES", "FORWARD_FOR_UP", "HUMAN_HEIGHT", "Orientation", "UNITS", "body_height", "body_joints",
-           "detect_up", "feet_off_floor", "floor_height", "floor_lift", "guess_unit_scale", "head_joint", "leg_ends",
-           "orient", "reorient", "sample_points", "stature", "unit_name"]
+__all__ = ["FLOOR_MODES", "FORWARD_FOR_UP", "HUMAN_HEIGHT", "Orientation", "UNITS", "body_height", "detect_up",
+           "feet_off_floor", "floor_lift", "guess_unit_scale", "orient", "reorient", "sample_points", "stature",
+           "unit_name"]
 

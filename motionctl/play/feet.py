@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import fmath, quat
 from ..body.ik import two_bone
-from ..body.parts import foot_joints
+from ..body import Body
 from ..rootframe import heading, to_local, to_world
 
 REACH = 0.995  # share of the leg's length a locked foot may be from the hip
@@ -91,7 +91,7 @@ class Legs:
 
     @classmethod
     def of(cls, skeleton) -> "Legs | None":
-        feet = foot_joints(skeleton)
+        feet = Body.of(skeleton).feet
         chains = []
         for side in "LR":
             chain = [int(feet[side][0])]

@@ -39,7 +39,7 @@ def planted_ankle_height(rig: Rig, roles: dict) -> float | None:
     return float(np.mean(out))
 
 
-def _soles(rig: Rig, roles: dict, pos: np.ndarray, q: np.ndarray) -> np.ndarray | None:
+def soles_of(rig: Rig, roles: dict, pos: np.ndarray, q: np.ndarray) -> np.ndarray | None:
     """[F, 2] the height of each foot's lowest point (the heads and tails of the foot bone and the
     bones below it), posed by world heads ``pos`` [F, B, 3] and world deltas ``q`` [F, B, 4];
     None for a rig whose bone ends are unknown."""
@@ -53,7 +53,7 @@ def _soles(rig: Rig, roles: dict, pos: np.ndarray, q: np.ndarray) -> np.ndarray 
     return np.stack(out, axis=1)
 
 
-def _plant_goals(cur, src, contact, s, h_t, h_s) -> np.ndarray:
+def plant_goals(cur, src, contact, s, h_t, h_s) -> np.ndarray:
     """Where a planted foot's head should be: from its position where each contact begins, moving
     as the source's foot does (scaled), at the source's height above its planted height (scaled)."""
     frames = np.arange(len(contact))

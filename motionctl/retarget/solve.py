@@ -10,11 +10,11 @@ import numpy as np
 from .. import quat
 from ..body.ik import two_bone
 from ..body.contacts import foot_contacts
-from ..body.roles import LEG_ROLES, SIDES, _path, find_roles, rest_facing
+from ..body.roles import LEG_ROLES, SIDES, find_roles, rest_facing
 from ..errors import MotionctlError
 from ..rootframe import gaussian_smooth, yaw_of
 from ..settings import setting, validate
-from .contacts import _plant_goals, _soles, leg_length, planted_ankle_height
+from .contacts import leg_length, plant_goals, soles_of, planted_ankle_height
 from .mapping import Rig, check_mapping, rest_alignment, with_root_bone
 
 # --------------------------------------------------------------------------- the retarget
@@ -180,7 +180,7 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
     q[:, tb] = quat.mul(dq_s[:, sj], align[None])
     mapped = set(tb.tolist())
     hips = rt["hips"]
-    spine = set(_path(target, hips, rt["head"]))
+    spine = set(target.path(hips, rt["head"]))
     _fill(target, q, mapped, spine)
 
     # the hips so the thighs' midpoint follows the scaled source's
@@ -198,13 +198,13 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
     h_t = float(target.origin[2] + (s * h_s.mean() if h_t is None else h_t))  # the floor: the object's height
     # With both rigs' bone ends known, the soles (each foot's lowest point: heel, ball, toe tip) are
     # put on the floor, else the ankles at their planted height.
-    sole_s = _soles(source, rs, pos_s, quat.mul(rot_s, quat.conj(source.rest)))
+    sole_s = soles_of(source, rs, pos_s, quat.mul(rot_s, quat.conj(source.rest)))
     soles = sole_s is not None and target.tails is not None
     if soles:
         z_s = sole_s
         h_s = np.percentile(z_s, 5, axis=0)
     if st.floor:
-        z_t = _soles(target, rt, pos, q) if soles else pos[:, [rt["foot.L"], rt["foot.R"]], 2]
+        z_t = soles_of(target, rt, pos, q) if soles else pos[:, [rt["foot.L"], rt["foot.R"]], 2]
         # planted soles on the floor; the ankles at their planted height plus the source's lift (scaled)
         err = z_t - target.origin[2] if soles else (z_t - h_t) - s * (z_s - h_s)
         any_c = contacts.any(axis=1)
@@ -219,15 +219,15 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
         for k, side in enumerate(SIDES):
             src = pos_s[:, rs[f"foot.{side}"]]
             cur = pos[:, rt[f"foot.{side}"]]
-            goal = _plant_goals(cur, src, contacts[:, k], s, h_t, h_s[k])
+            goal = plant_goals(cur, src, contacts[:, k], s, h_t, h_s[k])
             if soles:  # the ankle where it stands now, less what its sole is still off the floor
-                goal[:, 2] = cur[:, 2] - (_soles(target, rt, pos, q)[:, k] - target.origin[2])
+                goal[:, 2] = cur[:, 2] - (soles_of(target, rt, pos, q)[:, k] - target.origin[2])
             _two_bone_ik(q, pos, rt[f"thigh.{side}"], rt[f"shin.{side}"], rt[f"foot.{side}"], goal,
                          _segments_weight(contacts[:, k], ramp))
         _fill(target, q, mapped, spine)
         pos = _fk(target, q, hips, hips_pos)
 
-    sole_t = _soles(target, rt, pos, q)  # in the world, before the root motion moves the frame of q
+    sole_t = soles_of(target, rt, pos, q)  # in the world, before the root motion moves the frame of q
 
     # root motion: the engine's root frame of the retargeted hips
     yaw = np.unwrap(quat.yaw_about_z(q[:, hips], fwd_t))
@@ -239,7 +239,7 @@ def retarget(clip, source: Rig, target: Rig, mapping: dict, settings: RetargetSe
     root = rt.get("root")
     heads = pos
     if st.root_motion == "BONE":
-        q[:, _path(target, root, hips)[:-1]] = turn[:, None]  # the root and any bones down to the hips
+        q[:, target.path(root, hips)[:-1]] = turn[:, None]  # the root and any bones down to the hips
         heads = _fk(target, q, root, ground + [0.0, 0.0, target.heads[root, 2]])
         heads[:, body] = pos[:, body]
         locations[target.names[root]] = _location(target, q, heads, root)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...body import foot_joints
+from ...body import Body
 from ...body.contacts import true_runs
 from ...errors import MotionctlError
 from ...play.tasks import Task as PlayTask
@@ -106,7 +106,7 @@ class WalkTask(Task):
         return cycles(contacts, self.min_cycle * clip.fps, self.max_cycle * clip.fps, clip.n_frames)
 
     def features(self, skeleton, bl: Blend, fps: float) -> np.ndarray:
-        feet = foot_joints(skeleton)
+        feet = Body.of(skeleton).feet
         ankles = joint_positions(skeleton, bl, [feet["L"][0], feet["R"][0]])
         stride = np.max(np.linalg.norm(ankles[:, :, 0, :2] - ankles[:, :, 1, :2], axis=-1), axis=1)
         speed = np.linalg.norm(bl.ground[:, -1], axis=-1) / np.maximum(bl.length / fps, 1e-6)
@@ -206,7 +206,7 @@ class JumpTask(Task):
         return out
 
     def features(self, skeleton, bl: Blend, fps: float) -> np.ndarray:
-        feet = foot_joints(skeleton)
+        feet = Body.of(skeleton).feet
         ankles = joint_positions(skeleton, bl, [feet["L"][0], feet["R"][0]])[:, :, :, :2].mean(axis=2)  # [B, P, 2]
         k = int(round((PHASE - 1) * 2 / 3))  # the landing key's grid sample
         spot = bl.ground[:, k] + to_world(ankles[:, k], bl.yaw[:, k]) - ankles[:, 0]

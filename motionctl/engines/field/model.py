@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import fmath, quat
-from ...body import head_joint
+from ...body import Body
 from ...errors import MotionctlError
 from ...jobs import check_stop, progress_range
 from ...rootframe import to_local, wrap
@@ -415,7 +415,7 @@ def reach_step(settings: FieldSettings) -> float:
 def push_chain(skeleton) -> list:
     """Joints from the root up to the chest (3/4 of the chain from the root to the head, or where no
     joint is named head the highest at rest), root first: what a push tips."""
-    top = head_joint(skeleton)
+    top = Body.of(skeleton).head
     chain = [int(np.argmax(skeleton.rest_positions()[:, 2])) if top is None else int(top)]
     while chain[-1] != 0:
         chain.append(int(skeleton.parents[chain[-1]]))

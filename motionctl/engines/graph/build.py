@@ -29,7 +29,7 @@ from scipy.sparse.csgraph import connected_components
 from ... import quat
 from ..base import working_set
 from ...jobs import Shared, check_memory, check_stop, n_workers, one_blas_thread, parallel_map, progress_range
-from ...body import action_centres, bone_height, flight
+from ...body import Body, action_centres, flight
 from ...clip import MotionDatabase
 from ...rootframe import root_frame
 from ...errors import MotionctlError
@@ -135,7 +135,7 @@ def frame_features(clips, velocity_weight: float = 0.3, headings=None) -> np.nda
     w = lengths.copy()
     for j in range(n_joints - 1, 0, -1):
         w[sk.parents[j]] += w[j]
-    w[0] = max(bone_height(sk), 1e-3)
+    w[0] = max(Body.of(sk).bone_height, 1e-3)
     w = np.sqrt(w / w.sum())
     rels = []
     for i, c in enumerate(clips):

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial import cKDTree
 
-from ...body import action_centres, foot_joints
+from ...body import Body, action_centres
 from ...rootframe import root_frame, to_local, to_root_frame, to_world, wrap
 from ...tags import ACTIONS, canonical_set
 
@@ -52,7 +52,7 @@ def raw_features(clip, heading_smooth: float = 0.2, times=TIMES) -> np.ndarray:
     a run clip's end looked like a stop, and a stop found a frozen running pose."""
     pos, _ = clip.world()
     ground, yaw = root_frame(clip, heading_smooth)
-    feet = foot_joints(clip.skeleton)
+    feet = Body.of(clip.skeleton).feet
     ankles = [feet["L"][0], feet["R"][0]]
     n = clip.n_frames
     local = to_root_frame(pos[:, ankles + [0]], ground, yaw)  # [F, 3, 3]

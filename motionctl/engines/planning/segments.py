@@ -18,7 +18,7 @@ import numpy as np
 
 from ... import quat
 from ...arrays import same_everywhere_matmul
-from ...body import ContactSettings, action_centres, foot_contacts, hand_joints
+from ...body import Body, ContactSettings, action_centres, foot_contacts
 from ...body.contacts import true_runs
 from ..base import rest_frames, working_set
 from ...errors import MotionctlError
@@ -140,7 +140,7 @@ def cut_segments(clips, settings: SegmentSettings | None = None) -> SegmentSet:
     for k in act:  # one per action segment: few
         c = work[clip_i[k]]
         pos, _ = c.world()
-        hands = hand_joints(c)
+        hands = Body.of(c.skeleton).hands
         f = centre[k]
         hand = max(hands, key=lambda j: -pos[f, j, 2]) if canonical_set(c.tags) & {"pick"} else \
             max(hands, key=lambda j: np.linalg.norm(pos[f, j, :2] - pos[f, 0, :2]))
