@@ -67,7 +67,7 @@ def main():
         ext.operators.retarget.add_root_bone(ob, "root", length, [with_root.names[b] for b in
                                                                   np.flatnonzero(with_root.parents == len(rig0.names))])
         rig = ext.operators.retarget.rig_from_object(ob)
-        src = Rig.from_skeleton(run.skeleton)
+        src = Rig.from_clips([run])  # as Retarget builds it (its rest: CMU stands at rest)
         mapping = auto_map(src, rig)
         roles = find_roles(rig)
         for name, clip in [(n, clips[n]) for n in TAKES] + [("matching run", run)]:

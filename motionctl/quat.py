@@ -203,6 +203,14 @@ def mean(q: np.ndarray, axis: int = 0) -> np.ndarray:
     return normalize((q * sign).sum(axis=0))
 
 
+def mean_of(parts) -> np.ndarray:
+    """``mean`` along axis 0 of the concatenation of arrays ``parts`` [N_i, ..., 4], summed part by
+    part (a library's frames need not be copied into one array)."""
+    first = parts[0][:1]
+    total = sum(np.sum(p * np.where(np.sum(p * first, axis=-1, keepdims=True) < 0, -1.0, 1.0), axis=0) for p in parts)
+    return normalize(total)
+
+
 def log(q: np.ndarray) -> np.ndarray:
     """Rotation vectors [..., 3] (axis * angle, angle in [0, pi]) of unit quaternions."""
     q = q * np.where(q[..., :1] < 0, -1.0, 1.0)

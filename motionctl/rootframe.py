@@ -134,6 +134,25 @@ MOVING = 0.3  # m/s: hips faster than this travel (a slow walk is 0.8-1.0)
 WORLD_SIDES = ("+Y", "-X", "-Y", "+X")  # a heading of 0, 90, 180, 270 degrees (about +Z from +Y)
 
 
+def facing_ahead(clip, yaw=None) -> np.ndarray:
+    """[F, J, 4] the clip's local rotations with the root's heading taken out (``root_frame``'s yaw
+    unless given), as if every frame faced yaw 0."""
+    yaw = root_frame(clip)[1] if yaw is None else yaw
+    rot = clip.local_rot.copy()
+    rot[:, 0] = quat.mul(quat.about_axis(2, -np.asarray(yaw)), clip.local_rot[:, 0])
+    return rot
+
+
+def mean_pose(clips) -> tuple[np.ndarray, np.ndarray]:
+    """(root position [3], local rotations [J, 4]) of the clips' mean pose facing yaw 0: each joint's
+    mean rotation in its parent's frame over every frame (``quat.mean``, the root's with its heading
+    out), the root at its median height.  The same body in the world whatever rest frames a file
+    gives its joints (a rest turn B turns a joint's mean by B as it turns every frame's)."""
+    root = np.zeros(3)
+    root[2] = float(np.median(np.concatenate([c.root_pos[:, 2] for c in clips])))
+    return root, quat.mean_of([facing_ahead(c) for c in clips])
+
+
 def facing_evidence(clip) -> tuple[str, list]:
     """What shows which way ``clip``'s body faces, for the import summary: (one note, warnings).
 

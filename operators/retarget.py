@@ -185,7 +185,7 @@ def retarget_job(target: Rig, mapping: dict, options: RetargetSettings, fps: flo
         model = load_model(model)
         player = (model, model.frame_table([c for _, c in clips]))
         items = [(name, read_trace(path)) for name, path in traces]
-    source = Rig.from_skeleton(clips[0][1].skeleton, name="motionctl clips")
+    source = Rig.from_clips([c for _, c in clips], name="motionctl clips")  # its rest, or its mean pose
     mapping = mapping or auto_map(source, target)
     rs, rt = find_roles(source), find_roles(target)
     out = []

@@ -41,12 +41,13 @@ def bake_takes(bpy, ext, mocap, kind):
 
     assert bpy.ops.motionctl.train(engine="matching") == {"FINISHED"}
     st.engine = "matching"
-    with tempfile.TemporaryDirectory(prefix="motionctl_export_") as folder:  # read by Retarget, then gone
-        trace = os.path.join(folder, RUN + ".csv")
-        write_trace(generate_trace(PlayerSettings(max_speed=1.8), 4.0, 10.0, seed=7), trace)
-        st.traces.add().path = trace
-        st.retarget.source = "TRACES"
-        assert bpy.ops.motionctl.retarget() == {"FINISHED"}
+    folder = os.path.join(tempfile.gettempdir(), "motionctl_export_trace")  # one folder, written again each run
+    os.makedirs(folder, exist_ok=True)
+    trace = os.path.join(folder, RUN + ".csv")
+    write_trace(generate_trace(PlayerSettings(max_speed=1.8), 4.0, 10.0, seed=7), trace)
+    st.traces.add().path = trace
+    st.retarget.source = "TRACES"
+    assert bpy.ops.motionctl.retarget() == {"FINISHED"}
     return ob
 
 

@@ -282,3 +282,49 @@ def test_the_root_bone_faces_the_way_the_body_faces_at_rest_and_in_the_take(walk
     off = np.degrees(np.abs(np.angle(np.exp(1j * (yaw_root - yaw_body)))))
     assert np.all(np.abs(root_dir[:, 2]) < 1e-6)
     assert off.max() < 1.0, off.max()  # margin: the body's facing here is the thighs' axis, the root's the hips' turn
+
+
+@pytest.mark.mocap
+def test_a_source_whose_joints_rest_otherwise_retargets_the_same(walk, mocap):
+    """Issue 58: a file whose joints rest in other frames (at random, or every bone along its own X as
+    a Maya rig's joint orients write it) has a rest pose that is no pose of the body, and a retarget
+    that compared it with the target's turned bones about themselves by up to 171 degrees (the
+    upper arm along X; 163 at random; measured).  Such a source is compared in the capture's mean
+    pose instead (``Rig.from_clips``): both variants give the same take, bones and turns, while a
+    standing rest (CMU's T-pose) is still the one compared."""
+    from conventions import along_x_turns, random_turns, rerested
+
+    from motionctl.retarget.mapping import standing_rest
+
+    tgt = Rig.from_skeleton(a_pose(walk), name="a-pose")
+    assert standing_rest(walk.skeleton)  # CMU's T-pose: the rest is compared, as before
+    takes = []
+    for clip in (rerested(walk, random_turns(walk.skeleton.n_joints, 7)), rerested(walk, along_x_turns(walk))):
+        assert not standing_rest(clip.skeleton)
+        src = Rig.from_clips([clip])
+        takes.append(retarget(clip, src, tgt, auto_map(src, tgt), RetargetSettings()))
+    a, b = takes
+    assert a.bones == b.bones
+    assert np.abs(a.world - b.world).max() < 1e-6  # measured 0.000 mm; the rest compared: 21.8 mm apart
+    turned = np.degrees(quat.angle(quat.mul(quat.conj(a.rotation), b.rotation)))
+    assert turned.max() < 1e-3  # measured 0.000 degrees; the rest compared: up to 171 degrees apart
+    # and the take is the capture's body: the thighs' midpoint follows the source's, scaled by 1
+    pos, _ = walk.world()
+    mid = 0.5 * (pos[:, walk.skeleton.index("lfemur")] + pos[:, walk.skeleton.index("rfemur")])
+    got = 0.5 * (a.world[:, tgt.names.index("lfemur")] + a.world[:, tgt.names.index("rfemur")])
+    assert np.abs((got - got[0])[:, :2] - (mid - mid[0])[:, :2]).max() < 0.02  # margin: the floor's lift aside
+
+
+@pytest.mark.mocap
+def test_character_creator_rests_its_legs_up_so_its_mean_pose_is_compared(mocap):
+    """Character Creator's BVH rests with its knees above its hips (joint orients in the rest): not a
+    standing body, so its retarget compares the capture's mean pose."""
+    from motionctl.retarget.mapping import standing_rest
+
+    path = os.path.join(mocap, "cc_base", sorted(f for f in os.listdir(os.path.join(mocap, "cc_base"))
+                                                 if f.endswith(".bvh"))[0])
+    clip = load_clip(path, ImportSettings())[0]
+    assert not standing_rest(clip.skeleton)
+    src = Rig.from_clips([clip])
+    roles = find_roles(src)
+    assert src.heads[roles["head"], 2] > src.heads[roles["hips"], 2] > src.heads[roles["foot.L"], 2]  # upright

@@ -11,8 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quat
-from ..body.roles import ROLES, Bones, find_roles, rest_facing
+from ..body import Body
+from ..body.roles import ROLES, SIDES, Bones, find_roles, rest_facing
 from ..errors import MotionctlError, MotionFileError
+from ..rootframe import mean_pose
+from ..skeleton import forward_kinematics
 from ..store import atomic_file, read_json
 
 PRESET_FORMAT = "motionctl-bone-map"
@@ -53,11 +56,53 @@ class Rig(Bones):
         self.index_tree()
 
     @classmethod
+    def from_clips(cls, clips, name: str = "source") -> "Rig":
+        """A retarget's source for ``clips`` (one skeleton): its rest pose (``from_skeleton``) when
+        that is a standing body (``standing_rest``), the pose whose joint frames retargeting compares
+        with the target's; else the capture's mean pose (``mean_pose_rig``).  A file whose joints rest
+        in other frames (every bone along its own X, as a Maya rig's joint orients write it) has a
+        rest pose that is no pose of the body: compared with the target's, its bones turned about
+        themselves by up to 171 degrees (CMU 16_15 with its bones along X, onto a T-pose rig)."""
+        sk = clips[0].skeleton
+        return cls.from_skeleton(sk, name) if standing_rest(sk) else cls.mean_pose_rig(clips, name)
+
+    @classmethod
+    def mean_pose_rig(cls, clips, name: str = "source") -> "Rig":
+        """The clips' skeleton in their mean pose (``rootframe.mean_pose``: facing yaw 0, each joint at
+        its mean rotation), each bone's rest rotation its world rotation there: the same rig for the
+        same motion whatever rest frames the file gives its joints."""
+        sk = clips[0].skeleton
+        root, rot = mean_pose(clips)
+        pos, world = forward_kinematics(sk, root[None], rot[None])
+        heads = pos[0]
+        joint, tip = sk.bone_tips()
+        tip = quat.rotate(world[0, joint], tip)  # each bone tip in the world, in the mean pose
+        sums = np.zeros_like(heads)
+        np.add.at(sums, joint, heads[joint] + tip)
+        count = np.bincount(joint, minlength=sk.n_joints)[:, None]
+        tails = np.where(count > 0, sums / np.maximum(count, 1), heads)
+        return cls(sk.names, sk.parents, heads, world[0], name=name, tails=tails)
+
+    @classmethod
     def from_skeleton(cls, skeleton, name: str = "source") -> "Rig":
         """A motionctl skeleton: its rest pose (``Bones.rest_of``), identity rest rotations (rest-aligned axes)."""
         heads, tails = Bones.rest_of(skeleton)
         return cls(skeleton.names, skeleton.parents, heads, quat.identity((skeleton.n_joints,)), name=name,
                    tails=tails)
+
+
+def standing_rest(skeleton) -> bool:
+    """Whether a skeleton's rest pose stands as a body does: every thigh and shin pointing down
+    (within 45 degrees) and the spine from the hips to the head up (within 45 degrees), Z up.  T-
+    and A-poses do; a rest whose joints lie in other frames (bones along X, random orients) does not."""
+    roles = Body.of(skeleton).roles
+    if not all(f"{r}.{s}" in roles for r in ("thigh", "shin", "foot") for s in SIDES) or "head" not in roles:
+        return False
+    rest = skeleton.rest_positions()
+    legs = [rest[roles[f"{b}.{s}"]] - rest[roles[f"{a}.{s}"]] for s in SIDES for a, b in (("thigh", "shin"), ("shin", "foot"))]
+    spine = rest[roles["head"]] - rest[roles.get("hips", 0)]
+    down = all(v[2] < -np.cos(np.pi / 4) * np.linalg.norm(v, axis=-1) for v in legs)
+    return bool(down and spine[2] > np.cos(np.pi / 4) * np.linalg.norm(spine, axis=-1))
 
 
 def with_root_bone(rig: Rig, roles: dict, name: str = "root") -> tuple[Rig, np.ndarray]:

@@ -31,9 +31,8 @@ from ..base import working_set
 from ...jobs import Shared, check_memory, check_stop, n_workers, one_blas_thread, parallel_map, progress_range
 from ...body import Body, action_centres, flight
 from ...clip import MotionDatabase
-from ...rootframe import root_frame
 from ...errors import MotionctlError
-from ...rootframe import displacement
+from ...rootframe import displacement, facing_ahead, root_frame
 from ...settings import internal, setting
 from ...play.graph import ACTION_TYPES, MotionGraph  # noqa: F401  (the graph this module builds)
 from ...tags import JUMPS, canonical, canonical_set
@@ -137,16 +136,8 @@ def frame_features(clips, velocity_weight: float = 0.3, headings=None) -> np.nda
         w[sk.parents[j]] += w[j]
     w[0] = max(Body.of(sk).bone_height, 1e-3)
     w = np.sqrt(w / w.sum())
-    rels = []
-    for i, c in enumerate(clips):
-        yaw = root_frame(c)[1] if headings is None else headings[i]
-        rel = c.local_rot.copy()
-        rel[:, 0] = quat.mul(quat.about_axis(2, -yaw), c.local_rot[:, 0])
-        rels.append(rel)
-    # quat.mean over every frame of every clip, summed clip by clip (no [N, J, 4] copy of the library)
-    first = rels[0][:1]
-    total = sum(np.sum(r * np.where(np.sum(r * first, axis=-1, keepdims=True) < 0, -1.0, 1.0), axis=0) for r in rels)
-    about = quat.conj(quat.normalize(total))
+    rels = [facing_ahead(c, None if headings is None else headings[i]) for i, c in enumerate(clips)]
+    about = quat.conj(quat.mean_of(rels))
     feats = []
     for c, rel in zip(clips, rels):
         rv = quat.log(quat.mul(about[None], rel)) * w[None, :, None]
