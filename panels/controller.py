@@ -133,6 +133,7 @@ class MOTIONCTL_PT_preview(MotionPanel, Panel):
         col.prop(p, "push_speed")
         layout.prop(p, "mouse_steer")
         layout.prop(p, "warp")
+        layout.prop(p, "plant_feet")
         box = layout.box()
         box.label(text="Keys (arrows always move)")
         grid = box.grid_flow(columns=2, align=True)

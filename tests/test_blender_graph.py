@@ -97,6 +97,10 @@ class _Layout:
     def label(self, text="", **_):
         self.labels.append(text)
 
+    def prop(self, owner, name, *_, **__):
+        self.labels.append("prop:" + name)
+        return self
+
     def __getattr__(self, name):
         return lambda *a, **k: self
 
@@ -118,4 +122,7 @@ def test_panels_draw_before_and_after_clips_are_imported(bpy_clean, demo_library
 
     assert draw_all().count("Import clips in the Library panel first") == 4
     assert bpy.ops.motionctl.import_bvh(directory=demo_library + os.sep, files=[]) == {"FINISHED"}
-    assert "Import clips in the Library panel first" not in draw_all()
+    drawn = draw_all()
+    assert "Import clips in the Library panel first" not in drawn
+    # the Preview panel holds what plays (issue 59: Plant Feet was a setting without a control)
+    assert {"prop:warp", "prop:plant_feet", "prop:steer"} <= set(drawn)
