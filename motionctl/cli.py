@@ -236,7 +236,7 @@ def bvh_bytes(frames: float, joints: int) -> float:
 
 def print_looks(clip, clips, trace_seconds: float) -> None:
     """How a run looks beside its capture (``evaluate.looks``), one line, then any missed target."""
-    from .evaluate.looks import PoseReference, capture_looks, looks, targets_missed
+    from .evaluate.looks import PoseReference, capture_looks, looks, targets_missed, worst_line
 
     reference = PoseReference.of(clips)
     run, source = looks(clip, reference, trace_seconds), capture_looks(clips, reference)
@@ -244,6 +244,9 @@ def print_looks(clip, clips, trace_seconds: float) -> None:
           f"{100 * source['skating']:.1f}%), {run['sliding_cm']:.1f} cm per step ({source['sliding_cm']:.1f}), "
           f"poses {100 * run['pose_distance']['p95']:.1f} cm from capture (p95; held-out capture "
           f"{100 * source['pose_distance']['p95']:.1f})")
+    print(f"looks, {worst_line(run.get('worst', {}), source.get('worst'))}")
+    for text in source["reach"]["cannot"]:
+        print(f"note: the capture cannot answer every command: {text}", file=sys.stderr)
     for text in targets_missed(run, source):
         print(f"warning: {text}", file=sys.stderr)
 

@@ -10,6 +10,7 @@ from bpy.types import Panel, UIList
 
 from ..motionctl.engines import ENGINES
 from ..motionctl.engines.base import summary_lines
+from ..motionctl.evaluate.looks import worst_line
 from ..motionctl.settings import options
 from ..operators.common import model_entry, model_summary
 from ..operators.controller import picture_name
@@ -194,12 +195,17 @@ def draw_compare(layout, st) -> None:
         if source:
             box.label(text=f"source capture: skating {100 * source['skating']:.0f}%, sliding {source['sliding_cm']:.1f} cm"
                            + _pose(source.get("pose_distance"), "held-out"))
+            for text in source.get("reach", {}).get("cannot", []):  # what no engine can play from it
+                box.label(text=f"  {text}", icon="INFO")
         for r in result["rows"]:
             col = box.column(align=True)
             length = f"{r['seconds']:.1f} s" + (f" of a {r['trace_seconds']:.1f} s trace" if r.get("trace_seconds") else "")
             col.label(text=f"{r['label']} ({length}, {r['switches']} switches)")
             col.label(text=f"  skating {100 * r['skating']:.0f}%, sliding {r['sliding_cm']:.1f} cm per step"
                            + _pose(r.get("pose_distance")))
+            if r.get("worst"):  # the worst second, and where to scrub to
+                fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+                col.label(text="  " + worst_line(r["worst"], (source or {}).get("worst"), fps))
             for miss in r.get("missed", []):
                 col.label(text=f"  {miss}", icon="ERROR")
             col.label(text=f"  new direction: {_response(r['direction_s'])}")

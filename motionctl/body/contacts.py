@@ -146,10 +146,14 @@ def foot_contacts(clip: Clip, settings: ContactSettings | None = None) -> np.nda
 
 # --------------------------------------------------------------------------- skating
 
-def _skate(points: np.ndarray, fps: float, s: ContactSettings, rest=None) -> tuple:
-    """(contact frames counted, of them sliding, each contact's sliding distance [K] in cm,
-    foot-frames in contact, foot-frames) of feet seen by their points [F, 2, P, 3] (``rest``: their
-    planted heights, default their own)."""
+def skating_frames(points: np.ndarray, fps: float, s: ContactSettings | None = None, rest=None) -> dict:
+    """Per frame and foot [F, 2] of feet seen by their points [F, 2, P, 3] (``rest``: their planted
+    heights, default their own): "planted" (a point on the floor), "counted" (planted and not within
+    ``edge`` of the contact's ends: the frames skating is judged on), "sliding" (counted and faster
+    than ``skate_speed``), "travel" (metres the contact point slides in the frame, counted frames)
+    and "starts" (a contact's first frame).  ``points_skating`` sums them over a run; the look
+    metrics over each second of it."""
+    s = s or ContactSettings()
     v = ground_speed(points, fps, s.window)
     contact = point_contacts(points, fps, s, rest=rest, speed=v)
     foot = contact.any(axis=-1)  # [F, 2]
@@ -157,11 +161,20 @@ def _skate(points: np.ndarray, fps: float, s: ContactSettings, rest=None) -> tup
     edge = max(0, int(round(s.edge * fps)))
     inner = foot & (run_length(foot) > edge) & (run_length(foot[::-1])[::-1] > edge)
     starts = foot & ~np.concatenate((np.zeros((1, 2), bool), foot[:-1]))
-    contact_id = np.cumsum(starts.T.ravel()).reshape(2, -1).T  # [F, 2] each frame's contact number
-    travel = np.where(inner, np.where(np.isfinite(slide), slide, 0.0) / fps, 0.0)
+    return {"planted": foot, "counted": inner, "sliding": inner & (slide > s.skate_speed),
+            "travel": np.where(inner, np.where(np.isfinite(slide), slide, 0.0) / fps, 0.0), "starts": starts}
+
+
+def _skate(points: np.ndarray, fps: float, s: ContactSettings, rest=None) -> tuple:
+    """(contact frames counted, of them sliding, each contact's sliding distance [K] in cm,
+    foot-frames in contact, foot-frames) of feet seen by their points [F, 2, P, 3] (``rest``: their
+    planted heights, default their own)."""
+    f = skating_frames(points, fps, s, rest)
+    foot = f["planted"]
+    contact_id = np.cumsum(f["starts"].T.ravel()).reshape(2, -1).T  # [F, 2] each frame's contact number
     ids = contact_id[foot]
-    per = np.bincount(ids, weights=travel[foot])[np.unique(ids)] * 100.0 if ids.size else np.zeros(0)
-    return int(inner.sum()), int(np.sum(slide[inner] > s.skate_speed)), per, int(foot.sum()), foot.size
+    per = np.bincount(ids, weights=f["travel"][foot])[np.unique(ids)] * 100.0 if ids.size else np.zeros(0)
+    return int(f["counted"].sum()), int(f["sliding"].sum()), per, int(foot.sum()), foot.size
 
 
 def _summary(parts) -> dict:

@@ -95,8 +95,9 @@ class Engine:
 COMMON_SUMMARY = (("seconds", "seconds to train", "{:.1f}"),
                   # how a check run looks beside the capture (``evaluate.looks.model_looks``)
                   ("looks_skating", "feet sliding", "{}"), ("looks_sliding", "sliding per step", "{}"),
-                  ("looks_pose", "pose distance p95", "{}"))
-COMMON_WARNINGS = (("looks_missed", "looks worse than the capture: {looks_missed}"),)
+                  ("looks_pose", "pose distance p95", "{}"), ("looks_worst", "check run", "{}"))
+COMMON_WARNINGS = (("looks_missed", "looks worse than the capture: {looks_missed}"),
+                   ("library_cannot", "the capture cannot answer every command: {library_cannot}"))
 
 
 def summary_lines(engine: Engine, summary: dict) -> list:
