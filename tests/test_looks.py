@@ -230,14 +230,23 @@ def mix(mocap):
 AT_DEFAULTS = {"fragments"}
 
 
-@pytest.mark.parametrize("name", sorted(ENGINES))
+# Judged by their worst second too (issue 59), two engines miss on this walk: measured, fragments at its
+# defaults slides on 30% of contact frames in its worst second (4.1-5.1 s; the capture's worst 10%)
+# and its toes outrun any captured toe (7.2 m/s) on 3 frames; the graph's on 1 frame at a switch.
+# Issue 59's items 3 and 4 (the fragments turn, switches that pop) are to fix them.
+WORST_SECOND_MISSED = pytest.mark.xfail(strict=True, reason="issue 59: the worst second (turn shuffle, switch pops)")
+
+
+@pytest.mark.parametrize("name", [pytest.param(e, marks=WORST_SECOND_MISSED) if e in ("fragments", "graph") else e
+                                  for e in sorted(ENGINES)])
 def test_every_engine_looks_like_its_capture(mix, name):
     """Each engine (at its quick settings, as the contract test trains it, fragments at its
     defaults, see AT_DEFAULTS; the defaults are measured by bench/bench_looks.py) on a dozen of
     subject 16's clips ticked as an animator would, playing the summary box's check walk (left,
     then right) as Play Trace plays it: its feet slide no more than 5 points above the capture's, no
     slow glide, a foot down as often, poses within 1.5 times the held-out capture's distance, and the
-    run exactly as long as its trace (``targets_missed`` is empty)."""
+    run exactly as long as its trace, over the run and in its worst second (``targets_missed`` is
+    empty)."""
     from motionctl.evaluate.looks import model_looks
     from motionctl.settings import from_flat
 
