@@ -94,3 +94,11 @@ def test_the_capture_names_its_worst_second(clips):
         w = cap[key]
         assert w["clip"] in clips and 0 <= w["frames"][0] <= w["frames"][1] < clips[w["clip"]].n_frames  # count: frames
         assert w["seconds"][1] - w["seconds"][0] == pytest.approx(1.0, abs=0.05)
+
+
+def test_a_clip_shorter_than_a_second_is_one_window(clips):
+    short = clips["16_15"].slice(0, 60)  # half a second at 120 fps
+    w = worst_windows(short, None, 5.0)
+    for key in ("skating", "planted", "sliding_cm", "toe_spikes"):
+        if w[key]["value"] is not None:
+            assert w[key]["frames"] == [0, 59]  # count: frame numbers

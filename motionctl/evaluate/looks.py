@@ -268,7 +268,7 @@ def _worst(values: np.ndarray, n: int, fps: float, largest: bool = True) -> dict
     if not np.isfinite(values).any():
         return {"value": None, "frames": None, "seconds": None}
     i = int(np.nanargmax(values) if largest else np.nanargmin(values))
-    last = i + min(n, len(values) + n - 1) - 1
+    last = i + n - 1  # n: the frames a window holds (``_sums``: all of them when fewer)
     return {"value": float(values[i]), "frames": [i, last], "seconds": [round(i / fps, 3), round((last + 1) / fps, 3)]}
 
 
@@ -283,13 +283,13 @@ def worst_windows(clip: Clip, reference: PoseReference | None = None, toe_limit:
     distances when already known).  Each as {"value", "frames" [first, last] (the clip's frames, from
     0), "seconds"}.  ``rest``: the feet's planted heights (the capture's for a run)."""
     fps = clip.fps
-    n = max(2, int(round(seconds * fps)))
+    n = min(max(2, int(round(seconds * fps))), clip.n_frames)  # a clip shorter than the window: one window
     if pos is None or rot is None:
         pos, rot = clip.world()
     f = skating_frames(foot_points(clip, pos, rot), fps, ContactSettings(), rest)
     counted, sliding = _sums(f["counted"].sum(1).astype(float), n), _sums(f["sliding"].sum(1).astype(float), n)
     skating = np.where(counted >= MIN_COUNTED * fps, sliding / np.maximum(counted, 1), np.nan)
-    planted = _sums(f["planted"].sum(1).astype(float), n) / (2 * min(n, clip.n_frames))
+    planted = _sums(f["planted"].sum(1).astype(float), n) / (2 * n)
     ongoing = f["planted"] & ~f["starts"]  # a contact begun before a window's first frame counts there too
     touching = _sums(f["starts"].sum(1).astype(float), n) + ongoing[: len(counted)].sum(1)
     sliding_cm = np.where(touching > 0, 100.0 * _sums(f["travel"].sum(1), n) / np.maximum(touching, 1), np.nan)
