@@ -7,7 +7,7 @@ stop - turn - go, run - stop, a sidestep and the seeded game pad, on three libra
 
 Libraries: ``mix``: subject 16's dozen clips the Library panel example ticks (walks, veers, 90-degree
 turns, two runs, a forward jump); ``locomotion``: subject 16's 49 locomotion clips; ``others``: the
-BVH takes of ``cmu31`` (other subjects: walks, runs, turns, jumps, sideways and backwards steps).
+largest skeleton group among ``cmu31``'s BVH takes (other subjects than 16; 6 takes).
 Schedules (10 s at 10 Hz; a turn: 3 s ahead at 1.3 m/s, 4 s turning, 3 s ahead): ``turn03``
 ``turn06`` ``turn10`` ``turn15``; ``reverse``: 4 s toward heading 0, then toward heading 180 degrees
 (a stick pulled back, world-relative as a game pad's); ``stopturngo``: 3 s ahead, 2 s standing,
