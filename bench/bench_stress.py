@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from harness import ROOT, add_mocap, environment, write_json, write_markdown  # noqa: E402  (first: the checkout on the path)
+from harness import add_mocap, environment, write_json, write_markdown  # noqa: E402  (first: the checkout on the path)
 
 from motionctl.engines import ENGINES  # noqa: E402
 from motionctl.evaluate.looks import PoseReference, capture_looks, targets_missed  # noqa: E402
@@ -44,19 +44,17 @@ from motionctl.play.commands import (EVALUATION_PLAYER, Command, PlaySettings, g
 from motionctl.play.session import Session  # noqa: E402
 from motionctl.rootframe import root_frame, wrap  # noqa: E402
 
-MIX = ["16_15", "16_16", "16_21", "16_31", "16_11", "16_13", "16_23", "16_17", "16_19", "16_35", "16_36", "16_05"]
-LOCOMOTION = ["16_08"] + [f"16_{i:02d}" for i in range(11, 59)]
+from bench_looks import clip_set  # noqa: E402  (the mix and the locomotion set, as bench_looks reads them)
+
 SECONDS, RATE = 10.0, 10.0
 WALK = 1.3
 
 
 def library(mocap: str, name: str) -> list:
-    if name == "others":
-        folder = os.path.join(mocap, "cmu31")
-        files = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".bvh"))
-    else:
-        files = [os.path.join(mocap, "cmu_amc", "16", f"{t}.amc") for t in sorted(MIX if name == "mix" else LOCOMOTION)]
-    groups = import_library(files).groups
+    if name != "others":
+        return clip_set(mocap, name)
+    folder = os.path.join(mocap, "cmu31")
+    groups = import_library(sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".bvh"))).groups
     return max(groups, key=lambda g: len(g.database.clips)).database.clips  # the largest skeleton group
 
 
@@ -167,9 +165,8 @@ def main():
     results = {"command": "python bench/bench_stress.py " + " ".join(f"--{k} {v}" for k, v in vars(args).items() if v and k != "mocap"),
                "seconds": SECONDS, "rows": rows, "capture": capture, "wall_seconds": time.perf_counter() - t_all,
                "environment": environment()}
-    out = os.path.join(ROOT, "bench", "results")
-    write_json(args.out, results, folder=out)
-    write_markdown(args.out, markdown(results), folder=out)
+    write_json(args.out, results)
+    write_markdown(args.out, markdown(results))
 
 
 def markdown(r: dict) -> list:
