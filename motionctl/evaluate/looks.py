@@ -93,8 +93,9 @@ class PoseReference:
         for i, c in enumerate(clips):
             names.append(mirror_source(c.name)[0])
             heights.append(c.root_pos[:, 2])
-            feet.append(foot_points(c))
-            toes.append(float(toe_speeds(c).max()))
+            pos, rot = c.world()  # once, for the feet and the toes
+            feet.append(foot_points(c, pos, rot))
+            toes.append(float(toe_speeds(c, pos, rot).max()))
             for k, m in enumerate((c, mirror_clip(c)) if mirror else (c,)):
                 f = pose_features(m, rate)
                 feats.append(f)
@@ -318,13 +319,14 @@ def capture_worst_windows(clips, reference: PoseReference | None = None, held: d
     the clip named; and "toe_limit": the fastest toe of the capture (m/s), the bar a run's toe
     spikes are counted against (``held``: ``reference.held_out_by_clip()`` when already known)."""
     clips = [c for c in clips if c.n_frames >= 2 and "mirrored" not in c.tags]
-    limit = float(max(toe_speeds(c).max() for c in clips))
+    worlds = [c.world() for c in clips]  # once per clip, for the toes and the windows
+    limit = reference.toe_limit if reference is not None else float(max(toe_speeds(c, *w).max() for c, w in zip(clips, worlds)))
     if reference is not None and held is None:
         held = reference.held_out_by_clip()
     own = {i: d[: reference.own_rows[i]] for i, d in (held or {}).items()}  # its mirror image's rows after
     out = {"toe_limit": limit}
-    for i, c in enumerate(clips):
-        w = worst_windows(c, None, limit, distances=own.get(i), seconds=seconds)
+    for i, (c, (pos, rot)) in enumerate(zip(clips, worlds)):
+        w = worst_windows(c, None, limit, pos, rot, distances=own.get(i), seconds=seconds)
         for key, v in w.items():
             if key == "toe_limit" or v["value"] is None:
                 continue
