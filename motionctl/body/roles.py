@@ -16,8 +16,9 @@ import re
 
 import numpy as np
 
+from .. import quat
 from ..errors import MotionctlError
-from ..skeleton import Skeleton
+from ..skeleton import Skeleton, forward_kinematics
 
 SIDES = ("L", "R")
 LIMB = ("shoulder", "upper_arm", "forearm", "hand", "thigh", "shin", "foot", "toe")
@@ -118,14 +119,25 @@ class Bones:
 
     @staticmethod
     def rest_of(skeleton: Skeleton) -> tuple[np.ndarray, np.ndarray]:
-        """(heads, tails) [J, 3] of a skeleton's rest pose: each joint's tail the mean of its bone tips
-        (children and end sites; a leaf without one: itself)."""
-        heads = skeleton.rest_positions()
+        """(heads, tails) [J, 3] of a skeleton's rest pose (``pose_of``)."""
+        return Bones.pose_of(skeleton)[:2]
+
+    @staticmethod
+    def pose_of(skeleton: Skeleton, root=None, rot=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(heads, tails [J, 3], world rotations [J, 4]) of a skeleton in its rest pose, or with its root
+        at ``root`` [3] and its joints at local rotations ``rot`` [J, 4]: each joint's tail the mean of
+        its bone tips (children and end sites; a leaf without one: itself)."""
         joint, tip = skeleton.bone_tips()
+        if rot is None:
+            heads, world = skeleton.rest_positions(), quat.identity((skeleton.n_joints,))
+        else:
+            pos, world = forward_kinematics(skeleton, np.asarray(root, float)[None], np.asarray(rot, float)[None])
+            heads, world = pos[0], world[0]
+            tip = quat.rotate(world[joint], tip)  # each bone tip in the world, in that pose
         sums = np.zeros_like(heads)
         np.add.at(sums, joint, heads[joint] + tip)
         count = np.bincount(joint, minlength=skeleton.n_joints)[:, None]
-        return heads, np.where(count > 0, sums / np.maximum(count, 1), heads)
+        return heads, np.where(count > 0, sums / np.maximum(count, 1), heads), world
 
     @classmethod
     def from_skeleton(cls, skeleton: Skeleton, name: str = "skeleton") -> "Bones":

@@ -15,7 +15,6 @@ from ..body import Body
 from ..body.roles import ROLES, SIDES, Bones, find_roles, rest_facing
 from ..errors import MotionctlError, MotionFileError
 from ..rootframe import mean_pose
-from ..skeleton import forward_kinematics
 from ..store import atomic_file, read_json
 
 PRESET_FORMAT = "motionctl-bone-map"
@@ -72,16 +71,8 @@ class Rig(Bones):
         its mean rotation), each bone's rest rotation its world rotation there: the same rig for the
         same motion whatever rest frames the file gives its joints."""
         sk = clips[0].skeleton
-        root, rot = mean_pose(clips)
-        pos, world = forward_kinematics(sk, root[None], rot[None])
-        heads = pos[0]
-        joint, tip = sk.bone_tips()
-        tip = quat.rotate(world[0, joint], tip)  # each bone tip in the world, in the mean pose
-        sums = np.zeros_like(heads)
-        np.add.at(sums, joint, heads[joint] + tip)
-        count = np.bincount(joint, minlength=sk.n_joints)[:, None]
-        tails = np.where(count > 0, sums / np.maximum(count, 1), heads)
-        return cls(sk.names, sk.parents, heads, world[0], name=name, tails=tails)
+        heads, tails, world = Bones.pose_of(sk, *mean_pose(clips))
+        return cls(sk.names, sk.parents, heads, world, name=name, tails=tails)
 
     @classmethod
     def from_skeleton(cls, skeleton, name: str = "source") -> "Rig":
