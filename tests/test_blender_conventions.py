@@ -110,4 +110,4 @@ def test_bake_writes_the_same_world_motion_whatever_the_file_says(bpy_clean, ext
             world.append(np.array([ob.pose.bones[n].head for n in ob["motionctl_joints"]]) @ mw[:3, :3].T + mw[:3, 3])
         baked[name] = np.array(world)
         err = np.abs(baked[name] - baked["as read"]).max()
-        assert err < 1e-3, f"{name}: {1000 * err:.2f} mm"
+        assert err < 1e-3, f"{name}: {1000 * err:.2f} mm"  # margin: measured 0.000 mm (the text's 1e-8 m), against 1 mm
