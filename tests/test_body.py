@@ -51,8 +51,8 @@ def test_the_body_is_the_same_however_the_file_writes_it(walk, name):
     base = Body.of(walk.skeleton)
     other_clip = dict(variants(walk))[name]
     other = Body.of(other_clip.skeleton)
-    # exact: joint indices found by names and topology; the one float test in them (is the pelvis's spine
-    # offset longer than 1e-9 of the skeleton's size) has a margin of 8 orders on CMU
+    # (the one float test inside, the pelvis's spine offset against 1e-9 of the skeleton's size, has 8 orders to spare)
+    # exact: joint indices found by names and topology
     assert figures(other) == figures(base)
     assert other.bone_height == pytest.approx(base.bone_height, rel=1e-12)  # lengths only: equal to rounding
     z, z_other = (sample_points(c.skeleton, c.root_pos, c.local_rot)[..., 2] for c in (walk, other_clip))
