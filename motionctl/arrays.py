@@ -1,5 +1,5 @@
-"""Array idioms the engines share: ranks within groups of counted runs, lookups in sorted keys, and a
-matrix product that rounds the same on every CPU."""
+"""Array idioms the engines share: ranks within groups of counted runs, lookups in sorted keys, sums
+over sliding windows, and a matrix product that rounds the same on every CPU."""
 
 from __future__ import annotations
 
@@ -20,6 +20,19 @@ def find_sorted(keys: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray
         return np.zeros(q.shape, dtype=np.int64), np.zeros(q.shape, dtype=bool)
     pos = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
     return pos, keys[pos] == q
+
+
+def window_sums(x: np.ndarray, n: int) -> np.ndarray:
+    """Sums of ``x`` [F, ...] over every window of ``n`` consecutive frames (starts 0 .. F - n; one
+    window of all frames when F < n), by cumulative sums."""
+    n = max(1, min(n, len(x)))
+    c = np.concatenate((np.zeros((1,) + x.shape[1:]), np.cumsum(x, axis=0)))
+    return c[n:] - c[:-n]
+
+
+def window_means(x: np.ndarray, n: int) -> np.ndarray:
+    """``window_sums`` divided by the frames each window holds."""
+    return window_sums(x, n) / max(1, min(n, len(x)))
 
 
 def same_everywhere_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:

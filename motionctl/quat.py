@@ -198,9 +198,7 @@ def mean(q: np.ndarray, axis: int = 0) -> np.ndarray:
     first one's hemisphere, normalised (a step of the chordal mean's power iteration).  Follows
     every fixed rotation applied on either side (mean(A q B) = A mean(q) B), so a feature taken
     about it does not depend on the frame a joint rests in."""
-    q = np.moveaxis(np.asarray(q, dtype=float), axis, 0)
-    sign = np.where(np.sum(q * q[:1], axis=-1, keepdims=True) < 0, -1.0, 1.0)
-    return normalize((q * sign).sum(axis=0))
+    return mean_of([np.moveaxis(np.asarray(q, dtype=float), axis, 0)])
 
 
 def mean_of(parts) -> np.ndarray:

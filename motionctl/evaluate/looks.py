@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import window_sums
 from ..body.contacts import ContactSettings, foot_points, foot_skating, points_skating, rest_heights, skating_of, skating_frames
 from ..body.mirror import mirror_clip, mirror_source
 from ..clip import Clip, resample
@@ -256,20 +257,12 @@ def toe_speeds(clip: Clip, pos=None, rot=None) -> np.ndarray:
     return np.r_[v, v[-1]]
 
 
-def _sums(x: np.ndarray, n: int) -> np.ndarray:
-    """Sums of ``x`` [F, ...] over every window of ``n`` frames (starts 0 .. F - n; one window of
-    all frames when F < n), by cumulative sums."""
-    n = min(n, len(x))
-    c = np.concatenate((np.zeros((1,) + x.shape[1:]), np.cumsum(x, axis=0)))
-    return c[n:] - c[:-n]
-
-
 def _worst(values: np.ndarray, n: int, fps: float, largest: bool = True) -> dict:
     """{"value", "frames" [first, last], "seconds" [start, end]} of the worst window (NaN: none counts)."""
     if not np.isfinite(values).any():
         return {"value": None, "frames": None, "seconds": None}
     i = int(np.nanargmax(values) if largest else np.nanargmin(values))
-    last = i + n - 1  # n: the frames a window holds (``_sums``: all of them when fewer)
+    last = i + n - 1  # n: the frames a window holds (``window_sums``: all of them when fewer)
     return {"value": float(values[i]), "frames": [i, last], "seconds": [round(i / fps, 3), round((last + 1) / fps, 3)]}
 
 
@@ -288,16 +281,16 @@ def worst_windows(clip: Clip, reference: PoseReference | None = None, toe_limit:
     if pos is None or rot is None:
         pos, rot = clip.world()
     f = skating_frames(foot_points(clip, pos, rot), fps, ContactSettings(), rest)
-    counted, sliding = _sums(f["counted"].sum(1).astype(float), n), _sums(f["sliding"].sum(1).astype(float), n)
+    counted, sliding = window_sums(f["counted"].sum(1).astype(float), n), window_sums(f["sliding"].sum(1).astype(float), n)
     skating = np.where(counted >= MIN_COUNTED * fps, sliding / np.maximum(counted, 1), np.nan)
-    planted = _sums(f["planted"].sum(1).astype(float), n) / (2 * n)
+    planted = window_sums(f["planted"].sum(1).astype(float), n) / (2 * n)
     ongoing = f["planted"] & ~f["starts"]  # a contact begun before a window's first frame counts there too
-    touching = _sums(f["starts"].sum(1).astype(float), n) + ongoing[: len(counted)].sum(1)
-    sliding_cm = np.where(touching > 0, 100.0 * _sums(f["travel"].sum(1), n) / np.maximum(touching, 1), np.nan)
+    touching = window_sums(f["starts"].sum(1).astype(float), n) + ongoing[: len(counted)].sum(1)
+    sliding_cm = np.where(touching > 0, 100.0 * window_sums(f["travel"].sum(1), n) / np.maximum(touching, 1), np.nan)
     out = {"skating": _worst(skating, n, fps), "planted": _worst(planted, n, fps, largest=False),
            "sliding_cm": _worst(sliding_cm, n, fps)}
     if toe_limit is not None:
-        out["toe_spikes"] = _worst(_sums((toe_speeds(clip, pos, rot) > toe_limit).astype(float), n), n, fps)
+        out["toe_spikes"] = _worst(window_sums((toe_speeds(clip, pos, rot) > toe_limit).astype(float), n), n, fps)
         out["toe_limit"] = float(toe_limit)
     if reference is not None or distances is not None:
         d = reference.distance(clip) if distances is None else np.asarray(distances, float)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import window_means
 from ..body.contacts import foot_contacts, true_runs
 from ..rootframe import root_frame, to_local
 
@@ -32,13 +33,6 @@ REVERSE_SECONDS = 2.0
 REVERSE_DEGREES = 135.0
 AIR_SECONDS = 0.2
 BACK_SPEED = 0.3  # m/s
-
-
-def _window_means(x: np.ndarray, n: int) -> np.ndarray:
-    """Means of ``x`` [F] over every window of ``n`` frames (one window when F < n)."""
-    n = max(1, min(n, len(x)))
-    c = np.concatenate(([0.0], np.cumsum(x)))
-    return (c[n:] - c[:-n]) / n
 
 
 def library_reach(clips) -> dict:
@@ -54,14 +48,14 @@ def library_reach(clips) -> dict:
         ground, yaw = root_frame(c)
         step = np.diff(ground, axis=0) * fps  # [F-1, 2] m/s
         speed = np.linalg.norm(step, axis=1)
-        slow = _window_means(speed, max(1, int(0.25 * fps))) < STAND_SPEED
+        slow = window_means(speed, int(0.25 * fps)) < STAND_SPEED
         lengths = np.diff(true_runs(slow), axis=1).ravel()
         stand += float(lengths[lengths >= STAND_SECONDS * fps].sum()) / fps
-        second = _window_means(speed, int(fps))
+        second = window_means(speed, int(fps))
         moving.append(second[second >= STAND_SPEED])
         fastest = max(fastest, float(second.max(initial=0.0)))
         rate = np.diff(yaw) * fps
-        turn = max(turn, float(np.abs(_window_means(rate, int(fps))).max(initial=0.0)))
+        turn = max(turn, float(np.abs(window_means(rate, int(fps))).max(initial=0.0)))
         k = min(int(REVERSE_SECONDS * fps), c.n_frames - 1)
         reverse = max(reverse, float(np.degrees(np.abs(yaw[k:] - yaw[:-k]).max(initial=0.0))) if k > 0 else 0.0)
         flights = np.diff(true_runs(~foot_contacts(c).any(axis=1)), axis=1).ravel()
