@@ -18,11 +18,12 @@ the model's top speed.
 Per row (``rows``: engine, schedule, library): the worst second's skating, planted share, sliding
 per contact and pose p95 and its place, ``toe_spikes`` (frames whose toe is faster than the
 capture's fastest), ``switch_jump_median``/``p90`` (the largest joint-velocity change across a
-switch, m/s), heading and position error against what was asked (p95: heading to the asked heading
+switch, m/s) beside ``capture_jump_median``/``p90`` (the capture's own at every frame, taken the same
+way at the rate the engine plays: ``scoreboard.natural_jumps``), heading and position error against what was asked (p95: heading to the asked heading
 or the stick's; position to the commands integrated exactly), ``response_s`` (median time to answer a
 new direction, within 5 degrees) and ``missed`` (``looks.targets_missed``, worst second included).
 Under ``capture``, per library: the same clips' own worst second, fastest toe and frame-to-frame
-velocity change (median, p90).  Writes bench/results/<out>.json and .md.
+velocity change (median, p90, per frame rate played).  Writes bench/results/<out>.json and .md.
 """
 
 from __future__ import annotations
@@ -135,11 +136,9 @@ def main():
         clips = library(args.mocap, lib)
         reference = PoseReference.of(clips)
         source = capture_looks(clips, reference)
-        jumps = natural_jumps(clips)
         capture[lib] = {"clips": [c.name for c in clips], "worst": source["worst"], "skating": source["skating"],
                         "pose_p95": source["pose_distance"]["p95"], "toe_limit": reference.toe_limit,
-                        "frame_jump_median": spread(jumps["m_s"])["median"], "frame_jump_p90": spread(jumps["m_s"])["p90"],
-                        "reach": source["reach"]}
+                        "frame_jump": {}, "reach": source["reach"]}
         print(f"{lib}: {len(clips)} clips; capture's worst second: skating {100 * source['worst']['skating']['value']:.0f}%, "
               f"pose {100 * source['worst']['pose_p95']['value']:.1f} cm; fastest toe {reference.toe_limit:.1f} m/s; "
               f"cannot: {'; '.join(source['reach']['cannot']) or 'nothing'}", flush=True)
@@ -149,6 +148,9 @@ def main():
             model = engine.fit(clips, engine.Settings())
             train = time.perf_counter() - t
             table = model.play(clips)
+            rate = f"{table.fps:g}"
+            if rate not in capture[lib]["frame_jump"]:  # the capture's own jumps at the rate this engine plays
+                capture[lib]["frame_jump"][rate] = spread(natural_jumps(clips, table.fps)["m_s"])
             for sched, commands in schedules(model).items():
                 if args.schedules and sched not in args.schedules.split(","):
                     continue
@@ -156,6 +158,9 @@ def main():
                 clip = session.play_trace(trace_of_commands(np.arange(len(commands)) / RATE, commands, name=sched))
                 row = row_of(name, sched, lib, session, clip, commands, reference, source)
                 row["train_seconds"] = train
+                row["fps"] = table.fps
+                row["capture_jump_median"] = capture[lib]["frame_jump"][rate]["median"]
+                row["capture_jump_p90"] = capture[lib]["frame_jump"][rate]["p90"]
                 rows.append(row)
                 print(f"  {name:10s} {sched:10s} worst skating {100 * (row['worst_window_skating'] or 0):5.1f}% "
                       f"pose {100 * (row['worst_window_pose_p95'] or 0):5.1f} cm  toe spikes {row['toe_spikes']:3.0f}  "
@@ -179,14 +184,16 @@ def markdown(r: dict) -> list:
         lines += [f"## {lib} ({len(cap['clips'])} clips)", "",
                   f"Capture: worst second skating {100 * w['skating']['value']:.0f}%, a foot down "
                   f"{100 * w['planted']['value']:.0f}%, pose {100 * w['pose_p95']['value']:.1f} cm; fastest toe "
-                  f"{cap['toe_limit']:.1f} m/s; frame-to-frame jump {cap['frame_jump_median']:.2f} / {cap['frame_jump_p90']:.2f} m/s. "
+                  f"{cap['toe_limit']:.1f} m/s; frame-to-frame jump (median / p90 m/s) "
+                  + ", ".join(f"{j['median']:.2f} / {j['p90']:.2f} at {fps} fps" for fps, j in cap["frame_jump"].items()) + ". "
                   f"Cannot: {'; '.join(cap['reach']['cannot']) or 'nothing'}.", "",
-                  "| engine | schedule | worst skating / planted % | worst pose cm | toe spikes | switch jump m/s | heading ° | "
+                  "| engine | schedule | worst skating / planted % | worst pose cm | toe spikes | switch jump m/s (capture) | heading ° | "
                   "position m | missed |", "|---|---|---|---|---|---|---|---|---|"]
         for x in (x for x in r["rows"] if x["library"] == lib):
             lines.append(f"| {x['engine']} | {x['schedule']} | {100 * (x['worst_window_skating'] or 0):.0f} / "
                          f"{100 * (x['worst_window_planted'] or 0):.0f} | {100 * (x['worst_window_pose_p95'] or 0):.1f} | "
-                         f"{x['toe_spikes']:.0f} | {x['switch_jump_median'] or 0:.2f} / {x['switch_jump_p90'] or 0:.2f} | "
+                         f"{x['toe_spikes']:.0f} | {x['switch_jump_median'] or 0:.2f} / {x['switch_jump_p90'] or 0:.2f} "
+                         f"({x['capture_jump_median']:.2f} / {x['capture_jump_p90']:.2f}) | "
                          f"{x['heading_error_deg_p95']:.0f} | {x['position_error_m_p95']:.2f} | {len(x['missed'])} |")
         lines.append("")
     return lines

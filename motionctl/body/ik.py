@@ -1,23 +1,39 @@
 """One two-bone IK for the whole program: a hip, knee and ankle turned so the ankle reaches a goal,
-the knee staying on its side of the hip-goal line (the least swivel), the ankle keeping its world
-rotation.  Vectorised over any leading axes (frames of a retarget, one pose of a live decision)."""
+the knee bending the way the pose bends it (its side of the pose's own hip-ankle line, the least
+swivel), the ankle keeping its world rotation.  Vectorised over any leading axes (frames of a retarget, one pose of a live decision)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import quat
+from .. import fmath, quat
 
 
-def two_bone(a: np.ndarray, b: np.ndarray, c: np.ndarray, goal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def two_bone(a: np.ndarray, b: np.ndarray, c: np.ndarray, goal: np.ndarray, soft: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """World rotations (r_hip, r_knee) [..., 4] for hip ``a``, knee ``b`` and ankle ``c`` [..., 3] so the
     ankle reaches ``goal`` (as near as the leg's length allows): the thigh turns by ``r_hip``, the
-    shin by ``r_knee · r_hip`` (its new world rotation is ``r_knee r_hip`` times its old)."""
+    shin by ``r_knee · r_hip`` (its new world rotation is ``r_knee r_hip`` times its old).
+
+    ``soft`` (a share of the leg's length): within it of full stretch, the change of the hip-ankle
+    distance is damped (soft IK), since there the knee's angle changes without bound for a change of
+    distance, and a goal a few millimetres farther or nearer from one frame to the next snaps the
+    knee; the ankle then falls short of the goal by at most that share.  A goal where the ankle is
+    always leaves the leg as it is."""
     l1, l2 = np.linalg.norm(b - a, axis=-1), np.linalg.norm(c - b, axis=-1)
     at = goal - a
-    d = np.clip(np.linalg.norm(at, axis=-1), np.abs(l1 - l2) + 1e-6, l1 + l2 - 1e-6)
+    d = np.linalg.norm(at, axis=-1)
+    if soft > 0:
+        full, zone = l1 + l2, soft * (l1 + l2)
+        damp = lambda x: np.where(x < full - zone, x, full - zone * fmath.exp(-(x - full + zone) / zone))  # noqa: E731
+        own = np.linalg.norm(c - a, axis=-1)
+        d = own + damp(d) - damp(own)
+    d = np.clip(d, np.abs(l1 - l2) + 1e-6, l1 + l2 - 1e-6)
     u = at / np.maximum(np.linalg.norm(at, axis=-1, keepdims=True), 1e-9)
-    v = (b - a) - np.sum((b - a) * u, axis=-1, keepdims=True) * u  # the knee's side of the hip-goal line
+    # The knee's side: its side of the pose's own hip-ankle line (so a goal a little off that line
+    # cannot flip a nearly straight knee to the line's other side), across the hip-goal line.
+    ac = (c - a) / np.maximum(np.linalg.norm(c - a, axis=-1, keepdims=True), 1e-9)
+    bend = (b - a) - np.sum((b - a) * ac, axis=-1, keepdims=True) * ac
+    v = bend - np.sum(bend * u, axis=-1, keepdims=True) * u
     v_n = np.linalg.norm(v, axis=-1, keepdims=True)
     v = np.where(v_n > 1e-9, v / np.maximum(v_n, 1e-9), np.cross(u, [1.0, 0.0, 0.0]))
     cos_a = np.clip((l1 ** 2 + d ** 2 - l2 ** 2) / (2 * l1 * d), -1.0, 1.0)

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import quat
+from ..clip import resample
 from .looks import PoseReference, capture_looks, looks, targets_missed
 from ..engines import load_model
 from ..jobs import check_stop
@@ -224,11 +225,19 @@ def discontinuity(run: Run, pos=None) -> dict:
     return {"deg_s": np.maximum(deg[s], deg[s - 1]), "m_s": np.maximum(lin[s], lin[s - 1])}
 
 
-def natural_jumps(clips) -> dict:
-    """{"deg_s": [F], "m_s": [F]}: the same jump at every frame of the source capture (what a
-    perfectly seamless switch would show)."""
-    out = [velocity_jumps(c) for c in clips if c.n_frames >= 3]
-    return {"deg_s": np.concatenate([d[1:-1] for d, _ in out]), "m_s": np.concatenate([m[1:-1] for _, m in out])}
+def natural_jumps(clips, fps: float | None = None) -> dict:
+    """{"deg_s": [F], "m_s": [F]}: the same jump at every frame of the source capture, as a switch's
+    is taken (the larger over a frame and the one before), at ``fps`` (a run's own rate; default
+    the clips'): what a perfectly seamless switch would show.  A velocity's change from one frame
+    to the next grows with the time between them (at 30 fps CMU's walks change twice as much as at
+    120 fps), so a run is judged against its capture at the rate it plays."""
+    out = []
+    for c in clips:
+        c = resample(c, fps) if fps else c
+        if c.n_frames >= 4:
+            d, m = velocity_jumps(c)
+            out.append((np.maximum(d[2:-1], d[1:-2]), np.maximum(m[2:-1], m[1:-2])))
+    return {"deg_s": np.concatenate([d for d, _ in out]), "m_s": np.concatenate([m for _, m in out])}
 
 
 def spread(values) -> dict:

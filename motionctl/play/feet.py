@@ -29,6 +29,7 @@ from ..rootframe import heading, to_local, to_world
 
 REACH = 0.995  # share of the leg's length a locked foot may be from the hip
 MAX_HEEL = 1.0  # rad: how far a locked foot on its toe may be turned, heel up, to stay in reach
+SOFT = 0.03  # share of the leg's length within full stretch where the IK damps (``body.ik.two_bone``)
 
 
 @dataclass
@@ -39,7 +40,9 @@ class FeetSettings:
     and ``max_turn`` rad/s (the leg of a locked foot bends or stretches to absorb it: a stride a
     sixth longer), the rest carried as lag, up to ``max_lag`` m and ``max_lag_turn`` rad; how
     locked feet let go, and how long a foot let go while its contact goes on springs back before it
-    is locked again where it is (metres, seconds)."""
+    is locked again where it is; how long a lock takes to stop a foot that lands moving (``landing``:
+the lock eases in, so a foot an offset still carries decelerates as a landing foot does rather
+than stopping in one frame) (metres, seconds)."""
 
     max_rate: float = 1.25
     max_speed: float = 0.1
@@ -50,6 +53,7 @@ class FeetSettings:
     unlock_radius: float = 0.45
     release_halflife: float = 0.15
     relock_after: float = 0.25
+    landing: float = 0.1
 
 
 @dataclass
@@ -57,7 +61,7 @@ class FeetState:
     """Per foot [2]: in contact at the last frame, locked, the yaw its lock keeps (the run's yaw
     minus the capture's at landing), where its pivot is held (``anchor`` [2, 2], world) and which
     point pivots (0 the ankle, 1 the toe); the spring of a foot let go: its offset [2, 3] (world)
-    and yaw offset when released, and the frames since."""
+    and yaw offset when released, and the frames since; the frames since each lock began (``held``)."""
 
     contact: np.ndarray = field(default_factory=lambda: np.zeros(2, dtype=bool))
     locked: np.ndarray = field(default_factory=lambda: np.zeros(2, dtype=bool))
@@ -67,10 +71,11 @@ class FeetState:
     offset: np.ndarray = field(default_factory=lambda: np.zeros((2, 3)))
     offset_turn: np.ndarray = field(default_factory=lambda: np.zeros(2))
     age: np.ndarray = field(default_factory=lambda: np.full(2, 1e9))
+    held: np.ndarray = field(default_factory=lambda: np.full(2, 1e9))
 
     def copy(self) -> "FeetState":
         return FeetState(*(np.array(getattr(self, k), copy=True) for k in
-                           ("contact", "locked", "turn", "anchor", "pivot", "offset", "offset_turn", "age")))
+                           ("contact", "locked", "turn", "anchor", "pivot", "offset", "offset_turn", "age", "held")))
 
 
 @dataclass(eq=False)
@@ -226,7 +231,13 @@ def plant(legs: Legs, fps: float, rot: np.ndarray, height: np.ndarray, contact: 
         relock |= due
         put = np.where(due[..., None], off0 * k[..., None], put)
         put_turn = np.where(due, turn0 * k, put_turn)
-    goal = np.where(locked[..., None], target, free + off0 * k[..., None])
+    # a lock eases in over ``landing`` from where the foot goes on its own (smoothstep: the foot's
+    # velocity stays continuous as it stops)
+    began = np.maximum.accumulate(np.where(start, at, -1), axis=0)
+    held_for = np.where(began >= 0, at - began, st.held[None] + at + 1)
+    ease = np.clip(held_for / max(s.landing * fps, 1e-9), 0.0, 1.0)
+    ease = ease * ease * (3.0 - 2.0 * ease)
+    goal = np.where(locked[..., None], free + (target - free) * ease[..., None], free + off0 * k[..., None])
     foot_turn = np.where(locked, gap_turn, turn0 * k)
     held_gap = np.where(locked, np.linalg.norm(gap, axis=-1) + np.abs(gap_turn), 0.0)
     need = (held_gap > 1e-5) | (~locked & ((np.linalg.norm(off0, axis=-1) * k > 1e-4) | (np.abs(turn0 * k) > 1e-4)))
@@ -243,6 +254,7 @@ def plant(legs: Legs, fps: float, rot: np.ndarray, height: np.ndarray, contact: 
     new.offset[:, :2] = np.where(end_locked[:, None], gap[-1], off0[-1])  # a held lock's gap, else the spring's
     new.offset_turn = np.where(end_locked, gap_turn[-1], turn0[-1])
     new.age = np.where(end_locked, 0.0, age[-1])
+    new.held = held_for[-1].astype(float)
     return out, new
 
 
@@ -276,7 +288,7 @@ def _bend(legs: Legs, rot, pos, grot, goal, turn, frames, sides, heel) -> np.nda
     """IK on the listed (frame, side) pairs: the hip and knee turned so the ankle reaches ``goal``
     (root frame), the ankle's global rotation turned by ``heel`` (root frame) and then by ``turn``
     about the vertical (in place on ``rot``, returned)."""
-    r_hip, r_knee = two_bone(pos[:, -3], pos[:, -2], pos[:, -1], goal)
+    r_hip, r_knee = two_bone(pos[:, -3], pos[:, -2], pos[:, -1], goal, SOFT)
     parent, g_hip, g_knee, g_ankle = grot[:, -4], grot[:, -3], grot[:, -2], grot[:, -1]
     hip_new = quat.mul(r_hip, g_hip)
     knee_new = quat.mul(quat.mul(r_knee, r_hip), g_knee)

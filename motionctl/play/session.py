@@ -23,7 +23,7 @@ from ..jobs import check_stop
 from ..rootframe import to_local, wrap
 from .commands import Command, PlaySettings
 from .feet import FeetSettings
-from .synth import FrameTable, SynthState, synthesize, to_clip
+from .synth import BLEND, FrameTable, SynthState, synthesize, to_clip
 
 MAX_LEAD = np.pi / 2  # rad: the most a turning stick's heading runs ahead of the facing (``_steering``)
 CATCH_UP = 1.0  # s: a lag is asked of the engine as a velocity to make it up in this time
@@ -49,18 +49,19 @@ class Session:
 
     start, start_yaw  where the character begins; ``frame``: a table row to start from (else the
                       model chooses its own start for the first command)
+    blend             seconds a switch's offset takes to decay (``play.blend``; 0: cuts)
     warp              0: root motion from the data; 1: the root follows each step's control
     plant_feet        lock the feet the capture planted (``play.feet``) where the root moves otherwise
     play              ``PlaySettings`` (the Preview panel's): their warp and plant_feet instead
     """
 
     def __init__(self, model, table: FrameTable, start=(0.0, 0.0), start_yaw: float = 0.0, frame: int | None = None,
-                 crossfade: int = 3, warp: float = 0.0, trail: int = 600, plant_feet: bool = True,
+                 blend: float = BLEND, warp: float = 0.0, trail: int = 600, plant_feet: bool = True,
                  play: PlaySettings | None = None):
         self.model = model if model.frames is table else model.bind(table)
         self.table = table
         self.fps = table.fps
-        self.crossfade = crossfade
+        self.blend = blend
         if play is not None:
             warp, plant_feet = play.warp, play.plant_feet
         self.warp = warp
@@ -103,7 +104,7 @@ class Session:
             step.control[2] = wanted[2]
         if self._steer is not None and self.feet is not None:
             self._owe_steered_turn(asked.heading)
-        root, rot, self.synth, _, _ = synthesize(self.table, [step], self.synth, self.crossfade, self.warp, self.feet)
+        root, rot, self.synth, _, _ = synthesize(self.table, [step], self.synth, self.blend, self.warp, self.feet)
         rest = float(wrap(asked.heading - self.synth.yaw)) if asked.heading is not None else np.pi
         if self.synth.lag is not None and abs(rest) < np.pi / 2:  # near the heading asked, owe no turn past it
             self.synth.lag[2] = float(np.clip(self.synth.lag[2], min(rest, 0.0), max(rest, 0.0)))

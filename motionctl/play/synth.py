@@ -5,9 +5,9 @@ Every frame of the source clips is stored in its own root frame (``FrameTable``)
 the previous frame.  A decision is a ``Step``: pieces of clips with blend weights (one piece for
 fragments and graphs, a blend for planning groups), or frames the engine made itself (a motion
 field).  Steps are laid end to end, so each new one starts from the current root frame
-(alignment is automatic); the first frames of a new piece are crossfaded with the frames that
-would have followed the previous piece in its own clip, and the root motion is integrated into
-world positions and headings.  Optionally the root is warped to follow the control exactly, as
+(alignment is automatic); where a step does not continue the piece before, it is inertialized
+(``play.blend``: the pose and its velocity stay continuous, the difference decays over ``blend``
+seconds), and the root motion is integrated into world positions and headings.  Optionally the root is warped to follow the control exactly, as
 paper 000's game does.
 """
 
@@ -24,7 +24,10 @@ from ..errors import MotionctlError
 from ..body.contacts import foot_points, point_contacts, rest_heights
 from ..rootframe import displacement, heading, integrate, root_frame, to_local, to_world
 from ..skeleton import Skeleton
+from .blend import Inertia, inertialize
 from .feet import HEEL_LIFT, FeetSettings, FeetState, Legs, leg_globals, plant
+
+BLEND = 0.3  # s: how long a switch's offset takes to decay (``play.blend``)
 
 
 @dataclass(eq=False)
@@ -160,9 +163,10 @@ class Step:
 @dataclass
 class SynthState:
     """Where the stream is: world ground position [2], heading, and the piece last played (its
-    clip and the frame after it, for crossfades; -1 for none); where the capture's own root
-    motion would have put it (``data_ground``, ``data_yaw``; None: where it is) and the feet's
-    locks (``feet``), for foot locking."""
+    clip and the frame after it, to tell a step that continues it; -1 for none); where the
+    capture's own root motion would have put it (``data_ground``, ``data_yaw``; None: where it is)
+    and the feet's locks (``feet``), for foot locking; the last frame and the offset a switch left
+    (``inertia``, ``play.blend``)."""
 
     ground: np.ndarray
     yaw: float
@@ -173,6 +177,7 @@ class SynthState:
     feet: FeetState | None = None
     lag: np.ndarray | None = None
     phase: float = 0.0
+    inertia: Inertia | None = None
 
 
 def _rows(table: FrameTable, clip: np.ndarray, frame: np.ndarray):
@@ -215,11 +220,11 @@ def blend_frames(table: FrameTable, members) -> tuple[np.ndarray, np.ndarray, np
     return quat.normalize(rot), height, motion, vote >= 0.5
 
 
-def synthesize(table: FrameTable, steps, state: SynthState | None = None, crossfade: int = 3, warp: float = 0.0,
+def synthesize(table: FrameTable, steps, state: SynthState | None = None, blend: float = BLEND, warp: float = 0.0,
                feet: FeetSettings | None = None):
     """Play ``steps`` one after another from ``state`` (default: the origin facing yaw 0).
 
-    crossfade  frames over which a new piece fades in from the previous piece's continuation
+    blend      seconds over which a switch's offset decays (``play.blend``); 0: none (cuts)
     warp       0: root motion from the data; 1: the root follows each step's control exactly
     feet       lock the feet the capture planted (``play.feet``), or None
     Returns (root_pos [N, 3], local_rot [N, J, 4], state after the last frame, frames per step [S],
@@ -245,7 +250,6 @@ def synthesize(table: FrameTable, steps, state: SynthState | None = None, crossf
     n_joints = table.local_rot.shape[1]
     rot, height, motion = np.empty((total, n_joints, 4)), np.empty(total), np.empty((total, 3))
     contact = np.empty((total, 2), dtype=bool)
-    known = np.ones(total, dtype=bool)
     heavy = np.array([s.heaviest() if s.frames is None else (-1, -1, 0) for s in steps], dtype=np.int64).reshape(-1, 3)
     if single.any():
         sel = single[step_of]
@@ -258,16 +262,15 @@ def synthesize(table: FrameTable, steps, state: SynthState | None = None, crossf
         height[offsets[i]:offsets[i] + counts[i]] = h
         motion[offsets[i]:offsets[i] + counts[i]] = m
         if c is UNKNOWN:
-            known[offsets[i]:offsets[i] + counts[i]] = False
             contact[offsets[i]:offsets[i] + counts[i]] = False
         else:
             contact[offsets[i]:offsets[i] + counts[i]] = c
-    # Continuations: each step fades in from the frames after the previous step's heaviest piece.
+    # Switches: clip pieces that do not continue the previous step's piece in its clip (an engine's
+    # own frames are its own to keep continuous: a motion field blends every frame, matching
+    # inertializes its jumps)
     prev_clip = np.concatenate(([state.clip], heavy[:-1, 0]))
     prev_end = np.concatenate(([state.end], heavy[:-1, 1] + heavy[:-1, 2]))
-    seamless = single & (prev_clip == heavy[:, 0]) & (prev_end == heavy[:, 1])
-    _crossfade(table, rot, height, motion, contact, within, prev_clip[step_of], prev_end[step_of], seamless[step_of],
-               crossfade)
+    switch = (heavy[:, 0] >= 0) & ~(single & (prev_clip == heavy[:, 0]) & (prev_end == heavy[:, 1]))
     rates = np.ones(len(steps))
     phase = state.phase
     ctrl = np.array([s.control if s.control is not None else np.full(4, np.nan) for s in steps]).reshape(-1, 4)
@@ -279,6 +282,9 @@ def synthesize(table: FrameTable, steps, state: SynthState | None = None, crossf
         rot, height, motion, contact, counts, phase = retime(rot, height, motion, contact, counts, rates, phase, after)
         step_of = np.repeat(np.arange(len(steps)), counts)
         within = ranks(counts)
+    # engine frames without contacts (after any retiming: per step)
+    known = np.repeat([s.frames is None or s.frames.contact is not None for s in steps], counts)
+    inertia, _ = inertialize(rot, height, motion, counts, switch, state.inertia, table.fps, blend)
     data_motion, lag = motion, (np.zeros(3) if state.lag is None else state.lag)
     edits = np.array([s.edit if s.edit is not None else np.zeros(3) for s in steps], dtype=float).reshape(-1, 3)
     if warp > 0:
@@ -296,7 +302,7 @@ def synthesize(table: FrameTable, steps, state: SynthState | None = None, crossf
         rot, feet_state = plant(table.legs, table.fps, rot, height, contact, data_ground, data_yaw, ground, facing,
                                 state.feet, feet)
     new_state = SynthState(ground[-1].copy(), float(facing[-1]), end_clip, end_frame, data_ground[-1].copy(),
-                           float(data_yaw[-1]), feet_state, lag, phase)
+                           float(data_yaw[-1]), feet_state, lag, phase, inertia)
     root = np.column_stack((ground, height))
     rot[:, 0] = quat.mul(heading(facing), rot[:, 0])
     return root, quat.make_continuous(rot, axis=0), new_state, counts, facing
@@ -441,8 +447,6 @@ def correct(motion: np.ndarray, controls: np.ndarray, counts: np.ndarray, fps: f
 
 
 UNKNOWN = object()  # engine frames without contacts
-
-
 def _own_contacts(table, rot, height, data_ground, data_yaw, contact, known, feet_state):
     """``contact`` with the frames not ``known`` filled by the contact detector run on the frames
     themselves (their ankles and toes, as their own root motion moves them; the detector's
@@ -458,24 +462,6 @@ def _own_contacts(table, rot, height, data_ground, data_yaw, contact, known, fee
 
 
 MIN_RATE_SPEED = 0.2  # m/s: slower than this, a step's speed is not matched by its playback rate
-
-
-def _crossfade(table, rot, height, motion, contact, within, prev_clip, prev_end, seamless, crossfade) -> None:
-    """Fade the first ``crossfade`` frames of each step in from the frames that would have
-    followed the previous step's piece in its own clip (in place; a foot is planted as in the
-    piece weighing more)."""
-    if crossfade <= 0:
-        return
-    fade = (within < crossfade) & ~seamless & (prev_clip >= 0)
-    if not fade.any():
-        return
-    prow, past = _rows(table, prev_clip[fade], prev_end[fade] + within[fade])
-    w_new = (within[fade] + 1) / (crossfade + 1)
-    rot[fade] = quat.slerp(table.local_rot[prow], rot[fade], w_new[:, None])
-    height[fade] = (1 - w_new) * table.height[prow] + w_new * height[fade]
-    old_motion = np.where(past[:, None], 0.0, table.motion[prow])
-    motion[fade] = (1 - w_new)[:, None] * old_motion + w_new[:, None] * motion[fade]
-    contact[fade] = np.where(w_new[:, None] >= 0.5, contact[fade], table.contact[prow])
 
 
 def _path(motion, state: SynthState, edits=None) -> tuple[np.ndarray, np.ndarray]:
@@ -508,11 +494,11 @@ def pieces_to_steps(pieces, controls=None) -> list:
     return [Step.piece(int(c), int(s), int(n), ctrl[k]) for k, (c, s, n) in enumerate(pieces)]
 
 
-def synthesize_clip(table: FrameTable, pieces, crossfade: int = 3, controls=None, warp: float = 0.0,
+def synthesize_clip(table: FrameTable, pieces, blend: float = BLEND, controls=None, warp: float = 0.0,
                     name: str = "synth", start_yaw: float = 0.0, feet: FeetSettings | None = None) -> Clip:
     """A whole sequence of pieces (clip, start, count) as one Clip from the origin facing ``start_yaw``."""
     root, rot, _, _, _ = synthesize(table, pieces_to_steps(pieces, controls), SynthState(np.zeros(2), start_yaw),
-                                    crossfade, warp, feet)
+                                    blend, warp, feet)
     return to_clip(table, root, rot, name)
 
 

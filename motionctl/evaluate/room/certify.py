@@ -27,7 +27,7 @@ from .metrics import evaluate
 
 def macro_graph(model, table, commands=None, hold: float = 0.5, max_clips: int = 600) -> MotionGraph:
     """The model's macro-steps (see the module docstring) as a MotionGraph [macro clips, edges]
-    with each clip's root path (from frames synthesized without crossfades), motion types (its
+    with each clip's root path (from frames synthesized without blends), motion types (its
     middle step's clip tags) and, where the character leaves the ground while jump is pressed (or a jump
     clip plays), a "jump" action in the middle of its flight (``body.flight``), the only rows that may
     pass over a chasm."""
@@ -64,7 +64,7 @@ def macro_graph(model, table, commands=None, hold: float = 0.5, max_clips: int =
     n = len(seqs)
     paths, lengths, types, actions, airborne = [], [], [], [], []
     for c, played in enumerate(seqs):
-        root, rot, _, counts, yaw = synthesize(table, played, SynthState(origin.copy(), 0.0), crossfade=0)
+        root, rot, _, counts, yaw = synthesize(table, played, SynthState(origin.copy(), 0.0), blend=0.0)
         paths.append(np.column_stack((np.vstack((origin, root[:, :2])), np.concatenate(([0.0], yaw)))))
         lengths.append(int(counts.sum()))
         tags = step_tags(table, played[len(played) // 2])

@@ -10,7 +10,7 @@ from ...arrays import find_sorted
 from ...clip import Clip
 from ...jobs import check_stop
 from ...rootframe import to_local, wrap
-from ...play.synth import FrameTable, Step, SynthState, synthesize, to_clip
+from ...play.synth import BLEND, FrameTable, Step, SynthState, synthesize, to_clip
 from .embedding import Embedding
 
 BUCKET_CELLS = 1.0  # A* expands the open nodes within this many cells of the smallest cost + distance
@@ -182,9 +182,9 @@ def sample_best_path(emb: Embedding, seed: int = 0, min_dist: float = 4.0, max_d
     return None
 
 
-def path_motion(emb: Embedding, edges: list, table: FrameTable, crossfade: int = 3) -> Clip:
+def path_motion(emb: Embedding, edges: list, table: FrameTable, blend: float = BLEND) -> Clip:
     """The motion along a path of ``sample_best_path``, synthesized: each graph clip played from
-    where the last one ended (crossfaded), edited (eq. 16, ``Step.edit``) so it ends exactly on its
+    where the last one ended (inertialized), edited (eq. 16, ``Step.edit``) so it ends exactly on its
     grid node.  ``table``: the graph's source clips at its rate (``GraphController.frame_table``)."""
     graph, exp, grid = emb.graph, emb._expander, emb.grid
     hb = 2 * np.pi / grid.headings
@@ -194,12 +194,12 @@ def path_motion(emb: Embedding, edges: list, table: FrameTable, crossfade: int =
     for clip, sx, sy, sh, row in edges:
         src, lo, hi = int(graph.source[clip]), int(graph.start[clip]), int(graph.end[clip])
         step = Step.piece(src, lo, hi - lo)
-        _, _, natural, _, _ = synthesize(table, [step], state, crossfade)
+        _, _, natural, _, _ = synthesize(table, [step], state, blend)
         off = exp.off[row]
         target = grid.origin + (np.array([sx + off[0], sy + off[1]]) + 0.5) * grid.cell
         step.edit = np.array([*to_local(target - natural.ground, state.yaw),
                               float(wrap((sh + off[2]) * hb - natural.yaw))])
-        root, rot, state, _, _ = synthesize(table, [step], state, crossfade)
+        root, rot, state, _, _ = synthesize(table, [step], state, blend)
         roots.append(root)
         rots.append(rot)
     return to_clip(table, np.concatenate(roots), quat.make_continuous(np.concatenate(rots)), "best_path")
