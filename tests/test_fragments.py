@@ -435,3 +435,29 @@ def test_facing_a_heading_each_fragment_turns_its_way_and_warps_at_most_the_warp
         times[warp] = float(np.mean(got))
     model.settings.warp_rate = rate
     assert times[rate] < 0.8 * times[0.0], times  # margin: 0.82 s against 1.25 s here
+
+
+def test_no_transition_swaps_the_stance_leg(mocap):
+    """A transition from a fragment ending on one foot to one starting on the other swaps the stance
+    leg in a frame; the pose distance alone rates some as well as the transitions it keeps (CMU
+    16_23, a veer: played on a 0.6 rad/s turn, fragments looped its frames 30-60, half a stride,
+    and one foot never landed).  Motion quality is zero there, dense and sparse alike."""
+    from motionctl.engines.fragments.cut import FragmentSettings, cut_fragments
+    from motionctl.engines.fragments.quality import (motion_distances, motion_quality, quality_of, stances,
+                                                     successor_distances)
+    from motionctl.io.library import import_library
+
+    db = import_library([os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("23", "13")]).groups[0].database
+    fs = cut_fragments(db, FragmentSettings(mirror=False))
+    q = QualitySettings()
+    d = motion_distances(fs, q)
+    raw, mq = quality_of(d, q), motion_quality(d, fs, q)
+    end, start = stances(fs)
+    flip = (end[:, None].astype(int) * start[None, :]) == 2
+    assert flip.sum() > 100  # count: 3,990 pairs of two walks
+    assert np.all(mq[flip] == 0.0)  # exact: set to zero
+    # the pose distance alone would have kept some: better than the median transition it keeps
+    assert raw[flip].max() > np.median(mq[mq > 0])  # margin: measured 0.34 against 0.16
+    succ, dist = successor_distances(fs, 40, q)
+    kept = flip[np.arange(fs.n)[:, None], succ]  # a row short of 40 others keeps some, at quality zero
+    assert np.all(quality_of(dist, q)[kept] == 0.0)  # exact: infinite distances

@@ -156,7 +156,7 @@ def column_distances(fs: FragmentSet, columns: np.ndarray, settings: QualitySett
                      n_jobs: int | None = None, should_stop=None) -> np.ndarray:
     """D [len(deltas), F, len(columns)] float32: Dis(Refl(f_{m-δ}, f_m), f'_δ) from every fragment
     into the fragments ``columns`` only (a sparse table's hub columns); infinite for stuttering
-    back-jumps, as in ``successor_distances``."""
+    back-jumps and stance flips, as in ``successor_distances``."""
     s = settings or QualitySettings()
     s.check(fs.n_frames)
     columns = np.asarray(columns, dtype=np.int64)
@@ -167,6 +167,7 @@ def column_distances(fs: FragmentSet, columns: np.ndarray, settings: QualitySett
     out = _blocked_distances(pred, act[:, columns], block, n_jobs, None, should_stop, "hub column blocks")
     lo, hi = stutter_window(fs, s.stutter_window)
     out[:, _stutters(fs.clip, fs.start.astype(np.int64), lo, hi, np.arange(n)[:, None], columns[None])] = np.inf
+    out[:, _flips(*stances(fs), np.arange(n)[:, None], columns[None])] = np.inf
     return out
 
 
@@ -202,7 +203,7 @@ def successor_distances(fs: FragmentSet, k: int, settings: QualitySettings | Non
     per fragment (exact Euclidean distance between the ω-weighted predicted and actual tips of
     all δ at once, by blocked matrix products), which are then re-ranked by the exact eq. 9
     distance (a sum of per-tip distances, which the Euclidean one only approximates); stuttering
-    back-jumps are never kept.  Returns (successors int32 [F, k], each row's columns ascending;
+    back-jumps and stance flips (``stances``) are never kept.  Returns (successors int32 [F, k], each row's columns ascending;
     distances float32 [len(deltas), F, k] in metres, per δ, so MotionQuality follows any ω and
     Dis unit without searching again)."""
     s = settings or QualitySettings()
@@ -224,7 +225,7 @@ def successor_distances(fs: FragmentSet, k: int, settings: QualitySettings | Non
     lo, hi = stutter_window(fs, s.stutter_window)
     shared = Shared(query=query, data=data, data_sq=np.einsum("ij,ij->i", data, data), pred=pred.astype(np.float32),
                     act=act.astype(np.float32), omegas=np.asarray(s.omegas, dtype=np.float64), clip=fs.clip,
-                    start=fs.start.astype(np.int64), lo=lo, hi=hi)
+                    start=fs.start.astype(np.int64), lo=lo, hi=hi, **dict(zip(("end", "begin"), stances(fs))))
     succ = np.empty((n, k), dtype=np.int32)
     dist = np.empty((n_d, n, k), dtype=np.float32)
     blocks = [(r, min(r + rows, n), m, k) for r in range(0, n, rows)]
@@ -237,7 +238,7 @@ def successor_distances(fs: FragmentSet, k: int, settings: QualitySettings | Non
     return succ, dist
 
 
-def _successor_block(item, query, data, data_sq, pred, act, omegas, clip, start, lo, hi):
+def _successor_block(item, query, data, data_sq, pred, act, omegas, clip, start, lo, hi, end, begin):
     """Rows r0:r1: candidates by Euclidean distance, re-ranked by eq. 9's distance; see
     ``successor_distances``.  Returns (columns int32 [b, k] ascending, distances [n_d, b, k])."""
     r0, r1, m, k = item
@@ -249,6 +250,7 @@ def _successor_block(item, query, data, data_sq, pred, act, omegas, clip, start,
         diff = pred[j, r0:r1, None] - act[j][cand]  # [b, m, tips, 3]
         per[j] = np.sqrt(np.einsum("bmtx,bmtx->bmt", diff, diff)).sum(axis=2)
     per[:, _stutters(clip, start, lo, hi, np.arange(r0, r1)[:, None], cand)] = np.inf
+    per[:, _flips(end, begin, np.arange(r0, r1)[:, None], cand)] = np.inf
     total = np.tensordot(omegas, per, axes=1)
     best = np.argpartition(total, k - 1, axis=1)[:, :k] if k < cand.shape[1] else np.argsort(total, axis=1, kind="stable")[:, :k]
     cols = np.take_along_axis(cand, best, axis=1)
@@ -288,13 +290,35 @@ def stutter_mask(fs: FragmentSet, window: float) -> tuple[np.ndarray, np.ndarray
 
 
 def motion_quality(distances: np.ndarray, fs: FragmentSet, settings: QualitySettings | None = None) -> np.ndarray:
-    """MotionQuality [F, F] float32 in [0, 1] (eq. 9), zero for stuttering back-jumps."""
+    """MotionQuality [F, F] float32 in [0, 1] (eq. 9), zero for stuttering back-jumps and stance
+    flips (``stances``)."""
     s = settings or QualitySettings()
     s.check()
     mq = quality_of(distances, s)
     rows, cols = stutter_mask(fs, s.stutter_window)
     mq[rows, cols] = 0.0
+    end, start = stances(fs)
+    for a, b in ((1, 2), (2, 1)):  # a stance flip: block by block, never an F x F mask
+        mq[np.ix_(np.flatnonzero(end == a), np.flatnonzero(start == b))] = 0.0
     return mq
+
+
+def stances(fs: FragmentSet) -> tuple[np.ndarray, np.ndarray]:
+    """(end, start) int8 [F]: which foot alone is planted at each fragment's last pose and at its
+    first (1 the left, 2 the right, 0 both or neither).  A transition from a fragment ending on
+    one foot to one starting on the other (``_flips``) swaps the stance leg in one frame: the
+    pose distance sees it only as a few bone tips off, and a turn the library holds once could be
+    looped half a stride at a time, one foot never landing (issue 59: CMU 16_23's veer at 0.6
+    rad/s played frames 30-60 over and over).  Such transitions are never taken."""
+    pf = fs.frame_table()
+    g0 = pf.first[fs.clip] + fs.start
+    code = lambda c: np.where(c[:, 0] & ~c[:, 1], 1, np.where(c[:, 1] & ~c[:, 0], 2, 0)).astype(np.int8)  # noqa: E731
+    return code(pf.contact[g0 + fs.n_frames - 1]), code(pf.contact[g0])
+
+
+def _flips(end, start, rows, cols) -> np.ndarray:
+    """bool [rows x cols broadcast]: going from fragment ``rows`` to ``cols`` swaps the stance leg."""
+    return end[rows].astype(np.int16) * start[cols] == 2
 
 
 def quality_of(distances: np.ndarray, settings: QualitySettings | None = None) -> np.ndarray:
