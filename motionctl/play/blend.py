@@ -1,14 +1,17 @@
-"""Switches without pops, for every engine (issue 59 item 4): inertialization (D. Bollo, "Inertialization:
-High-Performance Animation Transitions in Gears of War", GDC 2018).
+"""Switches without pops (issue 59 item 4): inertialization (D. Bollo, "Inertialization:
+High-Performance Animation Transitions in Gears of War", GDC 2018), in the synthesis every engine
+plays through.
 
-Where a decision does not continue what played before (a jump to another clip or frame, a blend, an
-engine's new frames), the new motion plays at once, offset so it starts where the old one was going:
+Where a decision does not continue the clip piece played before (a jump to another clip or frame,
+a blend; an engine's own frames are the engine's to keep continuous: a motion field blends every
+frame, motion matching inertializes its own jumps), the new motion plays at once, offset so it starts where the old one was going:
 the difference between the pose the last frame's velocity carries on to and the new first pose
 (each joint's rotation, as a rotation vector; the root height; the root's motion per frame), and
 between their velocities, become an offset that a quintic polynomial takes to zero over ``time``
 seconds with its velocity and acceleration, so the pose and its velocity stay continuous across the
-switch and the offset never rings.  A crossfade (the old way) blends two motions' poses but not
-their velocities: its first frames jump by a share of the whole pose difference per frame.
+switch and the new motion is exactly its own from then on.  A crossfade (the old way) blends two
+motions' poses but not their velocities: its first frames jumped by a share of the whole pose
+difference per frame.
 
 The offset lives in the synthesis state (``Inertia``), so a live session that synthesizes one step
 at a time blends exactly as a whole run synthesized at once; a step that continues its clip carries
