@@ -125,6 +125,6 @@ def test_a_switch_blends_no_longer_than_the_engine_decides():
 
     assert blend_time(SimpleNamespace(decision_rate=10.0)) == pytest.approx(0.1)
     assert blend_time(SimpleNamespace(decision_rate=3.8)) == pytest.approx(1 / 3.8)
-    assert blend_time(SimpleNamespace(decision_rate=2.0)) == BLEND
-    assert blend_time(SimpleNamespace(decision_rate=0.0)) == BLEND
-    assert blend_time(SimpleNamespace()) == BLEND
+    assert blend_time(SimpleNamespace(decision_rate=2.0)) == pytest.approx(BLEND)
+    assert blend_time(SimpleNamespace(decision_rate=0.0)) == pytest.approx(BLEND)
+    assert blend_time(SimpleNamespace()) == pytest.approx(BLEND)
