@@ -113,18 +113,3 @@ def test_an_edited_step_ends_exactly_where_its_edit_says(table, edit):
     # The next step carries on from the edited end, turned by the edit's heading change.
     follow = synthesize(t, [Step.piece(0, 60, 12)], SynthState(end_ed[:2].copy(), float(edited[4][29])), blend=0.0)
     assert np.allclose(edited[0][30:], follow[0], atol=1e-9)
-
-
-def test_a_switch_blends_no_longer_than_the_engine_decides():
-    """``blend_time``: an engine deciding every 0.1 s (motion fragments) blends a switch over 0.1 s,
-    so the offsets of several switches never pile up; one deciding less often than every 0.3 s
-    keeps 0.3 s; a model that does not say how often it decides keeps 0.3 s too."""
-    from types import SimpleNamespace
-
-    from motionctl.play.synth import BLEND, blend_time
-
-    assert blend_time(SimpleNamespace(decision_rate=10.0)) == pytest.approx(0.1)
-    assert blend_time(SimpleNamespace(decision_rate=3.8)) == pytest.approx(1 / 3.8)
-    assert blend_time(SimpleNamespace(decision_rate=2.0)) == pytest.approx(BLEND)
-    assert blend_time(SimpleNamespace(decision_rate=0.0)) == pytest.approx(BLEND)
-    assert blend_time(SimpleNamespace()) == pytest.approx(BLEND)

@@ -23,7 +23,7 @@ from ..jobs import check_stop
 from ..rootframe import to_local, wrap
 from .commands import Command, PlaySettings
 from .feet import FeetSettings
-from .synth import FrameTable, SynthState, blend_time, synthesize, to_clip
+from .synth import BLEND, FrameTable, SynthState, synthesize, to_clip
 
 MAX_LEAD = np.pi / 2  # rad: the most a turning stick's heading runs ahead of the facing (``_steering``)
 CATCH_UP = 1.0  # s: a lag is asked of the engine as a velocity to make it up in this time
@@ -49,20 +49,19 @@ class Session:
 
     start, start_yaw  where the character begins; ``frame``: a table row to start from (else the
                       model chooses its own start for the first command)
-    blend             seconds a switch's offset takes to decay (``play.blend``; 0: cuts; None: the
-                      model's ``synth.blend_time``)
+    blend             seconds a switch's offset takes to decay (``play.blend``; 0: cuts)
     warp              0: root motion from the data; 1: the root follows each step's control
     plant_feet        lock the feet the capture planted (``play.feet``) where the root moves otherwise
     play              ``PlaySettings`` (the Preview panel's): their warp and plant_feet instead
     """
 
     def __init__(self, model, table: FrameTable, start=(0.0, 0.0), start_yaw: float = 0.0, frame: int | None = None,
-                 blend: float | None = None, warp: float = 0.0, trail: int = 600, plant_feet: bool = True,
+                 blend: float = BLEND, warp: float = 0.0, trail: int = 600, plant_feet: bool = True,
                  play: PlaySettings | None = None):
         self.model = model if model.frames is table else model.bind(table)
         self.table = table
         self.fps = table.fps
-        self.blend = blend_time(model) if blend is None else blend
+        self.blend = blend
         if play is not None:
             warp, plant_feet = play.warp, play.plant_feet
         self.warp = warp

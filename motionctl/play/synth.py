@@ -27,18 +27,7 @@ from ..skeleton import Skeleton
 from .blend import Inertia, inertialize
 from .feet import HEEL_LIFT, FeetSettings, FeetState, Legs, leg_globals, plant
 
-BLEND = 0.3  # s: how long a switch's offset takes to decay (``play.blend``), at most (``blend_time``)
-
-
-def blend_time(model) -> float:
-    """Seconds a switch's offset takes to decay when ``model`` plays: ``BLEND``, or the time between
-    its decisions where that is shorter, so one switch's offset is gone before the next switch
-    comes.  Measured on CMU subject 16's 49 clips (16 game-pad runs of 30 s): motion fragments,
-    deciding every 0.1 s, stacked the offsets of up to three switches at 0.3 s and its planted feet
-    skated on 6.5% of contact frames (1.3% with cuts); at 0.1 s, 2.9%, with switch jumps of 0.57 /
-    1.97 m/s median / p90 against 0.51 / 2.52."""
-    rate = float(getattr(model, "decision_rate", 0.0) or 0.0)
-    return min(BLEND, 1.0 / rate) if rate > 0 else BLEND
+BLEND = 0.3  # s: how long a switch's offset takes to decay (``play.blend``)
 
 
 @dataclass(eq=False)
@@ -513,5 +502,5 @@ def synthesize_clip(table: FrameTable, pieces, blend: float = BLEND, controls=No
     return to_clip(table, root, rot, name)
 
 
-__all__ = ["FrameTable", "Frames", "Step", "SynthState", "blend_frames", "blend_time", "correct", "playback_rates", "retime", "frame_table", "pieces_to_steps",
+__all__ = ["FrameTable", "Frames", "Step", "SynthState", "blend_frames", "correct", "playback_rates", "retime", "frame_table", "pieces_to_steps",
            "synthesize", "synthesize_clip", "to_clip"]
