@@ -37,7 +37,7 @@ import numpy as np
 from harness import add_mocap, environment, write_json, write_markdown  # noqa: E402  (first: the checkout on the path)
 
 from motionctl.engines import ENGINES  # noqa: E402
-from motionctl.evaluate.looks import PoseReference, capture_looks, targets_missed  # noqa: E402
+from motionctl.evaluate.looks import PoseReference, backward_seconds, capture_looks, targets_missed  # noqa: E402
 from motionctl.evaluate.scoreboard import measure, natural_jumps, spread  # noqa: E402
 from motionctl.io.library import import_library  # noqa: E402
 from motionctl.play.commands import (EVALUATION_PLAYER, Command, PlaySettings, generate_trace,  # noqa: E402
@@ -119,7 +119,7 @@ def row_of(engine, sched, lib, session, clip, commands, reference, source) -> di
             "switch_jump_median": m["jump_m_s"]["median"], "switch_jump_p90": m["jump_m_s"]["p90"], "switches": m["switches"],
             "heading_error_deg_p95": float(np.percentile(heading, 95)), "position_error_m_p95": float(np.percentile(position, 95)),
             "response_s": m["direction_s"].get("median"), "skating": m["skating"], "pose_p95": (m.get("pose_distance") or {}).get("p95"),
-            "run_seconds": clip.n_frames / clip.fps, "missed": targets_missed(m, source)}
+            "run_seconds": clip.n_frames / clip.fps, "backward_s": backward_seconds(clip), "missed": targets_missed(m, source)}
 
 
 def main():
@@ -138,7 +138,8 @@ def main():
         source = capture_looks(clips, reference)
         capture[lib] = {"clips": [c.name for c in clips], "worst": source["worst"], "skating": source["skating"],
                         "pose_p95": source["pose_distance"]["p95"], "toe_limit": reference.toe_limit,
-                        "frame_jump": {}, "reach": source["reach"]}
+                        "frame_jump": {}, "reach": source["reach"], "backward_s": float(sum(backward_seconds(c) for c in clips)),
+                        "seconds": float(sum(c.n_frames / c.fps for c in clips))}
         print(f"{lib}: {len(clips)} clips; capture's worst second: skating {100 * source['worst']['skating']['value']:.0f}%, "
               f"pose {100 * source['worst']['pose_p95']['value']:.1f} cm; fastest toe {reference.toe_limit:.1f} m/s; "
               f"cannot: {'; '.join(source['reach']['cannot']) or 'nothing'}", flush=True)
@@ -186,17 +187,49 @@ def markdown(r: dict) -> list:
                   f"{100 * w['planted']['value']:.0f}%, pose {100 * w['pose_p95']['value']:.1f} cm; fastest toe "
                   f"{cap['toe_limit']:.1f} m/s; frame-to-frame jump (median / p90 m/s) "
                   + ", ".join(f"{j['median']:.2f} / {j['p90']:.2f} at {fps} fps" for fps, j in cap["frame_jump"].items()) + ". "
+                  f"Backwards: {cap.get('backward_s', 0.0):.1f} s of its {cap.get('seconds', 0.0):.0f} s. "
                   f"Cannot: {'; '.join(cap['reach']['cannot']) or 'nothing'}.", "",
                   "| engine | schedule | worst skating / planted % | worst pose cm | toe spikes | switch jump m/s (capture) | heading ° | "
-                  "position m | missed |", "|---|---|---|---|---|---|---|---|---|"]
+                  "position m | response s | backwards s | missed |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for x in (x for x in r["rows"] if x["library"] == lib):
             lines.append(f"| {x['engine']} | {x['schedule']} | {100 * (x['worst_window_skating'] or 0):.0f} / "
                          f"{100 * (x['worst_window_planted'] or 0):.0f} | {100 * (x['worst_window_pose_p95'] or 0):.1f} | "
                          f"{x['toe_spikes']:.0f} | {x['switch_jump_median'] or 0:.2f} / {x['switch_jump_p90'] or 0:.2f} "
                          f"({x['capture_jump_median']:.2f} / {x['capture_jump_p90']:.2f}) | "
-                         f"{x['heading_error_deg_p95']:.0f} | {x['position_error_m_p95']:.2f} | {len(x['missed'])} |")
+                         f"{x['heading_error_deg_p95']:.0f} | {x['position_error_m_p95']:.2f} | "
+                         f"{'—' if x.get('response_s') is None else format(x['response_s'], '.2f')} | "
+                         f"{x.get('backward_s', 0.0):.1f} | {len(x['missed'])} |")
         lines.append("")
+    lines += done_when(r)
     return lines
+
+
+def done_when(r: dict) -> list:
+    """Issue 59's 'done when', per engine and library: of its schedules, how many meet each target
+    (switch jumps at most 2x / 1.5x the capture's median / p90 at the rate played; worst-second
+    skating at most the capture's worst + 5 points; no toe spike; worst-second pose p95 at most 1.5x
+    the capture's worst second's; a reversal answered within 1.5 s without going backwards)."""
+    lines = ["## Targets met (schedules meeting each, of those run)", "",
+             "| library | engine | jump median | jump p90 | worst skating | no toe spike | worst pose | reversal in 1.5 s, no glide |",
+             "|---|---|---|---|---|---|---|---|"]
+    for lib, cap in r["capture"].items():
+        w = cap["worst"]
+        for engine in dict.fromkeys(x["engine"] for x in r["rows"] if x["library"] == lib):
+            rows = [x for x in r["rows"] if x["library"] == lib and x["engine"] == engine]
+            ok = {"jm": sum((x["switch_jump_median"] or 0) <= 2 * x["capture_jump_median"] for x in rows),
+                  "jp": sum((x["switch_jump_p90"] or 0) <= 1.5 * x["capture_jump_p90"] for x in rows),
+                  "sk": sum((x["worst_window_skating"] or 0) <= w["skating"]["value"] + 0.05 for x in rows),
+                  "toe": sum(not x["toe_spikes"] for x in rows),
+                  "pose": sum((x["worst_window_pose_p95"] or 0) <= 1.5 * w["pose_p95"]["value"] for x in rows)}
+            rev = [x for x in rows if x["schedule"] == "reverse"]
+            reversal = ("—" if not rev else "yes" if rev[0].get("response_s") is not None and rev[0]["response_s"] <= 1.5
+                        and rev[0].get("backward_s", 0.0) < 0.1 else
+                        f"no ({'never' if rev[0].get('response_s') is None else format(rev[0]['response_s'], '.2f') + ' s'}, "
+                        f"{rev[0].get('backward_s', 0.0):.1f} s back)")
+            n = len(rows)
+            lines.append(f"| {lib} | {engine} | {ok['jm']}/{n} | {ok['jp']}/{n} | {ok['sk']}/{n} | {ok['toe']}/{n} | "
+                         f"{ok['pose']}/{n} | {reversal} |")
+    return lines + [""]
 
 
 if __name__ == "__main__":

@@ -50,6 +50,24 @@ def test_clean_capture_scores_clean_and_the_same_capture_drifting_scores_broken(
     assert fast["planted"] > 0.4  # a foot dragged over the floor is still on it: the measure sees it
 
 
+def test_a_walk_played_backwards_glides_backwards_and_the_capture_does_not(clips):
+    """``backward_seconds``: the captured walks, veer, turn and run never travel against their
+    facing; the same walk played in reverse (the hips going back, the body facing forward, as a
+    reversal answered by gliding would) does for nearly its whole length; turned round by 180
+    degrees in the world it still walks forwards."""
+    from motionctl.evaluate.looks import backward_seconds
+
+    for c in clips:
+        assert backward_seconds(c) < 0.1, c.name  # margin: 0 s for every one of them here
+    walk = clips[0]
+    back = replace(walk, root_pos=walk.root_pos[::-1].copy(), local_rot=walk.local_rot[::-1].copy(), name="back")
+    assert backward_seconds(back) > 0.8 * walk.n_frames / walk.fps  # margin: 3.73 of 3.93 s here
+    spin = quat.about_axis(2, np.full(walk.n_frames, np.pi))
+    turned = replace(walk, root_pos=walk.root_pos * [-1.0, -1.0, 1.0],
+                     local_rot=np.concatenate((quat.mul(spin, walk.local_rot[:, 0])[:, None], walk.local_rot[:, 1:]), axis=1))
+    assert backward_seconds(turned) < 0.1  # margin: 0 s here
+
+
 def test_contacts_hold_through_a_stance_and_leave_in_swing(clips):
     walk = resample(clips[0], 30.0)
     c = point_contacts(foot_points(walk), walk.fps).any(axis=-1)

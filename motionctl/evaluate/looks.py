@@ -168,6 +168,24 @@ def root_height(clip: Clip) -> dict:
     return height_spread(clip.root_pos[:, 2])
 
 
+BACKWARD = 0.3  # m/s: hips travelling against their facing faster than this go backwards
+
+
+def backward_seconds(clip: Clip, speed: float = BACKWARD, window: float = 0.2) -> float:
+    """Seconds the hips travel backwards: their ground velocity over ``window`` s (the position's
+    change, so a step's sway cancels) against the facing by more than ``speed`` m/s.  A reversal of
+    the stick answered by gliding back rather than turning round shows here (captured backward
+    steps count as well: compare with the capture's own)."""
+    ground, yaw = root_frame(clip)
+    k = max(1, int(round(window * clip.fps)))
+    if clip.n_frames <= k:
+        return 0.0
+    v = (ground[k:] - ground[:-k]) * (clip.fps / k)
+    face = yaw[k // 2: k // 2 + len(v)]
+    along = v[:, 1] * np.cos(face) - v[:, 0] * np.sin(face)  # forward is (-sin, cos) of the heading
+    return float(np.count_nonzero(along < -speed) / clip.fps)
+
+
 def looks(clip: Clip, reference: PoseReference | None = None, trace_seconds: float | None = None, pos=None,
           rot=None) -> dict:
     """Everything above for one run: ``foot_skating``'s figures, "pose_distance" (p50/p95, with a
@@ -448,6 +466,6 @@ def model_looks(model, library) -> dict:
     return out
 
 
-__all__ = ["CHECK_SECONDS", "MOTION_SECONDS", "PoseReference", "RATE", "capsule", "capture_looks", "command_error", "foot_points",
+__all__ = ["BACKWARD", "CHECK_SECONDS", "MOTION_SECONDS", "PoseReference", "RATE", "backward_seconds", "capsule", "capture_looks", "command_error", "foot_points",
            "check_trace", "looks", "model_looks", "nearest_distance", "points_skating", "pose_features", "root_height", "spread_of", "targets_missed",
            "capture_worst_windows", "toe_speeds", "windows_missed", "worst_line", "worst_windows"]
