@@ -10,10 +10,10 @@ from motionctl import quat
 from motionctl.io import bvh
 from motionctl.rootframe import root_frame
 from motionctl.rootframe import to_world
-from motionctl.play.synth import Step, SynthState, frame_table, pieces_to_steps, synthesize, synthesize_clip
+from motionctl.play.synth import BLEND, Step, SynthState, frame_table, pieces_to_steps, synthesize, synthesize_clip
 
 
-def synthesize_pieces(table, pieces, state=None, blend=0.3, controls=None, warp=0.0):
+def synthesize_pieces(table, pieces, state=None, blend=BLEND, controls=None, warp=0.0):
     root, rot, state, _, _ = synthesize(table, pieces_to_steps(pieces, controls), state, blend, warp)
     return root, rot, state
 

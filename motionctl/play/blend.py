@@ -62,33 +62,33 @@ def quintic(x0, v0, t, time: float):
     return np.where(t < time, out, 0.0)
 
 
-def inertialize(rot, height, motion, counts, switch, state: Inertia | None, fps: float, time: float):
+def inertialize(rot, height, motion, counts, switch, state: Inertia | None, fps: float, time: float) -> Inertia:
     """Steps' frames (``rot`` [N, J, 4], ``height`` [N], ``motion`` [N, 3]; ``counts`` [S] frames
     per step; ``switch`` [S]: the steps that do not continue the one before) with each switch's
-    offset applied (in place), and the ``Inertia`` after the last frame.  ``state``: the one before
-    the first frame (None: nothing played yet; a first step starts as it is).  ``time`` 0: no
-    blending, only the state kept.  Returns (the state, [N] bool: the frames an offset moved).  One
-    short loop over the steps (a session synthesizes one at a time); the frames within a step at
-    once."""
+    offset applied (in place); returns the ``Inertia`` after the last frame.  ``state``: the one
+    before the first frame (None: nothing played yet; a first step starts as it is).  ``time`` 0:
+    no blending, only the state kept (from the last frames, no loop).  One short loop over the
+    steps otherwise (a session synthesizes one at a time); the frames within a step at once."""
     dt = 1.0 / fps
+    if len(height) == 0:
+        return state
+    if time <= 0:  # nothing to blend: the state after the last frame
+        return _after(state, rot, height, motion, fps, dt * len(height))
     start = 0
-    moved = np.zeros(len(height), dtype=bool)
     for i, n in enumerate(np.asarray(counts, dtype=np.int64)):
         a, start = start, start + int(n)
         if n == 0:
             continue
-        if state is not None and time > 0:
-            if switch[i]:
-                state = _switch(state, rot[a:start], height[a:start], motion[a:start], fps)
-            tk = state.t + dt * np.arange(n)  # the first frame: t since the switch (0 at it)
-            if tk[0] < time:
-                moved[a:start] = tk < time
-                x = quintic(state.x, state.x_v, tk, time)
-                rot[a:start] = quat.normalize(quat.mul(quat.exp(x), rot[a:start]))
-                height[a:start] += quintic(state.h_x, state.h_xv, tk, time).reshape(-1)
-                motion[a:start] += quintic(state.m_x, np.zeros(3), tk, time)
+        if state is not None and switch[i]:
+            state = _switch(state, rot[a:start], height[a:start], motion[a:start], fps)
+        tk = (state.t if state is not None else np.inf) + dt * np.arange(n)  # t since the switch (0 at it)
+        if tk[0] < time:
+            x = quintic(state.x, state.x_v, tk, time)
+            rot[a:start] = quat.normalize(quat.mul(quat.exp(x), rot[a:start]))
+            height[a:start] += quintic(state.h_x, state.h_xv, tk, time).reshape(-1)
+            motion[a:start] += quintic(state.m_x, np.zeros(3), tk, time)
         state = _after(state, rot[a:start], height[a:start], motion[a:start], fps, dt * n)
-    return state, moved
+    return state
 
 
 def _switch(state: Inertia, rot, height, motion, fps: float) -> Inertia:
@@ -105,17 +105,16 @@ def _switch(state: Inertia, rot, height, motion, fps: float) -> Inertia:
 
 
 def _after(state: Inertia | None, rot, height, motion, fps: float, seconds: float) -> Inertia:
-    """The state after frames played (their last frame and velocity; the offset carried on)."""
+    """The state after frames played (their last frame and velocity; the offset carried on, none
+    before anything was played)."""
     prev_rot = rot[-2] if len(rot) > 1 else (state.rot if state is not None else rot[-1])
     prev_h = height[-2] if len(height) > 1 else (state.height if state is not None else height[-1])
     w = quat.log(quat.mul(rot[-1], quat.conj(prev_rot))) * fps
-    zeros = np.zeros_like(w)
-    if state is None:
-        return Inertia(rot[-1].copy(), w, float(height[-1]), float(height[-1] - prev_h) * fps, motion[-1].copy(),
-                       zeros, zeros, m_x=np.zeros(3))
+    before = state if state is not None else Inertia(rot[-1], w, 0.0, 0.0, motion[-1], np.zeros_like(w),
+                                                     np.zeros_like(w), m_x=np.zeros(3), t=np.inf)
     return Inertia(rot[-1].copy(), w, float(height[-1]), float(height[-1] - prev_h) * fps, motion[-1].copy(),
-                   state.x, state.x_v, state.h_x, state.h_xv, state.m_x if state.m_x is not None else np.zeros(3),
-                   state.t + seconds)
+                   before.x, before.x_v, before.h_x, before.h_xv,
+                   before.m_x if before.m_x is not None else np.zeros(3), before.t + seconds)
 
 
 __all__ = ["Inertia", "inertialize", "quintic"]

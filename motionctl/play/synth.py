@@ -284,7 +284,7 @@ def synthesize(table: FrameTable, steps, state: SynthState | None = None, blend:
         within = ranks(counts)
     # engine frames without contacts (after any retiming: per step)
     known = np.repeat([s.frames is None or s.frames.contact is not None for s in steps], counts)
-    inertia, _ = inertialize(rot, height, motion, counts, switch, state.inertia, table.fps, blend)
+    inertia = inertialize(rot, height, motion, counts, switch, state.inertia, table.fps, blend)
     data_motion, lag = motion, (np.zeros(3) if state.lag is None else state.lag)
     edits = np.array([s.edit if s.edit is not None else np.zeros(3) for s in steps], dtype=float).reshape(-1, 3)
     if warp > 0:
@@ -447,6 +447,8 @@ def correct(motion: np.ndarray, controls: np.ndarray, counts: np.ndarray, fps: f
 
 
 UNKNOWN = object()  # engine frames without contacts
+
+
 def _own_contacts(table, rot, height, data_ground, data_yaw, contact, known, feet_state):
     """``contact`` with the frames not ``known`` filled by the contact detector run on the frames
     themselves (their ankles and toes, as their own root motion moves them; the detector's
