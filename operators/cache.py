@@ -25,6 +25,7 @@ from bpy.app.handlers import persistent
 from .state import STATE
 
 FOLDER = "motionctl_cache"
+KEEP_DAYS = 14  # an unsaved session's temp caches untouched this long are removed at start-up
 
 
 def settings_of(scene):
@@ -189,7 +190,36 @@ HANDLERS = (("save_pre", on_save_pre), ("save_post", on_save_post), ("load_pre",
             ("load_post", on_load_post))
 
 
+def prune_temp(keep_days: float = KEEP_DAYS, now: float | None = None) -> list:
+    """Remove unsaved sessions' temp cache folders (``<temp>/motionctl_cache/<id>``) whose newest
+    file is older than ``keep_days``: a session never saved leaves its caches behind, and they
+    would otherwise pile up for good.  A recent one (a crash, Blender's quit.blend recovery) keeps
+    them.  Returns the folders removed."""
+    import time
+
+    root = os.path.join(tempfile.gettempdir(), FOLDER)
+    if not os.path.isdir(root):
+        return []
+    limit = (time.time() if now is None else now) - keep_days * 86400.0
+    removed = []
+    for entry in os.scandir(root):
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            newest = max([entry.stat().st_mtime] + [f.stat().st_mtime for f in os.scandir(entry.path)])
+        except OSError:
+            continue
+        if newest < limit:
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.path)
+    return removed
+
+
 def register() -> None:
+    try:
+        prune_temp()
+    except OSError:  # a temp folder we may not list: nothing of ours to prune
+        pass
     for name, fn in HANDLERS:
         handlers = getattr(bpy.app.handlers, name)
         if fn not in handlers:

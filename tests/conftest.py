@@ -26,6 +26,26 @@ def _mocap_dir():
 MOCAP = _mocap_dir()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_temp_folder(tmp_path_factory):
+    """Everything the tests put in the temp folder (unsaved sessions' caches, Blender's and the
+    subprocesses' scratch files) goes under pytest's own base folder, which pytest prunes, instead of
+    piling up in the machine's /tmp run after run (a full suite leaves some 2.6 GB of caches)."""
+    import tempfile
+
+    folder = tmp_path_factory.getbasetemp() / "tmp"
+    folder.mkdir(exist_ok=True)
+    before = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = str(folder)
+    os.environ["TMPDIR"] = str(folder)
+    yield str(folder)
+    tempfile.tempdir = before[0]
+    if before[1] is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = before[1]
+
+
 @pytest.fixture(scope="session")
 def mocap():
     """Folder of real capture ($MOTIONCTL_MOCAP_DIR, default ../shared/mocap)."""

@@ -5,6 +5,7 @@ panels show, nothing leaks from one file into another, and a cancelled import bu
 import os
 import shutil
 import tempfile
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -70,6 +71,33 @@ def test_two_unsaved_sessions_never_collide(bpy_clean, demo_library):
     from motionctl.clip import MotionDatabase
 
     assert len(MotionDatabase.load(first).clips) == 3 and len(MotionDatabase.load(second).clips) == 1
+
+
+def test_old_unsaved_caches_are_pruned_and_recent_ones_kept(bpy_clean, demo_library, ext):
+    bpy = bpy_clean
+    cache = ext.operators.cache
+
+    st = import_clips(bpy, demo_library, ["demo_jump"])
+    live = os.path.dirname(bpy.path.abspath(st.groups[0].database))
+    root = os.path.dirname(live)
+    old = os.path.join(root, "0ld5e55i0n")
+    os.makedirs(old, exist_ok=True)
+    with open(os.path.join(old, "0ld5e55i0n_lastrun.npz"), "wb") as f:
+        f.write(b"x")
+    month_ago = time.time() - 30 * 86400
+    for path in (os.path.join(old, "0ld5e55i0n_lastrun.npz"), old):
+        os.utime(path, (month_ago, month_ago))
+    removed = cache.prune_temp()
+    assert old in removed and not os.path.exists(old)
+    assert os.path.isdir(live) and os.path.exists(bpy.path.abspath(st.groups[0].database))
+    # a folder with one recent file among old ones is kept
+    os.makedirs(old)
+    for name, stamp in (("a.npz", month_ago), ("b.npz", time.time())):
+        with open(os.path.join(old, name), "wb") as f:
+            f.write(b"x")
+        os.utime(os.path.join(old, name), (stamp, stamp))
+    os.utime(old, (month_ago, month_ago))
+    assert cache.prune_temp() == [] and os.path.isdir(old)
 
 
 def test_saving_moves_caches_beside_the_blend_and_save_copy_keeps_the_open_files(bpy_clean, demo_library, tmp_path):
