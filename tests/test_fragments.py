@@ -136,6 +136,31 @@ def test_cancel_stops_the_solver_and_leaves_no_policy_file(tmp_path, demo_librar
 
 # ----------------------------------------------------------------------------- fragments, qualities
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_transition_of_quality_zero_is_never_taken_however_good_what_follows(seed):
+    """MotionQuality 0 marks a stutter or a stance flip: not a transition.  A backup that scores it
+    0 x CQ + E[f'] still took it when the successor's future was good (CMU 131_03's hop replayed
+    0.1 s back and forth on a sidestep).  Dense, sparse and hub columns alike; a row with nothing
+    but zeros keeps them (no dead end)."""
+    from motionctl.engines.fragments.solver import backup
+
+    mq, cq, t = tiny_problem(n=6, c=3, seed=seed)
+    mq[:, 1] = 0.0  # fragment 1 reachable only by forbidden transitions ...
+    mq[5] = 0.0  # ... and one row with nothing else
+    cq[1] = 1.0
+    future = np.zeros((3, 6), np.float32)
+    future[:, 1] = 100.0  # ... with a future far better than any other
+    for trans in (Transitions.from_dense(mq), Transitions.from_mask(mq, np.ones_like(mq, bool)),
+                  Transitions.from_mask(mq, np.ones_like(mq, bool) & (np.arange(6)[None] != 2)).with_hubs(
+                      np.array([2]), mq[:, [2]])):
+        values, arg = backup(trans, cq.T, future)
+        assert np.all(arg[:5] != 1) and np.all(np.isfinite(values))
+        assert np.all(mq[np.arange(5)[:, None], arg[:5]] > 0)
+        assert np.all(arg[5] == 1)  # the all-zero row still has its best (with the future)
+    res = solve(Transitions.from_dense(mq), cq, PolicySettings(kind="model", discount=0.9), t)
+    assert np.all(mq[np.arange(5)[:, None], res.table[:5]] > 0)
+
+
 @pytest.fixture(scope="module")
 def demo_model(demo_library):
     names = ["demo_walk", "demo_run", "demo_walk_turn_left", "demo_sidestep_right", "demo_jump"]

@@ -94,8 +94,10 @@ class Transitions:
 
     @classmethod
     def from_mask(cls, mq: np.ndarray, allowed: np.ndarray) -> "Transitions":
-        """Only the transitions where ``allowed`` [F, F] is True, stored as CSR arrays."""
-        rows, cols = np.nonzero(allowed)
+        """Only the transitions where ``allowed`` [F, F] is True, stored as CSR arrays; of quality
+        zero only in a row with no other (``_forbidden``)."""
+        good = allowed & (mq > 0)
+        rows, cols = np.nonzero(good | (allowed & ~good.any(axis=1, keepdims=True)))
         indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=mq.shape[0])))).astype(np.int64)
         return cls(mq.shape[0], indptr=indptr, indices=cols.astype(np.int32), data=mq[rows, cols].astype(np.float32))
 
@@ -230,10 +232,22 @@ def backup(trans: Transitions, a: np.ndarray, b: np.ndarray, budget_mb: float = 
     return values, argmax
 
 
+def _forbidden(q: np.ndarray) -> np.ndarray:
+    """bool like ``q`` [rows, columns]: transitions of MotionQuality 0 (a stuttering back-jump or a
+    stance flip, ``quality.motion_quality``; an infinite distance), which are never taken.  A row
+    with nothing else keeps them all (no dead end).  Without this, a zero-quality transition still
+    led to its successor's value: CMU 131_03's hop replayed frames 153-164 over and over (a 0.1 s
+    back-jump every other decision) on a sidestep asked of a library with no sidestep."""
+    zero = q <= 0
+    return zero & ~zero.all(axis=1, keepdims=True)
+
+
 def _dense_backup(blk, dense, a, b):
     r0, r1 = blk
-    t = dense[r0:r1, None, :] * a[None]  # [b, K, F]
+    q = dense[r0:r1]
+    t = q[:, None, :] * a[None]  # [b, K, F]
     t += b[None]
+    np.copyto(t, -np.inf, where=_forbidden(q)[:, None, :])
     arg = t.argmax(axis=2)
     return np.take_along_axis(t, arg[:, :, None], axis=2)[:, :, 0], arg
 
@@ -242,8 +256,10 @@ def _sparse_backup(blk, indptr, indices, data, hub, hub_data, a_rows, b_rows):
     best, arg = _csr_backup(blk, indptr, indices, data, a_rows, b_rows)
     if len(hub):  # the hub columns: a dense [rows, h, K] block; a stored successor wins ties
         r0, r1 = blk
-        t = hub_data[r0:r1, :, None] * a_rows[hub][None]
+        q = hub_data[r0:r1]
+        t = q[:, :, None] * a_rows[hub][None]
         t += b_rows[hub][None]
+        np.copyto(t, -np.inf, where=(q <= 0)[:, :, None])  # a stutter or a stance flip (a stored successor is there)
         h_arg = t.argmax(axis=1)
         h_best = np.take_along_axis(t, h_arg[:, None], axis=1)[:, 0]
         better = h_best > best
