@@ -113,3 +113,54 @@ def test_an_edited_step_ends_exactly_where_its_edit_says(table, edit):
     # The next step carries on from the edited end, turned by the edit's heading change.
     follow = synthesize(t, [Step.piece(0, 60, 12)], SynthState(end_ed[:2].copy(), float(edited[4][29])), blend=0.0)
     assert np.allclose(edited[0][30:], follow[0], atol=1e-9)
+
+
+def _performer(clip, k: float, name: str):
+    """The same motion by a performer ``k`` times the size (every bone and the root's path scaled)."""
+    import dataclasses
+
+    sk = dataclasses.replace(clip.skeleton, offsets=clip.skeleton.offsets * k, end_offsets=clip.skeleton.end_offsets * k)
+    return dataclasses.replace(clip, name=name, skeleton=sk, root_pos=clip.root_pos * k)
+
+
+def test_a_smaller_performers_clip_plays_at_the_tables_size(table):
+    """A library of several performers (one skeleton's joints, their own bone lengths) plays on one
+    skeleton: each clip's root height and travel are scaled to its legs, or a shorter performer's
+    feet sink into the floor and slide (CMU subjects 131 and 02: legs 0.80 and 0.84 m)."""
+    from motionctl.evaluate.looks import foot_points
+    from motionctl.play.synth import to_clip
+
+    walk = table[1][0]
+    small = _performer(walk, 0.94, "small")
+    t = frame_table([walk, small])
+    a, b = slice(0, walk.n_frames), slice(walk.n_frames, 2 * walk.n_frames)
+    assert np.allclose(t.height[b], t.height[a], atol=1e-9) and np.allclose(t.motion[b], t.motion[a], atol=1e-9)
+    assert np.allclose(t.ground[b] - t.ground[b][0], t.ground[a] - t.ground[a][0], atol=1e-9)
+    # the other way round: the walk plays at the smaller performer's size
+    t2 = frame_table([small, walk])
+    assert np.allclose(t2.height[walk.n_frames:], 0.94 * walk.root_pos[:, 2], atol=1e-9)
+    # played on the table's skeleton, the small performer's feet stand where the walk's do
+    steps = pieces_to_steps([[1, 0, walk.n_frames]])
+    root, rot, _, _, _ = synthesize(t, steps, SynthState(np.zeros(2), 0.0), 0.0)
+    toes = foot_points(to_clip(t, root, rot))[..., 2]
+    own = foot_points(walk)[..., 2]
+    assert np.abs(toes.min(axis=0) - own.min(axis=0)).max() < 1e-6
+    unscaled = foot_points(to_clip(t, np.column_stack((root[:, :2], small.root_pos[:, 2])), rot))[..., 2]
+    assert (own.min(axis=0) - unscaled.min(axis=0)).min() > 0.03  # before: 6% of a 0.95 m root, into the floor
+
+
+def test_real_performers_of_one_skeleton_keep_their_feet_on_the_floor(mocap):
+    """CMU 131_01 (legs 0.80 m) in a table on 02_01's skeleton (0.84 m): its planted toes on the floor."""
+    from motionctl.evaluate.looks import foot_points
+    from motionctl.play.synth import to_clip
+
+    a, b = (bvh.read_bvh(os.path.join(mocap, "cmu31", f)) for f in ("cmu_02_01_walk_mbnames.bvh", "cmu_131_01_start_walk_stop.bvh"))
+    t = frame_table([a, b])
+    first, n = int(t.first[1]), int(t.length[1])
+    steps = pieces_to_steps([[1, 0, n]])
+    root, rot, _, _, _ = synthesize(t, steps, SynthState(np.zeros(2), 0.0), 0.0)
+    played = np.percentile(foot_points(to_clip(t, root, rot))[:, :, -1, 2], 5)
+    own = np.percentile(foot_points(b)[:, :, -1, 2], 5)
+    floor = np.percentile(foot_points(a)[:, :, -1, 2], 5)
+    assert abs(played - own) < 0.01 and abs(played - floor) < 0.03, (played, own, floor)
+    assert first == a.n_frames

@@ -69,16 +69,42 @@ class FrameTable:
         return len(self.height)
 
 
+def body_scales(clips, skeleton: Skeleton) -> np.ndarray:
+    """Per clip, ``skeleton``'s leg length (thigh + shin) over the clip's own: a library of several
+    performers (one skeleton's joints, each its own bone lengths) plays on one skeleton, so each
+    clip's root height and travel are scaled by it, or a shorter performer's clips sink the feet
+    into the floor and slide them (CMU subjects 01, 02, 14 and 131: legs 0.80 to 0.85 m).  1 where
+    the legs are equal or not found."""
+    legs = Legs.of(skeleton)
+    out = np.ones(len(clips))
+    if legs is None:
+        return out
+    seen = {}
+    for i, c in enumerate(clips):
+        if c.skeleton is skeleton:
+            continue
+        key = id(c.skeleton)
+        if key not in seen:
+            own = Legs.of(c.skeleton)
+            ratio = float(legs.lengths.mean() / own.lengths.mean()) if own is not None and own.lengths.mean() > 0 else 1.0
+            seen[key] = 1.0 if abs(ratio - 1.0) < 1e-9 else ratio
+        out[i] = seen[key]
+    return out
+
+
 def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float = 0.2) -> FrameTable:
-    """The FrameTable of ``clips`` (one frame rate); headings smoothed over ``heading_smooth`` s."""
+    """The FrameTable of ``clips`` (one frame rate); headings smoothed over ``heading_smooth`` s;
+    each clip's root height and travel scaled to ``skeleton``'s legs (``body_scales``)."""
     if not clips:
         raise MotionctlError("no clips to play: select at least one")
     fps = clips[0].fps
     rots, heights, motions, grounds, yaws, offs, ends, contacts, feet_pts = [], [], [], [], [], [], [], [], []
-    for c in clips:
+    scales = body_scales(clips, skeleton or clips[0].skeleton)
+    for c, k in zip(clips, scales):
         if abs(c.fps - fps) > 1e-6:
             raise MotionctlError(f"clip {c.name!r} is at {c.fps} fps, the others at {fps}")
         ground, yaw = root_frame(c, heading_smooth)
+        ground = ground * k if k != 1.0 else ground
         rel = c.local_rot.copy()
         rel[:, 0] = quat.mul(heading(-yaw), c.local_rot[:, 0])
         m = np.zeros((c.n_frames, 3))
@@ -86,7 +112,7 @@ def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float =
             m[1:] = displacement(ground, yaw, np.arange(c.n_frames - 1), np.arange(1, c.n_frames))
             m[0] = m[1]
         rots.append(rel)
-        heights.append(c.root_pos[:, 2])
+        heights.append(c.root_pos[:, 2] * k if k != 1.0 else c.root_pos[:, 2])
         motions.append(m)
         grounds.append(ground)
         yaws.append(yaw)
