@@ -163,4 +163,4 @@ def test_real_performers_of_one_skeleton_keep_their_feet_on_the_floor(mocap):
     own = np.percentile(foot_points(b)[:, :, -1, 2], 5)
     floor = np.percentile(foot_points(a)[:, :, -1, 2], 5)
     assert abs(played - own) < 0.01 and abs(played - floor) < 0.03, (played, own, floor)
-    assert first == a.n_frames
+    assert first == a.n_frames  # count: frames

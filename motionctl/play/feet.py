@@ -114,6 +114,29 @@ class Legs:
         return cls(chains, toes, lengths, off)
 
 
+def body_scales(clips, skeleton) -> np.ndarray:
+    """Per clip, ``skeleton``'s leg length (thigh + shin) over the clip's own: a library of several
+    performers (one skeleton's joints, each its own bone lengths) plays on one skeleton, so each
+    clip's root height and travel are scaled by it, or a shorter performer's clips sink the feet
+    into the floor and slide them (CMU subjects 01, 02, 14 and 131: legs 0.80 to 0.85 m).  1 where
+    the legs are equal or not found."""
+    legs = Legs.of(skeleton)
+    out = np.ones(len(clips))
+    if legs is None:
+        return out
+    seen = {}
+    for i, c in enumerate(clips):
+        if c.skeleton is skeleton:
+            continue
+        key = id(c.skeleton)
+        if key not in seen:
+            own = Legs.of(c.skeleton)
+            ratio = float(legs.lengths.mean() / own.lengths.mean()) if own is not None and own.lengths.mean() > 0 else 1.0
+            seen[key] = 1.0 if abs(ratio - 1.0) < 1e-9 else ratio
+        out[i] = seen[key]
+    return out
+
+
 HEEL_LIFT = 0.02  # m: an ankle this much higher over its toe than when planted has lifted its heel
 
 
@@ -300,4 +323,4 @@ def _bend(legs: Legs, rot, pos, grot, goal, turn, frames, sides, heel) -> np.nda
     return rot
 
 
-__all__ = ["FeetSettings", "FeetState", "Legs", "leg_globals", "plant"]
+__all__ = ["FeetSettings", "FeetState", "Legs", "body_scales", "leg_globals", "plant"]

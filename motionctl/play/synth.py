@@ -25,7 +25,7 @@ from ..body.contacts import foot_points, point_contacts, rest_heights
 from ..rootframe import displacement, heading, integrate, root_frame, to_local, to_world
 from ..skeleton import Skeleton
 from .blend import Inertia, inertialize
-from .feet import HEEL_LIFT, FeetSettings, FeetState, Legs, leg_globals, plant
+from .feet import HEEL_LIFT, FeetSettings, FeetState, Legs, body_scales, leg_globals, plant
 
 BLEND = 0.3  # s: how long a switch's offset takes to decay (``play.blend``)
 
@@ -67,29 +67,6 @@ class FrameTable:
     @property
     def n_frames(self) -> int:
         return len(self.height)
-
-
-def body_scales(clips, skeleton: Skeleton) -> np.ndarray:
-    """Per clip, ``skeleton``'s leg length (thigh + shin) over the clip's own: a library of several
-    performers (one skeleton's joints, each its own bone lengths) plays on one skeleton, so each
-    clip's root height and travel are scaled by it, or a shorter performer's clips sink the feet
-    into the floor and slide them (CMU subjects 01, 02, 14 and 131: legs 0.80 to 0.85 m).  1 where
-    the legs are equal or not found."""
-    legs = Legs.of(skeleton)
-    out = np.ones(len(clips))
-    if legs is None:
-        return out
-    seen = {}
-    for i, c in enumerate(clips):
-        if c.skeleton is skeleton:
-            continue
-        key = id(c.skeleton)
-        if key not in seen:
-            own = Legs.of(c.skeleton)
-            ratio = float(legs.lengths.mean() / own.lengths.mean()) if own is not None and own.lengths.mean() > 0 else 1.0
-            seen[key] = 1.0 if abs(ratio - 1.0) < 1e-9 else ratio
-        out[i] = seen[key]
-    return out
 
 
 def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float = 0.2) -> FrameTable:
