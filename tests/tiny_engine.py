@@ -46,7 +46,7 @@ class TinyModel(Model):
     def decide(self, state, command):
         t = self.frames
         n = max(2, int(round(self.settings.piece * t.fps)))
-        want = float(wrap(command.desired_heading(state.yaw) - state.yaw))
+        want = float(wrap(command.desired_heading(state.yaw, 0.0) - state.yaw))  # the heading as it is now
         if state.memory is not None:
             clip, at = state.memory
             if at + 2 * n <= t.length[clip] and abs(want) < 0.3:

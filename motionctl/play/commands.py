@@ -110,9 +110,14 @@ class Command:
 
     def desired_heading(self, yaw: float, ahead: float = TURN_LOOK) -> float:
         """The world direction the player wants: ``heading``, else the stick's direction turned by
-        the turning rate over ``ahead`` seconds (the stick at rest: the facing, so turned)."""
+        the turning rate over ``ahead`` seconds (the stick at rest: the facing, so turned).  A
+        heading that moves on (a turning stick's, ``Session._steering``, which keeps the stick's
+        rate in ``control[2]``) is likewise where it will be ``ahead`` seconds on: an engine that
+        plans a clip or a step at a time (planning, the graph, active learning) is otherwise asked
+        to face only the little the stick leads now, and a straight walk answers that best, spun
+        round by the root (issue 59: their 0.6 rad/s turns were the straight walk's poses)."""
         if self.heading is not None:
-            return float(self.heading)
+            return float(self.heading) + ahead * float(self.control[2])
         vx, vy, turn = self.control[:3]
         base = yaw + yaw_of((vx, vy)) if np.hypot(vx, vy) > 1e-6 else yaw
         return float(base + ahead * turn)

@@ -248,7 +248,9 @@ class FieldModel(Model):
             line = np.asarray(line, dtype=float)
             d = float(to_local(state.ground - line[:2], line[2])[0])
             return np.array([float(wrap(line[2] - state.yaw)), d])
-        th = float(wrap(command.desired_heading(state.yaw) - state.yaw))
+        # a heading as it is now, even a turning stick's: the field decides every frame
+        th = float(wrap((command.heading if command.heading is not None else command.desired_heading(state.yaw))
+                        - state.yaw))
         if self.task.speeds:
             return np.array([th, command.asked_speed(state.yaw) / self.fps])
         return np.array([th, 0.0]) if self.settings.task == "line" else np.array([th])
