@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 import uuid
 
 import bpy
@@ -195,8 +196,6 @@ def prune_temp(keep_days: float = KEEP_DAYS, now: float | None = None) -> list:
     file is older than ``keep_days``: a session never saved leaves its caches behind, and they
     would otherwise pile up for good.  A recent one (a crash, Blender's quit.blend recovery) keeps
     them.  Returns the folders removed."""
-    import time
-
     root = os.path.join(tempfile.gettempdir(), FOLDER)
     if not os.path.isdir(root):
         return []

@@ -155,10 +155,11 @@ def test_a_transition_of_quality_zero_is_never_taken_however_good_what_follows(s
                       np.array([2]), mq[:, [2]])):
         values, arg = backup(trans, cq.T, future)
         assert np.all(arg[:5] != 1) and np.all(np.isfinite(values))
+        # exact: a forbidden transition's quality is set to 0, the others drawn from (0, 1)
         assert np.all(mq[np.arange(5)[:, None], arg[:5]] > 0)
-        assert np.all(arg[5] == 1)  # the all-zero row still has its best (with the future)
+        assert np.all(arg[5] == 1)  # exact: an index, its future 100 against 0 (no tie)
     res = solve(Transitions.from_dense(mq), cq, PolicySettings(kind="model", discount=0.9), t)
-    assert np.all(mq[np.arange(5)[:, None], res.table[:5]] > 0)
+    assert np.all(mq[np.arange(5)[:, None], res.table[:5]] > 0)  # exact: set to 0, or drawn from (0, 1)
 
 
 @pytest.fixture(scope="module")

@@ -114,13 +114,12 @@ class Legs:
         return cls(chains, toes, lengths, off)
 
 
-def body_scales(clips, skeleton) -> np.ndarray:
+def body_scales(clips, skeleton, legs: "Legs | None") -> np.ndarray:
     """Per clip, ``skeleton``'s leg length (thigh + shin) over the clip's own: a library of several
     performers (one skeleton's joints, each its own bone lengths) plays on one skeleton, so each
     clip's root height and travel are scaled by it, or a shorter performer's clips sink the feet
     into the floor and slide them (CMU subjects 01, 02, 14 and 131: legs 0.80 to 0.85 m).  1 where
-    the legs are equal or not found."""
-    legs = Legs.of(skeleton)
+    the legs are equal or not found (``legs``: the skeleton's)."""
     out = np.ones(len(clips))
     if legs is None:
         return out
@@ -131,8 +130,8 @@ def body_scales(clips, skeleton) -> np.ndarray:
         key = id(c.skeleton)
         if key not in seen:
             own = Legs.of(c.skeleton)
-            ratio = float(legs.lengths.mean() / own.lengths.mean()) if own is not None and own.lengths.mean() > 0 else 1.0
-            seen[key] = 1.0 if abs(ratio - 1.0) < 1e-9 else ratio
+            mine = own.lengths.mean() if own is not None else 0.0
+            seen[key] = float(legs.lengths.mean() / mine) if mine > 0 else 1.0
         out[i] = seen[key]
     return out
 

