@@ -56,3 +56,26 @@ def test_near_full_stretch_the_soft_ik_does_not_snap_the_knee():
     # the ankle falls short of the goal by at most the soft zone
     _, ankle = solve(a, b, c, c + 0.003 * d, 0.03)
     assert np.linalg.norm(ankle - (c + 0.003 * d)) <= 0.03 * 0.9 + 1e-9  # margin: within the zone's 27 mm
+
+
+def test_a_straight_legs_knee_bends_toward_its_pole_not_its_millimetres_of_noise():
+    """A straight leg whose knee is 1 mm to one side of its hip-ankle line, then 1 mm to the other
+    (a straight leg's bend is noise), asked to bend 40 degrees: without a pole the knee follows the
+    noise to either side, 0.29 m apart; with the foot's forward as pole both bend forward, 1.7 cm apart.
+    A bent leg (the pose's bend well beyond ``POLE_WEIGHT``) keeps its own side against the pole."""
+    a, c = np.zeros(3), np.array([0.0, 0.0, -0.9])
+    goal = np.array([0.0, 0.0, -0.9 * np.cos(np.radians(20.0))])
+    forward = np.array([0.0, -1.0, 0.0])
+    knees = {}
+    for pole in (None, forward):
+        knees[pole is None] = [a + quat.rotate(two_bone(a, b, c, goal, 0.0, pole)[0], b - a)
+                               for b in (np.array([0.001, 0.0, -0.45]), np.array([-0.001, 0.0, -0.45]))]
+    assert np.linalg.norm(knees[True][0] - knees[True][1]) > 0.2  # margin: 0.29 m without a pole
+    assert np.linalg.norm(knees[False][0] - knees[False][1]) < 0.03  # margin: 1.7 cm with one (1 mm against the pole's 18)
+    assert all(k[1] < -0.1 for k in knees[False])  # forward, toward the toes
+    a, b, c = leg(40.0)  # bent by 40 degrees; a pole on the other side does not turn it round
+    own = b - (b @ c) / (c @ c) * c  # the pose's bend, across its hip-ankle line
+    goal = c + np.array([0.0, 0.0, 0.05])
+    knee = a + quat.rotate(two_bone(a, b, c, goal, 0.0, -own / np.linalg.norm(own))[0], b - a)
+    u = goal / np.linalg.norm(goal)
+    assert (knee - (knee @ u) * u) @ own > 1e-3  # margin: 3.2e-2 m^2 here (as without a pole): the pose's side

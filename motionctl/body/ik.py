@@ -8,8 +8,11 @@ import numpy as np
 
 from .. import fmath, quat
 
+POLE_WEIGHT = 0.02  # share of the leg's length: a knee bent less than this points (mostly) along the pole
 
-def two_bone(a: np.ndarray, b: np.ndarray, c: np.ndarray, goal: np.ndarray, soft: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+
+def two_bone(a: np.ndarray, b: np.ndarray, c: np.ndarray, goal: np.ndarray, soft: float = 0.0,
+             pole: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """World rotations (r_hip, r_knee) [..., 4] for hip ``a``, knee ``b`` and ankle ``c`` [..., 3] so the
     ankle reaches ``goal`` (as near as the leg's length allows): the thigh turns by ``r_hip``, the
     shin by ``r_knee · r_hip`` (its new world rotation is ``r_knee r_hip`` times its old).
@@ -18,7 +21,12 @@ def two_bone(a: np.ndarray, b: np.ndarray, c: np.ndarray, goal: np.ndarray, soft
     distance is damped (soft IK), since there the knee's angle changes without bound for a change of
     distance, and a goal a few millimetres farther or nearer from one frame to the next snaps the
     knee; the ankle then falls short of the goal by at most that share.  A goal where the ankle is
-    always leaves the leg as it is."""
+    always leaves the leg as it is.
+
+    ``pole`` [..., 3] (a unit direction, e.g. the foot's forward): where the knee points when the
+    pose's leg is (nearly) straight.  A straight leg's own bend is millimetres, its direction noise:
+    a goal that bends the knee more would swing it round from one frame to the next; the pose's
+    bend outweighs the pole beyond ``POLE_WEIGHT`` of the leg's length."""
     l1, l2 = np.linalg.norm(b - a, axis=-1), np.linalg.norm(c - b, axis=-1)
     at = goal - a
     d = np.linalg.norm(at, axis=-1)
@@ -33,6 +41,8 @@ def two_bone(a: np.ndarray, b: np.ndarray, c: np.ndarray, goal: np.ndarray, soft
     # cannot flip a nearly straight knee to the line's other side), across the hip-goal line.
     ac = (c - a) / np.maximum(np.linalg.norm(c - a, axis=-1, keepdims=True), 1e-9)
     bend = (b - a) - np.sum((b - a) * ac, axis=-1, keepdims=True) * ac
+    if pole is not None:
+        bend = bend + POLE_WEIGHT * (l1 + l2)[..., None] * pole
     v = bend - np.sum(bend * u, axis=-1, keepdims=True) * u
     v_n = np.linalg.norm(v, axis=-1, keepdims=True)
     v = np.where(v_n > 1e-9, v / np.maximum(v_n, 1e-9), np.cross(u, [1.0, 0.0, 0.0]))
