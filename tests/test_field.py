@@ -358,3 +358,30 @@ def test_a_first_command_to_stand_does_not_strand_the_field(clips, mocap):
     clip = Session(field, table, play=PlaySettings()).play_trace(Trace(samples, 10.0, "rest then walk"))
     last = clip.root_pos[-int(2 * clip.fps):, :2]
     assert np.linalg.norm(np.diff(last, axis=0), axis=1).sum() > 1.5  # over 0.75 m/s in the last 2 s
+
+
+def test_the_pose_shown_tracks_the_fields_state_and_steadies_its_jitter():
+    """``model.track``: a joint turning steadily is shown exactly once the tracker has caught up
+    (no lag at a constant velocity), and the same turn with its velocity jittering from frame to
+    frame (as the field's blends do) is shown with a steadier velocity and within a frame's turn."""
+    from motionctl.engines.field.model import track
+
+    fps, n, rate = 30.0, 90, 2.0  # rad/s about z
+    angle = rate * np.arange(n) / fps
+    jitter = 0.02 * np.where(np.arange(n) % 2 == 0, 1.0, -1.0)  # rad: +-1.1 degrees on alternate frames
+    for noise in (0.0, 1.0):
+        rot = quat.about_axis(2, angle + noise * jitter)[:, None]  # [n, 1, 4]: one joint
+        shown, out = None, []
+        for k in range(n):
+            shown = track(shown, rot[k], 1.0, fps)
+            out.append(shown[0])
+        out = np.array(out)
+        w_in = quat.log(quat.mul(rot[1:], quat.conj(rot[:-1])))[:, 0, 2] * fps
+        w_out = quat.log(quat.mul(out[1:], quat.conj(out[:-1])))[:, 0, 2] * fps
+        gap = np.abs(quat.log(quat.mul(out, quat.conj(rot)))[:, 0, 2])
+        if noise == 0.0:
+            assert gap[-30:].max() < 1e-3  # margin: caught up within a second (2e-10 rad here)
+        else:
+            # margin: the jitter's 2.4 rad/s change of velocity a frame against 0.68 shown
+            assert np.abs(np.diff(w_out[30:])).max() < 0.5 * np.abs(np.diff(w_in[30:])).max()
+            assert gap[30:].max() < rate / fps  # within a frame's turn of the state: 0.014 rad of 0.067
