@@ -64,7 +64,8 @@ class FeetState:
     point pivots (0 the ankle, 1 the toe); the spring of the foot's last release: its offset [2, 3]
     (world) and yaw offset when released and the frames since (``age``), kept while a new lock eases
     in; the lock held at the last frame: its gap from the pose (``gap`` [2, 2], ``gap_turn``); the
-    frames since each lock began (``held``)."""
+    frames since each lock began (``held``); a raised heel's turn (rotation vectors [2, 3], root
+    frame) held at the last frame (``heel``) and in the spring (``offset_heel``)."""
 
     contact: np.ndarray = field(default_factory=lambda: np.zeros(2, dtype=bool))
     locked: np.ndarray = field(default_factory=lambda: np.zeros(2, dtype=bool))
@@ -77,11 +78,13 @@ class FeetState:
     held: np.ndarray = field(default_factory=lambda: np.full(2, 1e9))
     gap: np.ndarray = field(default_factory=lambda: np.zeros((2, 2)))
     gap_turn: np.ndarray = field(default_factory=lambda: np.zeros(2))
+    heel: np.ndarray = field(default_factory=lambda: np.zeros((2, 3)))
+    offset_heel: np.ndarray = field(default_factory=lambda: np.zeros((2, 3)))
 
     def copy(self) -> "FeetState":
         return FeetState(*(np.array(getattr(self, k), copy=True) for k in
                            ("contact", "locked", "turn", "anchor", "pivot", "offset", "offset_turn", "age", "held",
-                            "gap", "gap_turn")))
+                            "gap", "gap_turn", "heel", "offset_heel")))
 
 
 @dataclass(eq=False)
@@ -248,8 +251,10 @@ def plant(legs: Legs, fps: float, rot: np.ndarray, height: np.ndarray, contact: 
         release = np.concatenate((st.locked[None], locked[:-1])) & ~locked
         gap = np.where(locked[..., None], target - free, 0.0)
         gap_turn = np.where(locked, lock_turn - turn_now[:, None], 0.0)
+        raised = np.where(locked[..., None], quat.log(heel), 0.0)  # [n, 2, 3] a locked foot's heel turn
         off0 = _since(release, np.concatenate((st.gap[None], gap[:-1])), st.offset[:, :2])
         turn0 = _since(release, np.concatenate((st.gap_turn[None], gap_turn[:-1])), st.offset_turn)
+        heel0 = _since(release, np.concatenate((st.heel[None], raised[:-1])), st.offset_heel)
         at = np.arange(n)[:, None]
         ev_at = np.maximum.accumulate(np.where(release, at, -1), axis=0)
         age = np.where(ev_at >= 0, at - ev_at, st.age[None] + at + 1)
@@ -274,19 +279,23 @@ def plant(legs: Legs, fps: float, rot: np.ndarray, height: np.ndarray, contact: 
     sprung = free + resid
     goal = np.where(locked[..., None], sprung + (target - sprung) * ease[..., None], sprung)
     foot_turn = np.where(locked, resid_turn + (gap_turn - resid_turn) * ease, resid_turn)
+    # a raised heel lets go with the spring too (snapped back, the toe jumped up to 14 cm in a frame)
+    resid_heel = heel0 * k[..., None]
+    foot_heel = np.where(locked[..., None], resid_heel + (raised - resid_heel) * ease[..., None], resid_heel)
     held_gap = np.where(locked, np.linalg.norm(goal - free, axis=-1) + np.abs(foot_turn), 0.0)
-    need = (held_gap > 1e-5) | (~locked & ((np.linalg.norm(resid, axis=-1) > 1e-4) | (np.abs(resid_turn) > 1e-4)))
+    need = (held_gap > 1e-5) | (np.linalg.norm(foot_heel, axis=-1) > 1e-4) \
+        | (~locked & ((np.linalg.norm(resid, axis=-1) > 1e-4) | (np.abs(resid_turn) > 1e-4)))
     out = rot
     if need.any():
         out = rot.copy()
         goal_rel = np.concatenate((to_local(goal - ground[:, None], yaw[:, None]), ankle[..., 2:]), axis=-1)
         fr, side = np.nonzero(need)
         out = _bend(legs, out, pos[fr, side], grot[fr, side], toe[fr, side], goal_rel[fr, side], foot_turn[fr, side], fr, side,
-                    np.where(locked[fr, side, None], heel[fr, side], np.array([1.0, 0.0, 0.0, 0.0])))
+                    quat.exp(foot_heel[fr, side]))
     end_locked = locked[-1]
     new = FeetState(contact[-1].copy(), end_locked.copy(), lock_turn[-1].copy(), anchor[-1].copy(), pivot[-1].copy(),
                     np.zeros((2, 3)), turn0[-1].copy(), age[-1].astype(float), held_for[-1].astype(float),
-                    gap[-1].copy(), gap_turn[-1].copy())
+                    gap[-1].copy(), gap_turn[-1].copy(), raised[-1].copy(), heel0[-1].copy())
     new.offset[:, :2] = off0[-1]  # the last release's spring
     return out, new
 
