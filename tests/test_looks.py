@@ -337,7 +337,7 @@ def test_a_raised_heel_lets_go_without_the_toe_jumping(walk_table):
     """A standing pose dragged forward at 1 m/s, its feet 'planted' for the whole second: each
     locked foot, pulled out of the leg's reach, rises on its toe (``heel_raise``), and when the lock
     fails the heel comes down with the release's spring rather than in one frame (at 384a62f and
-    before, the toe's velocity changed by 3.4 m/s in a frame here, now 0.96; fragments' toes
+    before, the toe's velocity changed by 3.4 m/s in a frame here, now 1.9; fragments' toes
     outran any captured toe so, 8.4 m/s against 7.2 on the mix's 1.0 rad/s turn, now 6.1)."""
     from motionctl.play.feet import plant
     from motionctl.rootframe import to_world
@@ -352,4 +352,6 @@ def test_a_raised_heel_lets_go_without_the_toe_jumping(walk_table):
                    FeetSettings(unlock_radius=10.0, relock_after=1e9))  # only the reach lets go
     toe = leg_globals(walk_table.legs, out, height)[2]
     v = np.diff(ground[:, None] + to_world(toe[..., :2], yaw[:, None]), axis=0) * fps
-    assert np.linalg.norm(np.diff(v, axis=0), axis=-1).max() < 2.0  # margin: 0.96 m/s here
+    # margin: 1.93 m/s here against 2.5 (the heel comes down over HEEL_HALFLIFE, 0.02 s: at this
+    # 30 fps within a frame or two; over 0.05 s the feet slid more on the stress bench's turns)
+    assert np.linalg.norm(np.diff(v, axis=0), axis=-1).max() < 2.5

@@ -30,6 +30,7 @@ from ..rootframe import heading, to_local, to_world
 
 REACH = 0.995  # share of the leg's length a locked foot may be from the hip
 MAX_HEEL = 1.0  # rad: how far a locked foot on its toe may be turned, heel up, to stay in reach
+HEEL_HALFLIFE = 0.02  # s: how fast a raised heel let go comes down (a frame or two; the foot's offset: ``release_halflife``)
 SOFT = 0.03  # share of the leg's length within full stretch where the IK damps (``body.ik.two_bone``)
 
 
@@ -280,7 +281,7 @@ def plant(legs: Legs, fps: float, rot: np.ndarray, height: np.ndarray, contact: 
     goal = np.where(locked[..., None], sprung + (target - sprung) * ease[..., None], sprung)
     foot_turn = np.where(locked, resid_turn + (gap_turn - resid_turn) * ease, resid_turn)
     # a raised heel lets go with the spring too (snapped back, the toe jumped up to 14 cm in a frame)
-    resid_heel = heel0 * k[..., None]
+    resid_heel = heel0 * _spring(age, HEEL_HALFLIFE, fps)[..., None]
     foot_heel = np.where(locked[..., None], resid_heel + (raised - resid_heel) * ease[..., None], resid_heel)
     held_gap = np.where(locked, np.linalg.norm(goal - free, axis=-1) + np.abs(foot_turn), 0.0)
     need = (held_gap > 1e-5) | (np.linalg.norm(foot_heel, axis=-1) > 1e-4) \
