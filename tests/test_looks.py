@@ -249,10 +249,10 @@ AT_DEFAULTS = {"fragments"}
 
 
 # Judged by its worst second too (issue 59), fragments misses on this walk: measured at its defaults
-# (at this stop's foot locking; at 68731a3 before it: 12%, 67%, 6 frames, 10 cm), it slides on 9% of
-# contact frames (the capture 1%), on 57% in its worst second (7.8-8.8 s; the capture's worst 10%),
-# its toes outrun any captured toe (7.2 m/s) on 2 frames and its poses are 10 cm from capture (p95;
-# held-out 6).  Issue 59's item 3 is to fix it.  The
+# (at this stop's foot locking; at 68731a3 before it: 12%, 67%, 6 frames, 10 cm), it slides on 10% of
+# contact frames (the capture 1%), on 67% in its worst second (3.8-4.8 s; the capture's worst 10%),
+# and its poses are 11 cm from capture (p95; held-out 6); no toe outruns the capture's any more.
+# Issue 59's item 3 is to fix it.  The
 # graph's toe outran them on 1 frame at a switch until its turning stick was asked ahead (c09f94a):
 # now its worst second slides 3.4% (15.4% allowed), its fastest toe 6.0 m/s (7.2).
 WORST_SECOND_MISSED = pytest.mark.xfail(strict=True, reason="issue 59: the worst second (turn shuffle, switch pops)")
