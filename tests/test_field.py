@@ -384,4 +384,4 @@ def test_the_pose_shown_tracks_the_fields_state_and_steadies_its_jitter():
         else:
             # margin: the jitter's 2.4 rad/s change of velocity a frame against 0.68 shown
             assert np.abs(np.diff(w_out[30:])).max() < 0.5 * np.abs(np.diff(w_in[30:])).max()
-            assert gap[30:].max() < rate / fps  # within a frame's turn of the state: 0.014 rad of 0.067
+            assert gap[30:].max() < rate / fps  # margin: within a frame's turn of the state, 0.014 rad of 0.067
