@@ -252,10 +252,8 @@ def plant(legs: Legs, fps: float, rot: np.ndarray, height: np.ndarray, contact: 
         release = np.concatenate((st.locked[None], locked[:-1])) & ~locked
         gap = np.where(locked[..., None], target - free, 0.0)
         gap_turn = np.where(locked, lock_turn - turn_now[:, None], 0.0)
-        raised = np.where(locked[..., None], quat.log(heel), 0.0)  # [n, 2, 3] a locked foot's heel turn
         off0 = _since(release, np.concatenate((st.gap[None], gap[:-1])), st.offset[:, :2])
         turn0 = _since(release, np.concatenate((st.gap_turn[None], gap_turn[:-1])), st.offset_turn)
-        heel0 = _since(release, np.concatenate((st.heel[None], raised[:-1])), st.offset_heel)
         at = np.arange(n)[:, None]
         ev_at = np.maximum.accumulate(np.where(release, at, -1), axis=0)
         age = np.where(ev_at >= 0, at - ev_at, st.age[None] + at + 1)
@@ -280,7 +278,11 @@ def plant(legs: Legs, fps: float, rot: np.ndarray, height: np.ndarray, contact: 
     sprung = free + resid
     goal = np.where(locked[..., None], sprung + (target - sprung) * ease[..., None], sprung)
     foot_turn = np.where(locked, resid_turn + (gap_turn - resid_turn) * ease, resid_turn)
-    # a raised heel lets go with the spring too (snapped back, the toe jumped up to 14 cm in a frame)
+    # a raised heel comes down after its release too (snapped back, the toe jumped up to 14 cm in a frame)
+    raised = np.zeros((n, 2, 3))  # [n, 2, 3] a locked foot's heel turn
+    if long.any():
+        raised[locked] = quat.log(heel[locked])
+    heel0 = _since(release, np.concatenate((st.heel[None], raised[:-1])), st.offset_heel)
     resid_heel = heel0 * _spring(age, HEEL_HALFLIFE, fps)[..., None]
     foot_heel = np.where(locked[..., None], resid_heel + (raised - resid_heel) * ease[..., None], resid_heel)
     held_gap = np.where(locked, np.linalg.norm(goal - free, axis=-1) + np.abs(foot_turn), 0.0)
