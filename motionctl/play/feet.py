@@ -30,7 +30,7 @@ from ..rootframe import heading, to_local, to_world
 
 REACH = 0.995  # share of the leg's length a locked foot may be from the hip
 MAX_HEEL = 1.0  # rad: how far a locked foot on its toe may be turned, heel up, to stay in reach
-HEEL_HALFLIFE = 0.02  # s: how fast a raised heel let go comes down (a frame or two; the foot's offset: ``release_halflife``)
+HEEL_HALFLIFE = 0.02  # s: how fast a raised heel let go comes down (a frame or two; the foot: release_halflife)
 SOFT = 0.03  # share of the leg's length within full stretch where the IK damps (``body.ik.two_bone``)
 
 
@@ -293,8 +293,8 @@ def plant(legs: Legs, fps: float, rot: np.ndarray, height: np.ndarray, contact: 
         out = rot.copy()
         goal_rel = np.concatenate((to_local(goal - ground[:, None], yaw[:, None]), ankle[..., 2:]), axis=-1)
         fr, side = np.nonzero(need)
-        out = _bend(legs, out, pos[fr, side], grot[fr, side], toe[fr, side], goal_rel[fr, side], foot_turn[fr, side], fr, side,
-                    quat.exp(foot_heel[fr, side]))
+        out = _bend(legs, out, pos[fr, side], grot[fr, side], toe[fr, side], goal_rel[fr, side], foot_turn[fr, side],
+                    fr, side, quat.exp(foot_heel[fr, side]))
     end_locked = locked[-1]
     new = FeetState(contact[-1].copy(), end_locked.copy(), lock_turn[-1].copy(), anchor[-1].copy(), pivot[-1].copy(),
                     np.zeros((2, 3)), turn0[-1].copy(), age[-1].astype(float), held_for[-1].astype(float),
