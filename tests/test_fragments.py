@@ -464,14 +464,17 @@ def test_facing_a_heading_each_fragment_turns_its_way_and_warps_at_most_the_warp
     assert times[rate] < 0.8 * times[0.0], times  # margin: 0.82 s against 1.25 s here
 
 
-def test_no_transition_swaps_the_stance_leg(mocap):
+def test_no_transition_swaps_the_stance_leg_or_puts_a_foot_back(mocap):
     """A transition from a fragment ending on one foot to one starting on the other swaps the stance
-    leg in a frame; the pose distance alone rates some as well as the transitions it keeps (CMU
-    16_23, a veer: played on a 0.6 rad/s turn, fragments looped its frames 30-60, half a stride,
-    and one foot never landed).  Motion quality is zero there, dense and sparse alike."""
+    leg in a frame, and one landing a phase back puts the foot that swung ahead down behind again;
+    the pose distance alone rates some as well as the transitions it keeps (CMU 16_23, a veer:
+    played on a 0.6 rad/s turn, fragments looped its frames 30-60, half a stride, and one foot never
+    landed; CMU 02_01's walk looped one step).  Motion quality is zero there, dense and sparse
+    alike; a clip's own continuation is never forbidden; a walk's poses go through the gait phases
+    in order."""
     from motionctl.engines.fragments.cut import FragmentSettings, cut_fragments
-    from motionctl.engines.fragments.quality import (motion_distances, motion_quality, quality_of, stances,
-                                                     successor_distances)
+    from motionctl.engines.fragments.quality import (FORBIDDEN, _phases, motion_distances, motion_quality, quality_of,
+                                                     stances, successor_distances)
     from motionctl.io.library import import_library
 
     db = import_library([os.path.join(mocap, "cmu_amc", "16", f"16_{t}.amc") for t in ("23", "13")]).groups[0].database
@@ -480,11 +483,27 @@ def test_no_transition_swaps_the_stance_leg(mocap):
     d = motion_distances(fs, q)
     raw, mq = quality_of(d, q), motion_quality(d, fs, q)
     end, start = stances(fs)
-    flip = (end[:, None].astype(int) * start[None, :]) == 2
-    assert flip.sum() > 100  # count: 3,990 pairs of two walks
+    flip = FORBIDDEN[end[:, None], start[None, :]]
+    assert flip.sum() > 100  # count: 7,987 pairs of two walks (3,990 under the stance rule alone)
     assert np.all(mq[flip] == 0.0)  # exact: set to zero
     # the pose distance alone would have kept some: better than the median transition it keeps
-    assert raw[flip].max() > np.median(mq[mq > 0])  # margin: measured 0.34 against 0.16
+    assert raw[flip].max() > np.median(mq[mq > 0])  # margin: measured 0.34 against 0.16 (stance rule alone)
     succ, dist = successor_distances(fs, 40, q)
     kept = flip[np.arange(fs.n)[:, None], succ]  # a row short of 40 others keeps some, at quality zero
     assert np.all(quality_of(dist, q)[kept] == 0.0)  # exact: infinite distances, and 1 / inf is 0 in IEEE arithmetic
+    cont = fs.continuation()
+    has = cont >= 0
+    assert not FORBIDDEN[end[has], start[cont[has]]].any()
+    assert np.all(mq[np.flatnonzero(has), cont[has]] > 0)
+    # a one-step-back transition (the left foot alone, the right swinging ahead -> the left alone,
+    # the right behind) is forbidden; going on to the next phase is not
+    assert FORBIDDEN[4 * 2 + 1, 4 * 1 + 1] and not FORBIDDEN[4 * 1 + 1, 4 * 2 + 1] and not FORBIDDEN[4 * 2 + 1, 4 * 3]
+    # the phases of a straight walk's poses, frame by frame, only go forward (or are unknown)
+    pf = fs.frame_table()
+    walk = fs.clips[0]  # 16_23
+    rows = np.arange(pf.first[0], pf.first[0] + walk.n_frames)
+    phase = _phases(fs.clips, pf.first, rows, pf.contact[rows])
+    known = phase[phase > 0]
+    assert len(known) > 0.5 * len(phase) and len(set(known.tolist())) == 6
+    steps = (np.diff(known.astype(int)) % 6)[np.diff(known.astype(int)) != 0]
+    assert np.mean(steps <= 2) > 0.95  # forward by a phase (or two, a double support skipped); measured: all 16 by one

@@ -27,6 +27,7 @@ from ...errors import MotionctlError
 from ...jobs import Shared, check_memory, memory_budget, n_workers, parallel_map
 from ...rootframe import displacement
 from ...settings import setting
+from ...body.contacts import foot_points
 from .cut import FragmentSet, tip_joints, tips_of
 
 
@@ -298,27 +299,101 @@ def motion_quality(distances: np.ndarray, fs: FragmentSet, settings: QualitySett
     rows, cols = stutter_mask(fs, s.stutter_window)
     mq[rows, cols] = 0.0
     end, start = stances(fs)
-    for a, b in ((1, 2), (2, 1)):  # a stance flip: block by block, never an F x F mask
-        mq[np.ix_(np.flatnonzero(end == a), np.flatnonzero(start == b))] = 0.0
+    for a in np.unique(end):  # a stance flip or a step back: block by block, never an F x F mask
+        for b in np.unique(start):
+            if FORBIDDEN[a, b]:
+                mq[np.ix_(np.flatnonzero(end == a), np.flatnonzero(start == b))] = 0.0
     return mq
 
 
+TRAIL_SPREAD = 0.15  # hip heights the feet must be apart along the travel to tell which one is ahead
+TRAIL_SPEED = 0.2  # hip heights per second the root must travel for "ahead" to mean anything
+TRAIL_WINDOW = 0.05  # s either side of a pose over which its direction of travel is taken
+# Gait phases along the travel: 1 the left foot alone planted, the right behind; 2 the left alone,
+# the right ahead; 3 both, the left behind; 4 the right alone, the left behind; 5 the right alone,
+# the left ahead; 6 both, the right behind; then 1 again.  A transition may stay in its phase,
+# go on to the next, or skip a double support (2 to 4, 5 to 1): anything else puts a foot back.
+_NEXT = {1: (1, 2), 2: (2, 3, 4), 3: (3, 4), 4: (4, 5), 5: (5, 6, 1), 6: (6, 1)}
+
+
+def _forbidden_table() -> np.ndarray:
+    """bool [28, 28] over codes 4 * phase + stance (stance: 0 both or neither, 1 the left alone, 2
+    the right alone): which transitions ``stances`` forbids (the stance rule where a phase is
+    unknown: where both are known, the phases say more, and a skipped double support is allowed)."""
+    code = np.arange(28)
+    phase, stance = code // 4, code % 4
+    unknown = (phase[:, None] == 0) | (phase[None, :] == 0)
+    out = unknown & ((stance[:, None] * stance[None, :]) == 2)  # the stance leg swapped
+    for a, allowed in _NEXT.items():
+        out[np.ix_(phase == a, (phase > 0) & ~np.isin(phase, allowed))] = True
+    return out
+
+
+FORBIDDEN = _forbidden_table()
+
+
 def stances(fs: FragmentSet) -> tuple[np.ndarray, np.ndarray]:
-    """(end, start) int8 [F]: which foot alone is planted at each fragment's last pose and at its
-    first (1 the left, 2 the right, 0 both or neither).  A transition from a fragment ending on
-    one foot to one starting on the other (``_flips``) swaps the stance leg in one frame: the
-    pose distance sees it only as a few bone tips off, and a turn the library holds once could be
-    looped half a stride at a time, one foot never landing (issue 59: CMU 16_23's veer at 0.6
-    rad/s played frames 30-60 over and over).  Such transitions are never taken."""
+    """(end, start) int8 [F] codes of each fragment's last pose and of its first: 4 * gait phase
+    + stance.  Stance: 1 the left foot alone planted, 2 the right alone, 0 both or neither.  Gait
+    phase (``_NEXT``; 0 unknown: neither foot planted, the root barely travelling, or the feet
+    side by side): where each foot is along the root's travel, so a walk forwards, backwards or
+    sideways goes through the same phases.  A transition in ``FORBIDDEN`` is never taken: from
+    one foot alone to the other alone (the stance leg swapped in one frame), or to a phase other
+    than its own, the next, or the one after a double support it skips (a foot swinging ahead put
+    down behind again).  The pose distance sees either only as a few bone tips off, and a turn
+    the library holds once could be looped a step at a time, one foot never landing ahead (issue
+    59: CMU 16_23's veer at 0.6 rad/s played frames 30-60 over and over; CMU 02_01's walk, asked
+    to turn, its frames 6-36, one step, and then 15-33 and 81-99, the same stance twice)."""
     pf = fs.frame_table()
     g0 = pf.first[fs.clip] + fs.start
-    code = lambda c: np.where(c[:, 0] & ~c[:, 1], 1, np.where(c[:, 1] & ~c[:, 0], 2, 0)).astype(np.int8)  # noqa: E731
-    return code(pf.contact[g0 + fs.n_frames - 1]), code(pf.contact[g0])
+    gm = g0 + fs.n_frames - 1
+    c = pf.contact
+    stance = np.where(c[:, 0] & ~c[:, 1], 1, np.where(c[:, 1] & ~c[:, 0], 2, 0)).astype(np.int8)
+    code = stance.copy()
+    wanted = np.unique(np.concatenate((g0, gm)))  # only the poses a transition meets
+    code[wanted] += 4 * _phases(fs.clips, pf.first, wanted, c[wanted])
+    end, start = code[gm], code[g0]
+    # A clip's own continuation is never forbidden (a contact the detector flickers on could say
+    # so): such an end is left unknown.
+    key = fs.clip.astype(np.int64) * (int(fs.start.max(initial=0)) + fs.n_frames + 1) + fs.start
+    order = np.argsort(key, kind="stable")
+    want = key + fs.n_frames
+    at = np.minimum(np.searchsorted(key[order], want), len(key) - 1)
+    cont = np.where(key[order][at] == want, order[at], -1) if len(key) else np.zeros(0, np.int64)
+    has = np.flatnonzero(cont >= 0)
+    end[has[FORBIDDEN[end[has], start[cont[has]]]]] = 0
+    return end, start
+
+
+def _phases(clips, first: np.ndarray, rows: np.ndarray, contact: np.ndarray) -> np.ndarray:
+    """int8 [len(rows)]: the gait phase (``_NEXT``) of frame-table ``rows`` with feet ``contact``
+    [n, 2]; 0 where unknown."""
+    out = np.zeros(len(rows), dtype=np.int8)
+    which = np.searchsorted(first, rows, side="right") - 1
+    for k in np.unique(which):  # a loop over clips, each vectorised over its frames
+        clip = clips[k]
+        sel = np.flatnonzero(which == k)
+        f = rows[sel] - first[k]
+        ankles = foot_points(clip)[f, :, 0, :2]  # [n, 2, 2] world ground positions
+        w = max(1, int(round(TRAIL_WINDOW * clip.fps)))
+        lo, hi = np.maximum(f - w, 0), np.minimum(f + w, clip.n_frames - 1)
+        travel = clip.root_pos[hi, :2] - clip.root_pos[lo, :2]
+        hip = float(np.median(clip.root_pos[:, 2]))
+        apart = ankles[:, 0] - ankles[:, 1]
+        dist = np.sqrt(travel[:, 0] * travel[:, 0] + travel[:, 1] * travel[:, 1])  # elementwise: the same bits on any CPU
+        ahead = (apart[:, 0] * travel[:, 0] + apart[:, 1] * travel[:, 1]) / np.maximum(dist, 1e-12)  # the left ahead by
+        known = (dist > TRAIL_SPEED * hip * np.maximum(hi - lo, 1) / clip.fps) & (np.abs(ahead) > TRAIL_SPREAD * hip)
+        left, right = contact[sel, 0], contact[sel, 1]
+        phase = np.select([left & right, left], [np.where(ahead < 0, 3, 6), np.where(ahead > 0, 1, 2)],
+                          np.where(ahead < 0, 4, 5))
+        out[sel] = np.where(known & (left | right), phase, 0)
+    return out
 
 
 def _flips(end, start, rows, cols) -> np.ndarray:
-    """bool [rows x cols broadcast]: going from fragment ``rows`` to ``cols`` swaps the stance leg."""
-    return end[rows].astype(np.int16) * start[cols] == 2
+    """bool [rows x cols broadcast]: going from fragment ``rows`` to ``cols`` is ``FORBIDDEN``
+    (codes of ``stances``)."""
+    return FORBIDDEN[end[rows], start[cols]]
 
 
 def quality_of(distances: np.ndarray, settings: QualitySettings | None = None) -> np.ndarray:
