@@ -222,6 +222,11 @@ def positions_in_root_frame(clip, smooth_seconds: float = 0.2) -> np.ndarray:
     return to_root_frame(pos, ground, yaw)
 
 
+WARP_RATE = float(np.radians(150.0))  # rad/s: the clip engines' default Warp Rate. At 90 °/s a stick pulled
+# back took 1.7-2.5 s to turn round in planning, the graph and active learning (a walk's 180° at the
+# warp alone is 2 s); at 150 °/s 0.9-1.5 s on subject 16's clips, feet as planted (bench_stress.py)
+
+
 def facing_warp(turn: float, rate: float, seconds: float) -> np.ndarray:
     """``Step.edit`` turning a step's facing by ``turn`` (rad, wrapped), at most ``rate`` rad/s
     over its ``seconds``: every engine's Warp Rate (the rest of a turn toward the asked heading).
@@ -231,5 +236,5 @@ def facing_warp(turn: float, rate: float, seconds: float) -> np.ndarray:
     return np.array([0.0, 0.0, float(np.clip(wrap(turn), -limit, limit))])
 
 
-__all__ = ["facing_warp", "wrap", "yaw_of", "displacement", "gaussian_smooth", "heading", "integrate", "positions_in_root_frame", "root_frame",
+__all__ = ["WARP_RATE", "facing_warp", "wrap", "yaw_of", "displacement", "gaussian_smooth", "heading", "integrate", "positions_in_root_frame", "root_frame",
            "root_motion", "rotation_2d", "to_local", "to_root_frame", "to_world"]

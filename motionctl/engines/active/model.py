@@ -23,7 +23,7 @@ from ...errors import MotionctlError
 from ...play.session import State
 from ...play.commands import Command
 from ...settings import internal, setting
-from ...rootframe import facing_warp, heading
+from ...rootframe import WARP_RATE, facing_warp, heading
 from ...play.synth import Frames, Step
 from ..base import Model
 from ..schema import Array, Items, Num, Plain, Table, Text
@@ -52,7 +52,7 @@ class ActiveSettings:
                           min=0.01, max=1.0, unit="LENGTH", group="Advanced")
     pseudoexamples: bool = setting(True, "Pseudoexamples", "Try a blend of existing examples before asking for a "
                                    "capture", group="Advanced")
-    warp_rate: float = setting(np.radians(90.0), "Warp Rate", "Walk task: a cycle's facing may also turn by up "
+    warp_rate: float = setting(WARP_RATE, "Warp Rate", "Walk task: a cycle's facing may also turn by up "
                                "to this much per second toward the asked heading, beyond the turn its blend "
                                "makes (a cycle lasts about a second and turns at most 45°; as the graph's Warp "
                                "Rate); 0: the blend's own turn only", min=0.0, max=np.pi, unit="ROTATION")

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...errors import MotionctlError
 from ...jobs import check_stop, one_blas_thread, progress_range
+from ...rootframe import WARP_RATE
 from ...settings import nested, setting
 from .solver import PolicySettings, SolveResult, Transitions, expectation, optimal_path, path_quality, run_table, solve
 from .control import ControlBins, fitted_turns, kmeans_bins, learn_user_model, paper_bins
@@ -48,7 +49,7 @@ class ControllerSettings:
          "quicker turns (on subject 16, 90° in 1.2 s rather than 1.6), rougher ones (poses further from the "
          "capture)")), group="Controller", shown_when=("bins", "paper"))
     kmeans_bins: int = setting(150, "Bins", "Number of k-means bins", min=2, max=1000, group="Controller")
-    warp_rate: float = setting(np.radians(90.0), "Warp Rate", "Facing a heading, each fragment's facing may also "
+    warp_rate: float = setting(WARP_RATE, "Warp Rate", "Facing a heading, each fragment's facing may also "
                                "turn toward it by up to this much per second beyond the fragment's own turn (as "
                                "the other engines' Warp Rate); 0: the root follows the bin's turning rate, as far "
                                "as planted feet allow", min=0.0, max=np.pi, unit="ROTATION", group="Controller")

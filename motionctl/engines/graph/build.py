@@ -32,7 +32,7 @@ from ...jobs import Shared, check_memory, check_stop, n_workers, one_blas_thread
 from ...body import Body, action_centres, flight
 from ...clip import MotionDatabase
 from ...errors import MotionctlError
-from ...rootframe import displacement, facing_ahead, root_frame
+from ...rootframe import WARP_RATE, displacement, facing_ahead, root_frame
 from ...settings import internal, setting
 from ...play.graph import ACTION_TYPES, MotionGraph  # noqa: F401  (the graph this module builds)
 from ...tags import JUMPS, canonical, canonical_set
@@ -69,7 +69,7 @@ class GraphSettings:
          "Max Warp (paper 002's graph controller)")), group="Control")
     max_warp: float = setting(np.radians(45.0), "Max Warp", "The most a clip's facing may be turned while it "
                               "plays", min=0.0, max=np.pi / 2, unit="ROTATION", group="Control")
-    warp_rate: float = setting(np.radians(90.0), "Warp Rate", "The fastest a warp may turn the facing, per "
+    warp_rate: float = setting(WARP_RATE, "Warp Rate", "The fastest a warp may turn the facing, per "
                                "second: a short clip warps less than Max Warp (the motion field's Turn Warp "
                                "bounds it alike; 0: no bound, under which a one-frame clip turns 45° in a "
                                "frame)", min=0.0, max=np.pi, unit="ROTATION", group="Control")

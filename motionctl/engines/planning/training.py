@@ -13,6 +13,7 @@ import numpy as np
 
 from ...errors import MotionctlError
 from ...jobs import check_stop, one_blas_thread, progress_range
+from ...rootframe import WARP_RATE
 from ...settings import internal, nested, setting
 from ...play.tasks import make_task
 from .iteration import FitResult, FittedSettings, PlanningProblem, fitted_iteration
@@ -39,7 +40,7 @@ class PlannerSettings:
     speed_weight: float = setting(1.0, "Speed Weight", "Navigation with speed: reward lost per step per m/s off "
                                   "the asked speed (per radian off the direction it is γ)", min=0.0, max=100.0,
                                   group="Task")
-    warp_rate: float = setting(np.radians(90.0), "Warp Rate", "Navigation: each step's facing may also turn "
+    warp_rate: float = setting(WARP_RATE, "Warp Rate", "Navigation: each step's facing may also turn "
                                "toward the asked heading by up to this much per second beyond its blend's own "
                                "turn (as the other engines' Warp Rate and the field's Turn Warp); 0: the blend's "
                                "turn only", min=0.0, max=np.pi, unit="ROTATION", group="Task")
