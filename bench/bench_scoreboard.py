@@ -253,6 +253,10 @@ def main():
                     help="engines (and engine:variant) to score, comma-separated")
     ap.add_argument("--quick", action="store_true", help="fewer trials (a smoke run; results go to scoreboard_quick)")
     args = ap.parse_args()
+    try:  # the figures come last: say now, not after ten minutes, that they cannot be drawn
+        import matplotlib  # noqa: F401
+    except ImportError:
+        ap.error("the scoreboard's figures need matplotlib, a bench dependency: pip install -e .[bench]")
     t_all = time.perf_counter()
     clips, source_table, reference = capture(args.mocap)
     src, src_jumps = capture_looks(clips, reference), natural_jumps(clips)
