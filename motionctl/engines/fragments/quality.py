@@ -380,7 +380,7 @@ def _phases(clips, first: np.ndarray, rows: np.ndarray, contact: np.ndarray) -> 
         travel = clip.root_pos[hi, :2] - clip.root_pos[lo, :2]
         hip = float(np.median(clip.root_pos[:, 2]))
         apart = ankles[:, 0] - ankles[:, 1]
-        dist = np.sqrt(travel[:, 0] * travel[:, 0] + travel[:, 1] * travel[:, 1])  # elementwise: the same bits on any CPU
+        dist = np.sqrt(travel[:, 0] * travel[:, 0] + travel[:, 1] * travel[:, 1])  # elementwise: same bits anywhere
         ahead = (apart[:, 0] * travel[:, 0] + apart[:, 1] * travel[:, 1]) / np.maximum(dist, 1e-12)  # the left ahead by
         known = (dist > TRAIL_SPEED * hip * np.maximum(hi - lo, 1) / clip.fps) & (np.abs(ahead) > TRAIL_SPREAD * hip)
         left, right = contact[sel, 0], contact[sel, 1]
