@@ -255,7 +255,7 @@ AT_DEFAULTS = {"fragments"}
 # Issue 59's item 3 is to fix it.  The
 # graph's toe outran them on 1 frame at a switch until its turning stick was asked ahead (c09f94a):
 # now its worst second slides 3.4% (15.4% allowed), its fastest toe 6.0 m/s (7.2).
-WORST_SECOND_MISSED = pytest.mark.xfail(strict=True, reason="issue 59: the worst second (turn shuffle, switch pops)")
+WORST_SECOND_MISSED = pytest.mark.xfail(strict=True, reason="issue 59: the worst second (41% of contact frames sliding at 3.6-4.7 s)")
 
 
 @pytest.mark.parametrize("name", [pytest.param(e, marks=WORST_SECOND_MISSED) if e == "fragments" else e
