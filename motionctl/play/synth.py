@@ -40,7 +40,7 @@ class FrameTable:
     first row of each clip, length [K] its frame count, names [K] the clips' names, tags [K]
     their tags and ``clips`` the clips themselves; contact [N, 2] the feet's contacts
     (``body.contacts.foot_contacts``) and ``legs`` the skeleton's legs (``play.feet.Legs``), for
-    foot locking.
+    foot locking; ankles [N, 2, 2] where each foot's ankle is over the ground (as ``ground``).
     """
 
     skeleton: Skeleton
@@ -59,6 +59,7 @@ class FrameTable:
     clips: list = field(default_factory=list)  # the clips it was built from (what a model binds to)
     contact: np.ndarray | None = None
     legs: Legs | None = None
+    ankles: np.ndarray | None = None  # [N, 2, 2] each foot's ankle over the ground (world x, y, scaled as ground)
 
     def __post_init__(self):
         if self.contact is None:
@@ -75,7 +76,7 @@ def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float =
     if not clips:
         raise MotionctlError("no clips to play: select at least one")
     fps = clips[0].fps
-    rots, heights, motions, grounds, yaws, offs, ends, contacts, feet_pts = [], [], [], [], [], [], [], [], []
+    rots, heights, motions, grounds, yaws, offs, ends, contacts, feet_pts, ankles = [], [], [], [], [], [], [], [], [], []
     legs = Legs.of(skeleton or clips[0].skeleton)
     scales = body_scales(clips, skeleton or clips[0].skeleton, legs)
     for c, k in zip(clips, scales):
@@ -99,6 +100,7 @@ def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float =
         pts = foot_points(c)
         contacts.append(point_contacts(pts, c.fps).any(axis=-1) if c.n_frames >= 2 else np.ones((c.n_frames, 2), bool))
         feet_pts.append(pts[:, :, :2])  # ankle and toe
+        ankles.append(pts[:, :, 0, :2] * k)
     lengths = np.array([c.n_frames for c in clips])
     first = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     if legs is not None:  # how high over its toe an ankle stands with its heel down
@@ -108,7 +110,7 @@ def frame_table(clips, skeleton: Skeleton | None = None, heading_smooth: float =
     return FrameTable(skeleton or clips[0].skeleton, fps, np.concatenate(rots), np.concatenate(heights),
                       np.concatenate(motions), np.concatenate(grounds), np.concatenate(yaws), np.concatenate(offs),
                       np.concatenate(ends), first, lengths, [c.name for c in clips], [set(c.tags) for c in clips],
-                      list(clips), np.concatenate(contacts), legs)
+                      list(clips), np.concatenate(contacts), legs, np.concatenate(ankles))
 
 
 @dataclass(eq=False)

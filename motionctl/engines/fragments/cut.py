@@ -107,8 +107,13 @@ class FragmentSet:
 
     def continuation(self) -> np.ndarray:
         """int [F]: the fragment that naturally follows each one in its clip (-1 at clip ends)."""
-        key = {(c, s): i for i, (c, s) in enumerate(zip(self.clip.tolist(), self.start.tolist()))}
-        return np.array([key.get((c, s + self.n_frames), -1) for c, s in zip(self.clip.tolist(), self.start.tolist())])
+        if self.n == 0:
+            return np.zeros(0, dtype=np.int64)
+        key = self.clip.astype(np.int64) * (int(self.start.max()) + self.n_frames + 1) + self.start
+        order = np.argsort(key, kind="stable")
+        want = key + self.n_frames
+        at = np.minimum(np.searchsorted(key[order], want), self.n - 1)
+        return np.where(key[order][at] == want, order[at], -1)
 
 
 def centre_of_mass(clip: Clip) -> np.ndarray:

@@ -27,7 +27,6 @@ from ...errors import MotionctlError
 from ...jobs import Shared, check_memory, memory_budget, n_workers, parallel_map
 from ...rootframe import displacement
 from ...settings import setting
-from ...body.contacts import foot_points
 from .cut import FragmentSet, tip_joints, tips_of
 
 
@@ -351,43 +350,32 @@ def stances(fs: FragmentSet) -> tuple[np.ndarray, np.ndarray]:
     stance = np.where(c[:, 0] & ~c[:, 1], 1, np.where(c[:, 1] & ~c[:, 0], 2, 0)).astype(np.int8)
     code = stance.copy()
     wanted = np.unique(np.concatenate((g0, gm)))  # only the poses a transition meets
-    code[wanted] += 4 * _phases(fs.clips, pf.first, wanted, c[wanted])
+    code[wanted] += 4 * _phases(pf, wanted)
     end, start = code[gm], code[g0]
     # A clip's own continuation is never forbidden (a contact the detector flickers on could say
     # so): such an end is left unknown.
-    key = fs.clip.astype(np.int64) * (int(fs.start.max(initial=0)) + fs.n_frames + 1) + fs.start
-    order = np.argsort(key, kind="stable")
-    want = key + fs.n_frames
-    at = np.minimum(np.searchsorted(key[order], want), len(key) - 1)
-    cont = np.where(key[order][at] == want, order[at], -1) if len(key) else np.zeros(0, np.int64)
+    cont = fs.continuation()
     has = np.flatnonzero(cont >= 0)
     end[has[FORBIDDEN[end[has], start[cont[has]]]]] = 0
     return end, start
 
 
-def _phases(clips, first: np.ndarray, rows: np.ndarray, contact: np.ndarray) -> np.ndarray:
-    """int8 [len(rows)]: the gait phase (``_NEXT``) of frame-table ``rows`` with feet ``contact``
-    [n, 2]; 0 where unknown."""
-    out = np.zeros(len(rows), dtype=np.int8)
-    which = np.searchsorted(first, rows, side="right") - 1
-    for k in np.unique(which):  # a loop over clips, each vectorised over its frames
-        clip = clips[k]
-        sel = np.flatnonzero(which == k)
-        f = rows[sel] - first[k]
-        ankles = foot_points(clip)[f, :, 0, :2]  # [n, 2, 2] world ground positions
-        w = max(1, int(round(TRAIL_WINDOW * clip.fps)))
-        lo, hi = np.maximum(f - w, 0), np.minimum(f + w, clip.n_frames - 1)
-        travel = clip.root_pos[hi, :2] - clip.root_pos[lo, :2]
-        hip = float(np.median(clip.root_pos[:, 2]))
-        apart = ankles[:, 0] - ankles[:, 1]
-        dist = np.sqrt(travel[:, 0] * travel[:, 0] + travel[:, 1] * travel[:, 1])  # elementwise: same bits anywhere
-        ahead = (apart[:, 0] * travel[:, 0] + apart[:, 1] * travel[:, 1]) / np.maximum(dist, 1e-12)  # the left ahead by
-        known = (dist > TRAIL_SPEED * hip * np.maximum(hi - lo, 1) / clip.fps) & (np.abs(ahead) > TRAIL_SPREAD * hip)
-        left, right = contact[sel, 0], contact[sel, 1]
-        phase = np.select([left & right, left], [np.where(ahead < 0, 3, 6), np.where(ahead > 0, 1, 2)],
-                          np.where(ahead < 0, 4, 5))
-        out[sel] = np.where(known & (left | right), phase, 0)
-    return out
+def _phases(pf, rows: np.ndarray) -> np.ndarray:
+    """int8 [len(rows)]: the gait phase (``_NEXT``) of frame-table ``rows``; 0 where unknown."""
+    which = np.searchsorted(pf.first, rows, side="right") - 1
+    w = max(1, int(round(TRAIL_WINDOW * pf.fps)))
+    lo = np.maximum(rows - w, pf.first[which])
+    hi = np.minimum(rows + w, pf.first[which] + pf.length[which] - 1)
+    travel = pf.ground[hi] - pf.ground[lo]
+    apart = pf.ankles[rows, 0] - pf.ankles[rows, 1]
+    hip = pf.height[rows]
+    dist = np.sqrt(travel[:, 0] * travel[:, 0] + travel[:, 1] * travel[:, 1])  # elementwise: same bits anywhere
+    ahead = (apart[:, 0] * travel[:, 0] + apart[:, 1] * travel[:, 1]) / np.maximum(dist, 1e-12)  # the left ahead by
+    known = (dist > TRAIL_SPEED * hip * np.maximum(hi - lo, 1) / pf.fps) & (np.abs(ahead) > TRAIL_SPREAD * hip)
+    left, right = pf.contact[rows, 0], pf.contact[rows, 1]
+    phase = np.select([left & right, left], [np.where(ahead < 0, 3, 6), np.where(ahead > 0, 1, 2)],
+                      np.where(ahead < 0, 4, 5))
+    return np.where(known & (left | right), phase, 0).astype(np.int8)
 
 
 def _flips(end, start, rows, cols) -> np.ndarray:
