@@ -385,3 +385,31 @@ def test_the_pose_shown_tracks_the_fields_state_and_steadies_its_jitter():
             # margin: the jitter's 2.4 rad/s change of velocity a frame against 0.68 shown
             assert np.abs(np.diff(w_out[30:])).max() < 0.5 * np.abs(np.diff(w_in[30:])).max()
             assert gap[30:].max() < rate / fps  # margin: within a frame's turn of the state, 0.014 rad of 0.067
+
+
+def test_a_speed_action_never_holds_the_field_on_one_state(mocap):
+    """CMU 131's two start-walk-stop takes (another subject, BVH): asked to walk on at 1.3 m/s
+    where the capture slows to its stop, the 'faster' speed action's state was the step before,
+    whose successor lies behind the character; pulled toward it the flow went back as far as it
+    went on, and the field held one state for 139 of 300 frames, its pose frozen while the root
+    glided on.  Now the state moves every frame."""
+    from motionctl.play.commands import PlaySettings, Trace
+
+    files = [os.path.join(mocap, "cmu31", f"cmu_131_0{i}_start_walk_stop.bvh") for i in (1, 2)]
+    library = import_library(files).groups[0].database.clips
+    field = fit(library, FieldSettings(task="direction"))
+    table = field.play(library)
+    decide, held, longest, last = field.decide, [0], [0], [None]
+
+    def watched(state, command):
+        step, memory = decide(state, command)
+        same = last[0] is not None and np.array_equal(memory.state.rot, last[0])
+        held[0] = held[0] + 1 if same else 0
+        longest[0], last[0] = max(longest[0], held[0]), memory.state.rot.copy()
+        return step, memory
+
+    field.decide = watched
+    samples = np.tile([0.0, 1.3, 0.0, 0.0], (100, 1))
+    samples[30:70, 2] = 0.6
+    clip = Session(field, table, play=PlaySettings()).play_trace(Trace(samples, 10.0, "walk, turn, walk"))
+    assert clip.n_frames == 300 and longest[0] < 3  # 0 measured (139 before)

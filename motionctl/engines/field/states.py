@@ -37,6 +37,7 @@ POOL = 6  # a decision's k next states share this many times k candidates
 PCA_VARIANCE = 0.995
 REACH_WEIGHT = 6.0  # the root's speed (per m/s) in the distance that finds a speed action's state
 REACH_PULL = 0.25  # share of the way a speed action pulls the pose toward its state's successor
+REACH_BEHIND = 1.0  # s: a speed action's state is never this far behind the character in its clip
 REACH_STRENGTH = 3.0  # a speed action's state's weight in its blend (the k neighbours' weights sum to 1)
 
 
@@ -281,12 +282,16 @@ class Database:
         idx, d2 = self.search.query(self.features(states), k)
         return idx, similarity(d2)
 
-    def reach(self, states: States) -> np.ndarray:
+    def reach(self, states: States, at: np.ndarray | None = None) -> np.ndarray:
         """[n, 2] each state's speed actions' database states (none: [n, 0]): the nearest, with
         the root's speed weighing REACH_WEIGHT per m/s, to the state moving ``reach_step`` m/s
         slower (at least standing) and faster along its own direction (forward when standing).  A
         walk's k neighbours all walk (the pose outweighs the speed), so without these the flow
-        cannot leave a steady speed for the capture's stops, speed-ups and slow-downs."""
+        cannot leave a steady speed for the capture's stops, speed-ups and slow-downs.  ``at`` [n]
+        (each state's nearest database state): a speed action's state is never one of the
+        REACH_BEHIND seconds of its clip up to it, whose successor lies behind the character: pulled
+        toward it, the flow went back as far as it went on, and a field held one pose for ever
+        (a start-walk-stop clip's last step, where the capture slows: "faster" was the step before)."""
         if not self.n_reach:
             return np.zeros((len(states), 0), dtype=np.int64)
         ground = states.motion[:, :2] * self.fps
@@ -297,6 +302,10 @@ class Database:
         for j, target in enumerate((np.maximum(speed - self.reach_step, 0.0), speed + self.reach_step)):
             f[:, :2] = REACH_WEIGHT * way * target[:, None]
             out[:, j] = self.reach_search.query(f, 1)[0][:, 0]
+        if at is not None:  # behind the character in its clip: carry on instead
+            lag = self.frame[at][:, None] - self.frame[out]
+            behind = (self.clip[out] == self.clip[at][:, None]) & (lag >= 0) & (lag < REACH_BEHIND * self.fps)
+            out = np.where(behind, self.successor[at][:, None], out)
         return out
 
     @property
@@ -307,7 +316,7 @@ class Database:
     def with_reach(self, states: States, nb: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(nb [n, k + 2], w [n, k + 2]): the k neighbours and weights with the speed actions'
         states after them, at weight 0 (they join the flow only when their action is chosen)."""
-        extra = self.reach(states)
+        extra = self.reach(states, nb[:, 0])
         return (np.concatenate((nb, extra.astype(nb.dtype)), axis=1),
                 np.concatenate((w, np.zeros(extra.shape, dtype=w.dtype)), axis=1))
 
