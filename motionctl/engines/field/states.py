@@ -37,7 +37,7 @@ POOL = 6  # a decision's k next states share this many times k candidates
 PCA_VARIANCE = 0.995
 REACH_WEIGHT = 6.0  # the root's speed (per m/s) in the distance that finds a speed action's state
 REACH_PULL = 0.25  # share of the way a speed action pulls the pose toward its state's successor
-REACH_BEHIND = 1.0  # s: a speed action's state is never this far behind the character in its clip
+REACH_BEHIND = 0.15  # s: a speed action's state is never up to this far behind the character in its clip
 REACH_STRENGTH = 3.0  # a speed action's state's weight in its blend (the k neighbours' weights sum to 1)
 
 
