@@ -3,8 +3,10 @@ High-Performance Animation Transitions in Gears of War", GDC 2018), in the synth
 plays through.
 
 Where a decision does not continue the clip piece played before (a jump to another clip or frame,
-a blend; an engine's own frames are the engine's to keep continuous: a motion field blends every
-frame, motion matching inertializes its own jumps), the new motion plays at once, offset so it starts where the old one was going:
+a blend, engine frames that say they join new motion (``Step.joins``: active learning's cycles,
+whose root motion is then their own at once: inertialized, it turned 0.6 s later); other engine
+frames are the engine's to keep continuous: a motion field blends every frame, motion matching
+inertializes its own jumps), the new motion plays at once, offset so it starts where the old one was going:
 the difference between the pose the last frame's velocity carries on to and the new first pose
 (each joint's rotation, as a rotation vector; the root height; the root's motion per frame), and
 between their velocities, become an offset that a quintic polynomial takes to zero over ``time``
@@ -62,7 +64,8 @@ def quintic(x0, v0, t, time: float):
     return np.where(t < time, out, 0.0)
 
 
-def inertialize(rot, height, motion, counts, switch, state: Inertia | None, fps: float, time: float) -> Inertia:
+def inertialize(rot, height, motion, counts, switch, state: Inertia | None, fps: float, time: float,
+                pose_only=None) -> Inertia:
     """Steps' frames (``rot`` [N, J, 4], ``height`` [N], ``motion`` [N, 3]; ``counts`` [S] frames
     per step; ``switch`` [S]: the steps that do not continue the one before) with each switch's
     offset applied (in place); returns the ``Inertia`` after the last frame.  ``state``: the one
@@ -81,6 +84,8 @@ def inertialize(rot, height, motion, counts, switch, state: Inertia | None, fps:
             continue
         if state is not None and switch[i]:
             state = _switch(state, rot[a:start], height[a:start], motion[a:start], fps)
+            if pose_only is not None and pose_only[i]:  # the step's root motion is its own from its first frame
+                state.m_x = np.zeros(3)
         tk = (state.t if state is not None else np.inf) + dt * np.arange(n)  # t since the switch (0 at it)
         if tk[0] < time:
             x = quintic(state.x, state.x_v, tk, time)

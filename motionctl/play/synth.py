@@ -136,13 +136,16 @@ class Step:
     forward in the step's start frame, dyaw) spread over the step as paper 004's editing does
     (eq. 16: frame i moves by i/n of it); ``switch``: for engine frames, whether they jump to other
     data (motion matching's search) rather than continue (None: every frame is a new blend, as a
-    motion field's): what the metrics count as switches."""
+    motion field's): what the metrics count as switches; ``joins``: engine frames that start new
+    motion rather than go on from the last frame played (active learning's blends), which the
+    synthesis inertializes into as into a jump between clips."""
 
     members: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     frames: Frames | None = None
     control: np.ndarray | None = None
     edit: np.ndarray | None = None
     switch: bool | None = None
+    joins: bool = False
 
     def __post_init__(self):
         self.members = np.asarray(self.members, dtype=float).reshape(-1, 4)
@@ -270,12 +273,14 @@ def synthesize(table: FrameTable, steps, state: SynthState | None = None, blend:
             contact[offsets[i]:offsets[i] + counts[i]] = False
         else:
             contact[offsets[i]:offsets[i] + counts[i]] = c
-    # Switches: clip pieces that do not continue the previous step's piece in its clip (an engine's
-    # own frames are its own to keep continuous: a motion field blends every frame, matching
-    # inertializes its jumps)
+    # Switches: clip pieces that do not continue the previous step's piece in its clip, and engine
+    # frames that say they join new motion (others are their own to keep continuous: a motion
+    # field blends every frame, matching inertializes its jumps)
     prev_clip = np.concatenate(([state.clip], heavy[:-1, 0]))
     prev_end = np.concatenate(([state.end], heavy[:-1, 1] + heavy[:-1, 2]))
     switch = (heavy[:, 0] >= 0) & ~(single & (prev_clip == heavy[:, 0]) & (prev_end == heavy[:, 1]))
+    joins = np.array([s.frames is not None and s.joins for s in steps], dtype=bool)
+    switch |= joins
     rates = np.ones(len(steps))
     phase = state.phase
     ctrl = np.array([s.control if s.control is not None else np.full(4, np.nan) for s in steps]).reshape(-1, 4)
@@ -289,7 +294,7 @@ def synthesize(table: FrameTable, steps, state: SynthState | None = None, blend:
         within = ranks(counts)
     # engine frames without contacts (after any retiming: per step)
     known = np.repeat([s.frames is None or s.frames.contact is not None for s in steps], counts)
-    inertia = inertialize(rot, height, motion, counts, switch, state.inertia, table.fps, blend)
+    inertia = inertialize(rot, height, motion, counts, switch, state.inertia, table.fps, blend, joins)
     data_motion, lag = motion, (np.zeros(3) if state.lag is None else state.lag)
     edits = np.array([s.edit if s.edit is not None else np.zeros(3) for s in steps], dtype=float).reshape(-1, 3)
     if warp > 0:

@@ -195,7 +195,7 @@ class Controller:
         """The cluster a playing character in ``state`` [D] plays for task input ``u`` [D]: the
         least sum of its start's distance and the largest task error of its blend at u, both in
         tolerances (``blend_for``), so a near start that does u wins and a farther one that does
-        it (its pose difference faded out at the join) beats a near one that cannot: a walk asked
+        it (the synthesis inertializes the join) beats a near one that cannot: a walk asked
         to run, when the capture holds no walk that becomes a run.  (Coverage, the paper's test,
         still needs a start within the tolerance: ``choose``.)"""
         d = np.nan_to_num(distances(np.asarray(state)[None], self.starts)[0] / self.tolerance, nan=np.inf)

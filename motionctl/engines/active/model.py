@@ -31,7 +31,6 @@ from .controller import Cluster, Controller, Example
 from .motion import PHASE, STATE_FRAMES, Aligned, blend, states_of, to_frames
 from .tasks import TASKS, task_named
 
-FADE = 6  # frames over which a new blend's pose difference to the last pose fades out
 
 
 @dataclass
@@ -258,9 +257,8 @@ class ActiveModel(Model):
         c = self.ctrl.clusters[ci]
         bl = blend(c.aligned, w)
         rot, height, motion = to_frames(bl, self.task.n_keys)
-        rot, height = _fade(rot, height, bl.rot[0, 0], float(bl.height[0, 0]), memory.rot, memory.height)
         end = (w @ c.aligned.end_state.astype(np.float64))[0].astype(np.float32)
-        return (Step(frames=Frames(rot, height, motion), edit=self._warp(state, command, bl)),
+        return (Step(frames=Frames(rot, height, motion), edit=self._warp(state, command, bl), joins=True),
                 ActiveMemory(end, rot[-1].copy(), float(height[-1]), ci))
 
     def _warp(self, state: State, command: Command, bl) -> np.ndarray | None:
@@ -274,20 +272,6 @@ class ActiveModel(Model):
 
     def memory_key(self, memory):
         return memory.cluster
-
-
-def _fade(rot, height, start_rot, start_height, last_rot, last_height):
-    """Frames with the offset from the blend's start pose to the last pose played added and decayed
-    over FADE frames (so a blend joins the motion without a pop)."""
-    n = len(height)
-    off = quat.mul(last_rot, quat.conj(start_rot))  # [J, 4]
-    off = off * np.where(off[:, :1] < 0, -1.0, 1.0)
-    k = np.clip(1.0 - (np.arange(n) + 1) / (FADE + 1), 0.0, 1.0)
-    ident = np.zeros_like(off)
-    ident[:, 0] = 1.0
-    shift = quat.slerp(np.broadcast_to(ident, (n,) + ident.shape), np.broadcast_to(off, (n,) + off.shape), k[:, None])
-    rot = quat.mul(shift, rot)
-    return rot, height + k * (last_height - start_height)
 
 
 __all__ = ["TASKS", "ActiveMemory", "ActiveModel", "ActiveSettings"]
