@@ -403,7 +403,7 @@ def test_a_speed_action_never_holds_the_field_on_one_state(mocap):
 
     def watched(state, command):
         step, memory = decide(state, command)
-        same = last[0] is not None and np.array_equal(memory.state.rot, last[0])
+        same = last[0] is not None and np.abs(memory.state.rot - last[0]).max() < 1e-6  # held, to rounding
         held[0] = held[0] + 1 if same else 0
         longest[0], last[0] = max(longest[0], held[0]), memory.state.rot.copy()
         return step, memory
@@ -412,4 +412,4 @@ def test_a_speed_action_never_holds_the_field_on_one_state(mocap):
     samples = np.tile([0.0, 1.3, 0.0, 0.0], (100, 1))
     samples[30:70, 2] = 0.6
     clip = Session(field, table, play=PlaySettings()).play_trace(Trace(samples, 10.0, "walk, turn, walk"))
-    assert clip.n_frames == 300 and longest[0] < 3  # 0 measured (139 before)
+    assert clip.n_frames == 300 and longest[0] < 10  # margin: 0 measured, 139 before

@@ -62,18 +62,16 @@ class ActiveSettings:
 
 @dataclass
 class ActiveMemory:
-    """The character's state (point cloud [D]) and last pose (rot [J, 4], height), the cluster played."""
+    """The character's state (point cloud [D]) and the cluster played (the synthesis keeps the last
+    pose: it inertializes each new cycle from it)."""
 
     state: np.ndarray
-    rot: np.ndarray
-    height: float
     cluster: int = -1
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, ActiveMemory):
             return NotImplemented
-        return (np.array_equal(self.state, other.state) and np.array_equal(self.rot, other.rot)
-                and self.height == other.height and self.cluster == other.cluster)
+        return np.array_equal(self.state, other.state) and self.cluster == other.cluster
 
 
 MAX_LENGTH = 100_000  # frames one example may last
@@ -230,12 +228,12 @@ class ActiveModel(Model):
         root = np.column_stack((table.ground[rows], table.height[rows]))
         pos, _ = forward_kinematics(table.skeleton, root, r)
         state = states_of(pos, table.ground[rows], table.yaw[rows])[0]
-        return ActiveMemory(state, table.local_rot[frame].copy(), float(table.height[frame]))
+        return ActiveMemory(state)
 
     def initial_memory(self, ci: int = 0) -> ActiveMemory:
         """The character standing at cluster ``ci``'s start (the first decision's)."""
         c = self.ctrl.clusters[ci]
-        return ActiveMemory(c.start_state.copy(), c.aligned.rot[0, 0].copy(), float(c.aligned.height[0, 0]), ci)
+        return ActiveMemory(c.start_state.copy(), ci)
 
     def decide(self, state: State, command: Command):
         """One blend: the cluster that starts near the character's state and does the command's
@@ -259,7 +257,7 @@ class ActiveModel(Model):
         rot, height, motion = to_frames(bl, self.task.n_keys)
         end = (w @ c.aligned.end_state.astype(np.float64))[0].astype(np.float32)
         return (Step(frames=Frames(rot, height, motion), edit=self._warp(state, command, bl), joins=True),
-                ActiveMemory(end, rot[-1].copy(), float(height[-1]), ci))
+                ActiveMemory(end, ci))
 
     def _warp(self, state: State, command: Command, bl) -> np.ndarray | None:
         """The facing turn (``Step.edit``) beyond what blend ``bl`` turns, toward the heading the
