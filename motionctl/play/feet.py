@@ -6,10 +6,12 @@ capture's contacts (``FrameTable.contact``, from ``body.contacts.foot_contacts``
 begins, the foot is *locked*: for as long as the contact lasts, the foot moves as it moved in the
 capture (its heel-to-toe roll kept), in the world frame the correction had when it landed, and the
 leg reaches it with the one two-bone IK (``body.ik``), the foot keeping its captured turn relative
-to the ground.  A lock lets go early when the foot would be pulled more than ``unlock_radius`` from
-where the pose puts it, or out of the leg's reach; a foot let go (early, or when its contact ends
-and it lifts) springs back to its pose over ``release_halflife`` (a critically damped spring), in
-the air where the capture lifts it.  A foot that lands while it still springs back eases from where
+to the ground; where the capture's pivot leaves the floor while still a contact (the toe-off,
+which the contact detector ends late: rising past ``LIFTING``, faster than ``LEAVING``), the lock
+moves it as the capture does, so it lets go of a foot already on its way.  A lock lets go early
+when the foot would be pulled more than ``unlock_radius`` from where the pose puts it, or out of
+the leg's reach; a foot let go (early, or when its contact ends and it lifts) springs back to its
+pose over ``release_halflife`` (a critically damped spring), in the air where the capture lifts it.  A foot that lands while it still springs back eases from where
 the spring has it, so neither a release nor a landing moves it further in one frame than it goes.
 
 Everything is vectorised over a step's frames; the state between steps (``FeetState``: each
@@ -31,6 +33,9 @@ from ..rootframe import heading, to_local, to_world
 REACH = 0.995  # share of the leg's length a locked foot may be from the hip
 MAX_HEEL = 1.0  # rad: how far a locked foot on its toe may be turned, heel up, to stay in reach
 HEEL_HALFLIFE = 0.02  # s: how fast a raised heel let go comes down (a frame or two; the foot: release_halflife)
+LEAVING = (0.5, 1.0, 10.0)  # m/s: a planted pivot the capture moves faster than the first follows it, fully at
+# the second, not at all past the third (faster than any captured toe: a jump, not a step)
+LIFTING = (0.03, 0.05)  # m: ... and it is this far above its planted height (the capture's toe-offs: 5-6 cm median)
 SOFT = 0.03  # share of the leg's length within full stretch where the IK damps (``body.ik.two_bone``)
 
 
@@ -66,7 +71,9 @@ class FeetState:
     (world) and yaw offset when released and the frames since (``age``), kept while a new lock eases
     in; the lock held at the last frame: its gap from the pose (``gap`` [2, 2], ``gap_turn``); the
     frames since each lock began (``held``); a raised heel's turn (rotation vectors [2, 3], root
-    frame) held at the last frame (``heel``) and in the spring (``offset_heel``)."""
+    frame) held at the last frame (``heel``) and in the spring (``offset_heel``); where the capture
+    had each foot's ankle and toe at the last frame (``points`` [2, 2, 2], in the world of the
+    capture's own root motion; NaN: none yet)."""
 
     contact: np.ndarray = field(default_factory=lambda: np.zeros(2, dtype=bool))
     locked: np.ndarray = field(default_factory=lambda: np.zeros(2, dtype=bool))
@@ -81,11 +88,12 @@ class FeetState:
     gap_turn: np.ndarray = field(default_factory=lambda: np.zeros(2))
     heel: np.ndarray = field(default_factory=lambda: np.zeros((2, 3)))
     offset_heel: np.ndarray = field(default_factory=lambda: np.zeros((2, 3)))
+    points: np.ndarray = field(default_factory=lambda: np.full((2, 2, 2), np.nan))
 
     def copy(self) -> "FeetState":
         return FeetState(*(np.array(getattr(self, k), copy=True) for k in
                            ("contact", "locked", "turn", "anchor", "pivot", "offset", "offset_turn", "age", "held",
-                            "gap", "gap_turn", "heel", "offset_heel")))
+                            "gap", "gap_turn", "heel", "offset_heel", "points")))
 
 
 @dataclass(eq=False)
@@ -209,6 +217,17 @@ def plant(legs: Legs, fps: float, rot: np.ndarray, height: np.ndarray, contact: 
     contact = np.asarray(contact, dtype=bool)
     start = contact & ~np.concatenate((st.contact[None], contact[:-1]))
     pivot = ((ankle[..., 2] - toe[..., 2]) > legs.heel_up[None]).astype(np.int64)  # 1: on the toe
+    # the capture's own pivot motion where it leaves the ground: a foot rolling off its toe, still a
+    # contact, moves like the capture's (a held toe let go at up to 2 m/s popped in one frame)
+    points = data_ground[:, None, None] + to_world(np.stack((ankle[..., :2], toe[..., :2]), axis=2),
+                                                  data_yaw[:, None, None])  # [n, 2, 2 (ankle, toe), 2]
+    step = points - np.concatenate((st.points[None], points[:-1]))
+    step = np.where(np.isfinite(step), step, 0.0)[np.arange(n)[:, None], np.arange(2)[None], pivot]  # [n, 2, 2]
+    speed = np.linalg.norm(step, axis=-1) * fps
+    up = np.where(pivot == 1, toe[..., 2] - legs.rest[None, :, 1], ankle[..., 2] - legs.rest[None, :, 0])
+    leaving = np.clip((speed - LEAVING[0]) / (LEAVING[1] - LEAVING[0]), 0.0, 1.0) \
+        * np.clip((up - LIFTING[0]) / (LIFTING[1] - LIFTING[0]), 0.0, 1.0)
+    step = step * (leaving * (speed < LEAVING[2]))[..., None]  # (no jump of the capture's own world is followed)
     # A foot let go while its contact goes on (pulled too far, out of reach) springs back; once it
     # has for ``relock_after`` it is locked again where it is (one pass per such relock).
     first, relock = start, np.zeros_like(start)
@@ -224,6 +243,7 @@ def plant(legs: Legs, fps: float, rot: np.ndarray, height: np.ndarray, contact: 
         prev_pivot = np.concatenate((st.pivot[None], pivot[:-1]))
         switch = contact & ~start & (pivot != prev_pivot)
         jump = np.where(switch[..., None], np.where(pivot[..., None] == 1, heel_to_toe, -heel_to_toe), 0.0)
+        jump += np.where((contact & ~start)[..., None], to_world(step, lock_turn), 0.0)
         # where each lock's pivot was put down: the free pivot at landing, moved by every switch since
         moved = np.cumsum(jump, axis=0)
         anchor = _since(start, free + put - d - moved, st.anchor) + moved
@@ -298,7 +318,7 @@ def plant(legs: Legs, fps: float, rot: np.ndarray, height: np.ndarray, contact: 
     end_locked = locked[-1]
     new = FeetState(contact[-1].copy(), end_locked.copy(), lock_turn[-1].copy(), anchor[-1].copy(), pivot[-1].copy(),
                     np.zeros((2, 3)), turn0[-1].copy(), age[-1].astype(float), held_for[-1].astype(float),
-                    gap[-1].copy(), gap_turn[-1].copy(), raised[-1].copy(), heel0[-1].copy())
+                    gap[-1].copy(), gap_turn[-1].copy(), raised[-1].copy(), heel0[-1].copy(), points[-1].copy())
     new.offset[:, :2] = off0[-1]  # the last release's spring
     return out, new
 
