@@ -133,12 +133,12 @@ class Step:
     """What one decision plays: ``members`` [M, 4] rows (clip, start frame, frame count, weight)
     blended time-aligned (one row for a plain piece), or ``frames`` made by the engine; ``control``
     [4] the control it answers, for root warping; ``edit`` [3] an end correction (dx right, dy
-    forward in the step's start frame, dyaw) spread over the step as paper 004's editing does
-    (eq. 16: frame i moves by i/n of it; one that only turns, a facing warp, turns the path too); ``switch``: for engine frames, whether they jump to other
-    data (motion matching's search) rather than continue (None: every frame is a new blend, as a
-    motion field's): what the metrics count as switches; ``joins``: engine frames that start new
-    motion rather than go on from the last frame played (active learning's blends), which the
-    synthesis inertializes into as into a jump between clips."""
+    forward in the step's start frame, dyaw) spread over the step as paper 004's eq. 16 does (frame
+    i moves by i/n of it; one that only turns, a facing warp, turns the path too); ``switch``: for
+    engine frames, whether they jump to other data (motion matching's search) rather than continue
+    (None: every frame is a new blend, as a motion field's): what the metrics count as switches;
+    ``joins``: engine frames that start new motion rather than go on from the last frame played
+    (active learning's blends), inertialized into as a jump between clips."""
 
     members: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     frames: Frames | None = None
@@ -479,21 +479,18 @@ MIN_RATE_SPEED = 0.2  # m/s: slower than this, a step's speed is not matched by 
 def _path(motion, state: SynthState, edits=None) -> tuple[np.ndarray, np.ndarray]:
     """(ground [N, 2], facing [N]): root motion integrated into world ground positions and
     headings.  ``edits`` (per-step end corrections, the frame's step, index within it, steps'
-    lengths) are spread as in ``Step``: the natural path keeps its shape, turned by the earlier
-    steps' corrections, while each step's own correction is added in proportion along it, so it
-    ends exactly where the edit says; but a correction that only turns (an engine's facing warp)
-    turns the way the root goes on from each frame as it turns the facing (a body walks where it
-    faces: a 137 degree warp over a one-second cycle glided the hips backwards for its last 0.2 s)."""
+    lengths) are spread as in ``Step``: each step's own correction added in proportion along its
+    natural path, so it ends where the edit says; one that only turns (a facing warp) turns the way
+    the root goes as it turns the facing (else a 137-degree warp glided the hips backwards)."""
     if edits is None:
         return integrate(motion, state.ground, state.yaw)
     e, step_of, within, counts = edits
     before = np.cumsum(e[:, 2]) - e[:, 2]  # yaw corrections of the earlier steps
     yaw = state.yaw + np.cumsum(motion[:, 2]) + before[step_of]
     facing = yaw + (within + 1) / counts[step_of] * e[step_of, 2]
-    turning = ~np.any(e[:, :2], axis=1)[step_of] | (within == counts[step_of] - 1)  # a step's last frame: its whole edit
+    turning = ~np.any(e[:, :2], axis=1)[step_of] | (within == counts[step_of] - 1)  # a last frame: its whole edit
     yaw_before = np.concatenate(([state.yaw], np.where(turning, facing, yaw)[:-1]))
-    starts = np.cumsum(counts) - counts
-    start_yaw = yaw_before[np.minimum(starts, len(yaw) - 1)]
+    start_yaw = yaw_before[np.minimum(np.cumsum(counts) - counts, len(yaw) - 1)]
     ramp = to_world(e[:, :2] / np.maximum(counts, 1)[:, None], start_yaw)[step_of]
     ground = state.ground + np.cumsum(to_world(motion[:, :2], yaw_before) + ramp, axis=0)
     return ground, facing
