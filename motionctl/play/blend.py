@@ -71,7 +71,8 @@ def inertialize(rot, height, motion, counts, switch, state: Inertia | None, fps:
     offset applied (in place); returns the ``Inertia`` after the last frame.  ``state``: the one
     before the first frame (None: nothing played yet; a first step starts as it is).  ``time`` 0:
     no blending, only the state kept (from the last frames, no loop).  One short loop over the
-    steps otherwise (a session synthesizes one at a time); the frames within a step at once."""
+    steps otherwise (a session synthesizes one at a time); the frames within a step at once.
+    ``pose_only`` [S]: switches whose root motion is the new frames' own from their first."""
     dt = 1.0 / fps
     if len(height) == 0:
         return state
@@ -83,9 +84,8 @@ def inertialize(rot, height, motion, counts, switch, state: Inertia | None, fps:
         if n == 0:
             continue
         if state is not None and switch[i]:
-            state = _switch(state, rot[a:start], height[a:start], motion[a:start], fps)
-            if pose_only is not None and pose_only[i]:  # the step's root motion is its own from its first frame
-                state.m_x = np.zeros(3)
+            state = _switch(state, rot[a:start], height[a:start], motion[a:start], fps,
+                            pose_only is not None and bool(pose_only[i]))
         tk = (state.t if state is not None else np.inf) + dt * np.arange(n)  # t since the switch (0 at it)
         if tk[0] < time:
             x = quintic(state.x, state.x_v, tk, time)
@@ -96,9 +96,10 @@ def inertialize(rot, height, motion, counts, switch, state: Inertia | None, fps:
     return state
 
 
-def _switch(state: Inertia, rot, height, motion, fps: float) -> Inertia:
+def _switch(state: Inertia, rot, height, motion, fps: float, pose_only: bool = False) -> Inertia:
     """The offset that starts new frames where the last frame's velocity carries it: in pose and
-    velocity (a one-frame step's own velocity unknown: taken as the last frame's)."""
+    velocity (a one-frame step's own velocity unknown: taken as the last frame's), and in root
+    motion unless ``pose_only`` (the new frames' root motion their own from the first)."""
     dt = 1.0 / fps
     carried = quat.mul(quat.exp(state.w * dt), state.rot)
     x = quat.log(quat.mul(carried, quat.conj(rot[0])))
@@ -106,7 +107,7 @@ def _switch(state: Inertia, rot, height, motion, fps: float) -> Inertia:
     own_hv = (height[1] - height[0]) * fps if len(height) > 1 else state.h_v
     h_x = state.height + state.h_v * dt - float(height[0])
     return Inertia(state.rot, state.w, state.height, state.h_v, state.motion, x, state.w - own_w, h_x,
-                   state.h_v - float(own_hv), state.motion - motion[0], 0.0)
+                   state.h_v - float(own_hv), np.zeros(3) if pose_only else state.motion - motion[0], 0.0)
 
 
 def _after(state: Inertia | None, rot, height, motion, fps: float, seconds: float) -> Inertia:

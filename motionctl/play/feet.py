@@ -11,8 +11,9 @@ which the contact detector ends late: rising past ``LIFTING``, faster than ``LEA
 moves it as the capture does, so it lets go of a foot already on its way.  A lock lets go early
 when the foot would be pulled more than ``unlock_radius`` from where the pose puts it, or out of
 the leg's reach; a foot let go (early, or when its contact ends and it lifts) springs back to its
-pose over ``release_halflife`` (a critically damped spring), in the air where the capture lifts it.  A foot that lands while it still springs back eases from where
-the spring has it, so neither a release nor a landing moves it further in one frame than it goes.
+pose over ``release_halflife`` (a critically damped spring), in the air where the capture lifts it.
+A foot that lands while it still springs back eases from where the spring has it, so neither a
+release nor a landing moves it further in one frame than it goes.
 
 Everything is vectorised over a step's frames; the state between steps (``FeetState``: each
 foot's lock and its spring) travels with the synthesis state, so a live session and a whole run
