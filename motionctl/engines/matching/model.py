@@ -101,7 +101,8 @@ class MatchMemory:
     action plays (-1: none); goal [3]: the wanted velocity (2) and facing (rad) at the last search;
     off_*: inertialization offsets and their velocities (joint rotation vectors [J, 3], root
     height [1], root motion per frame [3]); sim_*: the simulated velocity, acceleration [2],
-    facing (rad, relative) and turning rate the trajectory is predicted from."""
+    facing (rad, relative) and turning rate the trajectory is predicted from; entered: the row the
+    piece playing began at (its last jump's, or the start), which a search never jumps back into."""
 
     row: int
     since: float
@@ -117,6 +118,7 @@ class MatchMemory:
     sim_a: np.ndarray
     sim_face: float
     sim_w: float
+    entered: int = -1
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, MatchMemory):
@@ -204,8 +206,12 @@ class MatchingModel(Model):
         """The search over locomotion (kind 0) or one action's lead-ins (``entries``)."""
         key = (kind, entries)
         if key not in self.indexes:
-            r = self.rows
-            ok = r.searchable & (r.kind == kind) & (r.entry if entries else True)
+            r, n = self.rows, len(self.rows.clip)
+            # a jump lands where the clip plays on for Skip Nearby before its end margin (landed on
+            # the margin's edge it ended at once and jumped back: two frames' ping-pong, measured)
+            ahead = np.minimum(np.arange(n) + max(1, int(round(self.settings.ignore_near * self.table.fps))), n - 1)
+            room = r.searchable[ahead] & (r.clip[ahead] == r.clip)
+            ok = r.searchable & (r.kind == kind) & (r.entry if entries else room)
             if kind == 0 and not ok.any():  # a library of action clips only: search them all
                 ok = r.searchable
             self.indexes[key] = Index(self.x, np.flatnonzero(ok), self.settings.search)
@@ -220,7 +226,7 @@ class MatchingModel(Model):
         v = table.motion[r, :2] * table.fps
         return MatchMemory(r, 0.0, -1, np.array([v[0], v[1], 0.0]), np.zeros((j, 3)), np.zeros((j, 3)), np.zeros(1),
                            np.zeros(1), np.zeros(3), np.zeros(3), v.copy(), np.zeros(2), 0.0,
-                           float(table.motion[r, 2] * table.fps))
+                           float(table.motion[r, 2] * table.fps), r)
 
     def start(self, table, frame: int):
         self._need()
@@ -288,6 +294,7 @@ class MatchingModel(Model):
             best = self._search(m, nxt, goal_v, goal_face, kind, ended)
             if best >= 0:
                 self._transition(m, nxt, best)
+                m.entered = best
                 nxt, jumped, held = best, True, False
             m.since, m.goal = 0.0, np.array([goal_v[0], goal_v[1], goal_face])
         if not committed and m.commit >= 0 and not (nxt <= m.commit and r.clip[nxt] == r.clip[m.commit]):
@@ -338,6 +345,10 @@ class MatchingModel(Model):
         # A clip that ended is left: its last frames are never chosen again (chosen, the held frame
         # stood still while the root glided on at its speed, for as long as the query stayed put).
         skip = (max(int(table.first[r.clip[nxt]]), nxt - near), nxt) if ended else (0, -1)
+        if not ended and 0 <= m.entered < nxt - near and r.clip[m.entered] == r.clip[nxt]:
+            # nor back into the piece playing: a loop of it (0.4 s of a turn on the spot, again and
+            # again, feet sliding 59% of that second) where no captured motion answers the stick
+            skip = (m.entered, nxt - near - 1)
         best, _ = idx.nearest(q, natural, skip)
         if best < 0 or (not ended and r.clip[best] == r.clip[nxt] and abs(best - nxt) <= near):
             return -1
