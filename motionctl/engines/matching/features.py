@@ -93,11 +93,13 @@ def normalisation(raw: np.ndarray, weights) -> tuple[np.ndarray, np.ndarray]:
 @dataclass(eq=False)
 class Rows:
     """What each frame table row can do: ``searchable`` [N] (not within the end margin of its
-    clip), ``kind`` [N] (0: locomotion, k: the k-th of ``kinds``, an action clip), ``entry`` [N]
+    clip), ``lands`` [N] (a jump may land there: searchable for ``near`` frames more, so the clip
+    plays on before it ends), ``kind`` [N] (0: locomotion, k: the k-th of ``kinds``, an action clip), ``entry`` [N]
     (an action can be entered here: a lead-in before its centre), ``commit`` [N] (the row until
     which an action entered here plays before the search resumes), ``clip`` [N] and ``last`` [N] (the row's clip and that clip's last row)."""
 
     searchable: np.ndarray
+    lands: np.ndarray
     kind: np.ndarray
     kinds: list
     entry: np.ndarray
@@ -106,13 +108,16 @@ class Rows:
     last: np.ndarray
 
 
-def row_info(clips, table, end_margin: float) -> Rows:
-    """``Rows`` of a frame table built from ``clips`` (the working clips, in table order)."""
+def row_info(clips, table, end_margin: float, near: float = 0.0) -> Rows:
+    """``Rows`` of a frame table built from ``clips`` (the working clips, in table order); a jump
+    lands ``near`` seconds or more before the end margin (landed on its edge, the clip ended at once
+    and the search jumped back: four frames played seven times a second, measured)."""
     n = table.n_frames
     clip = np.repeat(np.arange(len(table.first)), table.length)
     last = (table.first + table.length - 1)[clip]
     margin = max(1, int(round(end_margin * table.fps)))
     searchable = (last - np.arange(n)) >= margin
+    lands = (last - np.arange(n)) >= margin + max(1, int(round(near * table.fps)))
     kinds = [""]
     kind = np.zeros(n, dtype=np.int64)
     entry = np.zeros(n, dtype=bool)
@@ -130,7 +135,7 @@ def row_info(clips, table, end_margin: float) -> Rows:
             lo, hi = max(0, centre - lead), min(c.n_frames - 1 - margin, centre + after)
             entry[a + lo:a + centre] = True
             commit[a + lo:a + centre] = a + hi
-    return Rows(searchable, kind, kinds, entry, commit, clip, last)
+    return Rows(searchable, lands, kind, kinds, entry, commit, clip, last)
 
 
 def _distances(x: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -182,7 +182,7 @@ class MatchingModel(Model):
             raise MotionctlError("these clips differ from the ones motion matching was trained on: train it again")
         s = self.settings
         self.table = table
-        self.rows: Rows = row_info(work, table, s.end_margin)
+        self.rows: Rows = row_info(work, table, s.end_margin, s.ignore_near)
         rot = table.local_rot
         first = np.zeros(table.n_frames, dtype=bool)
         first[table.first] = True
@@ -206,12 +206,8 @@ class MatchingModel(Model):
         """The search over locomotion (kind 0) or one action's lead-ins (``entries``)."""
         key = (kind, entries)
         if key not in self.indexes:
-            r, n = self.rows, len(self.rows.clip)
-            # a jump lands where the clip plays on for Skip Nearby before its end margin (landed on
-            # the margin's edge it ended at once and jumped back: two frames' ping-pong, measured)
-            ahead = np.minimum(np.arange(n) + max(1, int(round(self.settings.ignore_near * self.table.fps))), n - 1)
-            room = r.searchable[ahead] & (r.clip[ahead] == r.clip)
-            ok = r.searchable & (r.kind == kind) & (r.entry if entries else room)
+            r = self.rows
+            ok = r.searchable & (r.kind == kind) & (r.entry if entries else r.lands)
             if kind == 0 and not ok.any():  # a library of action clips only: search them all
                 ok = r.searchable
             self.indexes[key] = Index(self.x, np.flatnonzero(ok), self.settings.search)
@@ -346,8 +342,8 @@ class MatchingModel(Model):
         # stood still while the root glided on at its speed, for as long as the query stayed put).
         skip = (max(int(table.first[r.clip[nxt]]), nxt - near), nxt) if ended else (0, -1)
         if not ended and 0 <= m.entered < nxt - near and r.clip[m.entered] == r.clip[nxt]:
-            # nor back into the piece playing: a loop of it (0.4 s of a turn on the spot, again and
-            # again, feet sliding 59% of that second) where no captured motion answers the stick
+            # nor back into the piece playing: where no captured motion answers the stick it looped
+            # it (12 frames of a turn on the spot, three times a second)
             skip = (m.entered, nxt - near - 1)
         best, _ = idx.nearest(q, natural, skip)
         if best < 0 or (not ended and r.clip[best] == r.clip[nxt] and abs(best - nxt) <= near):
