@@ -72,7 +72,8 @@ class MatchingSettings:
     ignore_near: float = setting(0.25, "Skip Nearby", "A best frame this close (s) to the one about to play, in "
                                  "the same clip, is no jump", min=0.0, max=2.0, unit="TIME", group="Search",
                                  ui=False)
-    end_margin: float = setting(0.3, "End Margin", "The last seconds of each clip are never jumped to", min=0.05,
+    end_margin: float = setting(0.3, "End Margin", "The last seconds of each clip are never jumped to (nor "
+                                "Skip Nearby before them: a jump plays on at least that long)", min=0.05,
                                 max=2.0, unit="TIME", group="Search", ui=False)
     blend_halflife: float = setting(0.1, "Blend Half-life", "Inertialization: how fast the difference left by a "
                                     "jump dies away (s)", min=0.01, max=1.0, unit="TIME", group="Blending")
